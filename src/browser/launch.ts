@@ -1,0 +1,54 @@
+/**
+ * One Chromium per process. Every task gets its own context from it; the browser
+ * itself is shared, relaunched only if it died.
+ */
+import { chromium, type Browser } from "playwright";
+import { requireTools } from "../setup/find-tools.ts";
+import { log } from "../log/logger.ts";
+
+/** Flags that work as root on our machines with no network (STACK.md). */
+export const CHROMIUM_ARGS: readonly string[] = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+  "--hide-scrollbars",
+  "--font-render-hinting=none",
+  "--force-color-profile=srgb",
+];
+
+const logger = log("browser");
+let shared: Promise<Browser> | undefined;
+
+export async function launchBrowser(): Promise<Browser> {
+  const { chromium: found } = requireTools();
+  const started = Date.now();
+  const browser = await chromium.launch({ executablePath: found.path, headless: true, args: [...CHROMIUM_ARGS] });
+  logger.debug(`launched Chromium ${browser.version()} from ${found.path} in ${Date.now() - started} ms`);
+  return browser;
+}
+
+/** The process's shared browser; relaunched when the previous one disconnected. */
+export async function sharedBrowser(): Promise<Browser> {
+  if (shared) {
+    const browser = await shared.catch(() => undefined);
+    if (browser?.isConnected()) return browser;
+  }
+  shared = launchBrowser();
+  const browser = await shared;
+  browser.on("disconnected", () => {
+    logger.warn("Chromium disconnected; the next task relaunches it");
+  });
+  return browser;
+}
+
+export async function closeSharedBrowser(): Promise<void> {
+  const pending = shared;
+  shared = undefined;
+  const browser = await pending?.catch(() => undefined);
+  await browser?.close().catch(() => undefined);
+}

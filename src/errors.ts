@@ -1,0 +1,54 @@
+/**
+ * Typed, actionable errors. Every failure the tool reports to a user carries a
+ * stable `code` (for results files and tests) and a message that says where and
+ * what: "tasks/x.jsonl:7: action_sequence[2].type: expected ..., got 'Tap'".
+ */
+export type IwrErrorCode =
+  | "TASK_INVALID"
+  | "TASK_MEDIA"
+  | "CONFIG_INVALID"
+  | "SETUP_MISSING"
+  | "BROWSER"
+  | "PAGE_TIMEOUT"
+  | "PAGE_CRASHED"
+  | "MEDIA"
+  | "MODEL"
+  | "MODEL_REPLY"
+  | "CACHE_MISS"
+  | "PROMPT"
+  | "RECORDER"
+  | "EVALUATOR"
+  | "IO";
+
+export class IwrError extends Error {
+  readonly code: IwrErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: IwrErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "IwrError";
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** A plain record of an error, safe to write into a result file. */
+export interface ErrorRecord {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export function toErrorRecord(error: unknown): ErrorRecord {
+  if (error instanceof IwrError) {
+    return Object.keys(error.details).length > 0
+      ? { code: error.code, message: error.message, details: error.details }
+      : { code: error.code, message: error.message };
+  }
+  if (error instanceof Error) return { code: error.name || "Error", message: error.message };
+  return { code: "Error", message: String(error) };
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,67 @@
+/**
+ * The setup check that `npm start` and `npm test` run first: find Chromium and
+ * ffmpeg, install the Debian packages when they are missing and we are root on
+ * Debian/Ubuntu, otherwise stop with the exact command to run.
+ */
+import fs from "node:fs";
+import { spawnSync } from "node:child_process";
+import { IwrError } from "../errors.ts";
+import { findChromium, findFfmpeg, type FoundTool } from "./find-tools.ts";
+
+export interface SetupReport {
+  chromium: FoundTool;
+  ffmpeg: FoundTool;
+  installed: string[];
+}
+
+const INSTALL_COMMAND = "sudo apt-get update && sudo apt-get install -y chromium ffmpeg";
+
+function isDebianLike(): boolean {
+  try {
+    const release = fs.readFileSync("/etc/os-release", "utf8");
+    return /^(ID|ID_LIKE)=.*\b(debian|ubuntu)\b/m.test(release);
+  } catch {
+    return false;
+  }
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
+function aptInstall(packages: string[], say: (line: string) => void): void {
+  say(`installing ${packages.join(" ")} with apt-get (root on Debian/Ubuntu)…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", ...packages]]) {
+    const result = spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env });
+    if (result.status !== 0) {
+      throw new IwrError("SETUP_MISSING", `apt-get ${args[0]} failed (exit ${result.status ?? result.signal}); run: ${INSTALL_COMMAND}`);
+    }
+  }
+}
+
+export function ensureTools(say: (line: string) => void = (line) => console.error(line)): SetupReport {
+  let chromium = findChromium();
+  let ffmpeg = findFfmpeg();
+  if (process.env.IWR_CHROMIUM && !chromium) {
+    throw new IwrError("SETUP_MISSING", `IWR_CHROMIUM=${process.env.IWR_CHROMIUM} is not an executable file`);
+  }
+  const missing: string[] = [];
+  if (!chromium) missing.push("chromium");
+  // The npm-shipped ffmpeg works but has no ffprobe and is old: prefer the system one.
+  if (!ffmpeg || ffmpeg.source === "npm") missing.push("ffmpeg");
+  const installed: string[] = [];
+  if (missing.length > 0 && isRoot() && isDebianLike()) {
+    aptInstall(missing, say);
+    installed.push(...missing);
+    chromium = findChromium();
+    ffmpeg = findFfmpeg();
+  }
+  if (!chromium) {
+    throw new IwrError("SETUP_MISSING", `Chromium not found. Install it with: ${INSTALL_COMMAND}  (or set IWR_CHROMIUM=/path/to/chrome)`);
+  }
+  if (!ffmpeg) {
+    throw new IwrError("SETUP_MISSING", `ffmpeg not found. Install it with: ${INSTALL_COMMAND}  (or set IWR_FFMPEG=/path/to/ffmpeg)`);
+  }
+  return { chromium, ffmpeg, installed };
+}
