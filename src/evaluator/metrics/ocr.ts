@@ -1,0 +1,152 @@
+/**
+ * §3.5 OCR: the text of a screenshot, as the space-joined list of segments an OCR
+ * engine reads, and the similarity of two screenshots' texts.
+ *
+ * Engine: the benchmark uses easyocr (English), which has no Node port. We use
+ * Tesseract (tesseract.js 7, English LSTM model `4.0.0_best_int`, offline) with page
+ * segmentation mode 3: ~0.1–0.3 s a 720p screenshot after a one-off ~0.6 s start. It
+ * reads body text, headings and light-on-dark text; like any global-threshold OCR it
+ * can miss short white labels on saturated buttons that easyocr would read, so OCR
+ * numbers are close to, not identical with, the harness's. The engine's name and
+ * version are recorded with every result.
+ *
+ * One worker per process, created on first use and reused; `shutdownOcr()` ends it.
+ * Texts are cached by the image's content hash, so each reference checkpoint is read
+ * once however many candidates are compared with it.
+ */
+import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
+import { IwrError, errorMessage } from "../../errors.ts";
+import { log } from "../../log/logger.ts";
+import { EVALUATOR_SETTINGS } from "../settings.ts";
+import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
+
+export interface OcrEngineInfo {
+  /** e.g. "tesseract.js" */
+  name: string;
+  /** e.g. "7.0.0" */
+  version: string;
+  /** Model/data and options that change what is read, e.g. "eng 4.0.0_best_int psm 3". */
+  detail: string;
+}
+
+export interface OcrEngine {
+  readonly info: OcrEngineInfo;
+  /** Text segments (lines) in reading order. */
+  readSegments(png: Buffer): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface OcrComparison {
+  similarity: number;
+  /** Space-joined text of the reference checkpoint (not lower-cased; the similarity lower-cases). */
+  checkpointText: string;
+  /** Space-joined text of the candidate screenshot. */
+  screenshotText: string;
+}
+
+const logger = log("evaluator");
+const require = createRequire(import.meta.url);
+
+function packageVersion(name: string): string {
+  const manifest: unknown = require(`${name}/package.json`);
+  if (typeof manifest === "object" && manifest !== null && "version" in manifest && typeof manifest.version === "string") {
+    return manifest.version;
+  }
+  return "unknown";
+}
+
+/** Tesseract's English data folder inside @tesseract.js-data/eng, read offline. */
+function tesseractLangPath(): string {
+  const packageDir = path.dirname(require.resolve("@tesseract.js-data/eng/package.json"));
+  return path.join(packageDir, EVALUATOR_SETTINGS.ocr.trainedData);
+}
+
+async function startTesseract(): Promise<OcrEngine> {
+  const settings = EVALUATOR_SETTINGS.ocr;
+  let worker: Worker;
+  try {
+    worker = await createWorker(settings.language, OEM.LSTM_ONLY, {
+      langPath: tesseractLangPath(),
+      cacheMethod: "none",
+      gzip: true,
+    });
+    // A fixed resolution: screenshots carry no (or arbitrary) DPI metadata, and Tesseract's
+    // guess from it would make the same pixels read differently.
+    await worker.setParameters({ tessedit_pageseg_mode: settings.pageSegMode as PSM, user_defined_dpi: settings.dpi });
+  } catch (error) {
+    throw new IwrError("SETUP_MISSING", `OCR engine tesseract.js could not start: ${errorMessage(error)}`, {}, { cause: error });
+  }
+  const info: OcrEngineInfo = {
+    name: settings.engine,
+    version: packageVersion("tesseract.js"),
+    detail: `${settings.language} ${settings.trainedData} psm ${settings.pageSegMode} dpi ${settings.dpi}`,
+  };
+  logger.debug("OCR worker started", { engine: info });
+  return {
+    info,
+    async readSegments(png) {
+      const result = await worker.recognize(png);
+      // Tesseract separates lines with "\n" (blocks with a blank line): one line is one segment.
+      return result.data.text.split("\n");
+    },
+    async close() {
+      await worker.terminate();
+    },
+  };
+}
+
+let sharedEngine: Promise<OcrEngine> | undefined;
+const textCache = new Map<string, Promise<string>>();
+
+/** The process's OCR engine, started on first use. A failed start is not cached: the next call retries. */
+export function getOcrEngine(): Promise<OcrEngine> {
+  if (!sharedEngine) {
+    const starting = startTesseract();
+    sharedEngine = starting;
+    starting.catch(() => {
+      if (sharedEngine === starting) sharedEngine = undefined;
+    });
+  }
+  return sharedEngine;
+}
+
+/** Ends the shared OCR worker (call once at shutdown; a later OCR call starts a new one). */
+export async function shutdownOcr(): Promise<void> {
+  const engine = sharedEngine;
+  sharedEngine = undefined;
+  textCache.clear();
+  if (engine) await (await engine).close();
+}
+
+function contentHash(png: Buffer): string {
+  return createHash("sha256").update(png).digest("hex");
+}
+
+/** The space-joined OCR text of a PNG, cached by content hash. */
+export async function readImageText(png: Buffer): Promise<string> {
+  const engine = await getOcrEngine();
+  const key = `${engine.info.name}@${engine.info.version}:${contentHash(png)}`;
+  const cached = textCache.get(key);
+  if (cached) return cached;
+  const reading = engine.readSegments(png).then(joinOcrSegments);
+  textCache.set(key, reading);
+  reading.catch(() => textCache.delete(key));
+  if (textCache.size > EVALUATOR_SETTINGS.ocr.textCacheEntries) {
+    const oldest = textCache.keys().next().value;
+    if (oldest !== undefined) textCache.delete(oldest);
+  }
+  return reading;
+}
+
+/** OCR similarity of a reference checkpoint and a candidate screenshot (§3.5). */
+export async function compareOcr(checkpointPng: Buffer, screenshotPng: Buffer): Promise<OcrComparison> {
+  const [checkpointText, screenshotText] = await Promise.all([readImageText(checkpointPng), readImageText(screenshotPng)]);
+  return { similarity: textSimilarity(checkpointText, screenshotText), checkpointText, screenshotText };
+}
+
+export async function ocrEngineInfo(): Promise<OcrEngineInfo> {
+  return (await getOcrEngine()).info;
+}
