@@ -1,0 +1,39 @@
+/** Shapes shared by the model client, the response cache and whoever adds up usage. */
+import type { BaseMessage } from "@langchain/core/messages";
+import type { ModelSpec } from "./spec.ts";
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ModelCallResult {
+  text: string;
+  /** For a cache hit: the usage of the call that produced the answer originally. */
+  usage: TokenUsage;
+  /** For a cache hit: what the answer cost when it was fetched (nothing was spent now; see `cacheHit`). */
+  costUsd: number;
+  /** Wall time of this call, as the caller waited (a cache hit takes milliseconds). */
+  latencyMs: number;
+  /** True when the answer came from the cache or from an identical request already in flight. */
+  cacheHit: boolean;
+  /** The cache key of the request (sha256 of its summary). */
+  requestHash: string;
+}
+
+export interface InvokeOptions {
+  signal?: AbortSignal;
+}
+
+export interface ModelClient {
+  readonly spec: ModelSpec;
+  invoke(messages: BaseMessage[], options?: InvokeOptions): Promise<ModelCallResult>;
+}
+
+/** One answer fresh from a model, before the cache marks it. */
+export interface FreshReply {
+  text: string;
+  usage: TokenUsage;
+  costUsd: number;
+  latencyMs: number;
+}
