@@ -50,7 +50,9 @@ function loggerSettings(options: LoggerOptions): winston.LoggerOptions {
   }
   return {
     level: "debug",
-    format: winston.format.combine(redactFormat(), winston.format.splat()),
+    // splat() first: it copies the caller's original metadata objects back onto the
+    // record, so running it after redaction would undo the masking.
+    format: winston.format.combine(winston.format.splat(), redactFormat()),
     transports,
   };
 }

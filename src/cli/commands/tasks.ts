@@ -1,0 +1,25 @@
+import type { Command } from "commander";
+
+/** `iwr tasks validate|list <data.jsonl>`: check and show a task set in the official layout. */
+export function registerTasksCommand(program: Command): void {
+  const tasks = program.command("tasks").description("check and show task sets (<name>.jsonl + <name>/<id>/ folders)");
+
+  tasks
+    .command("validate")
+    .description("report every problem in a task file and its task folders; exit 1 if there is any")
+    .argument("<data>", "the task file, e.g. tasks/iwr-mini.jsonl")
+    .option("--no-media", "skip probing videos with ffprobe and reading PNG headers (faster, less thorough)")
+    .action(async (data: string, options: { media: boolean }) => {
+      const { validateTaskFile } = await import("../../tasks/cli-views.ts");
+      process.exitCode = await validateTaskFile(data, { checkMedia: options.media });
+    });
+
+  tasks
+    .command("list")
+    .description("print a table of the tasks: id, domain, L/V class, actions, video length, assets")
+    .argument("<data>", "the task file, e.g. tasks/iwr-mini.jsonl")
+    .action(async (data: string) => {
+      const { listTaskFile } = await import("../../tasks/cli-views.ts");
+      process.exitCode = await listTaskFile(data);
+    });
+}

@@ -1,0 +1,56 @@
+/**
+ * The official dataset's file layout (IWR-PROTOCOL.md §1), in one place, so the
+ * loader, the validator and any task writer agree on every name:
+ *
+ *   <dir>/<name>.jsonl
+ *   <dir>/<name>/<id>/video.mp4
+ *   <dir>/<name>/<id>/stitched_assets/stitched_image*.png
+ *   <dir>/<name>/<id>/assets/<file>
+ *   <dir>/<name>/<id>/checkpoints/step_<k>.png
+ */
+import path from "node:path";
+
+export const TASK_FILES = Object.freeze({
+  video: "video.mp4",
+  sheetsDir: "stitched_assets",
+  assetsDir: "assets",
+  checkpointsDir: "checkpoints",
+});
+
+const SHEET_FILE = /^stitched_image.*\.png$/i;
+const CHECKPOINT_FILE = /^step_(\d+)\.png$/;
+
+/** `<dir>/<name>/` for `<dir>/<name>.jsonl`. */
+export function taskSetDir(jsonlPath: string): string {
+  return path.join(path.dirname(jsonlPath), path.basename(jsonlPath, path.extname(jsonlPath)));
+}
+
+export function taskDir(jsonlPath: string, id: number): string {
+  return path.join(taskSetDir(jsonlPath), String(id));
+}
+
+export function checkpointFileName(step: number): string {
+  return `step_${step}.png`;
+}
+
+export function isSheetFileName(name: string): boolean {
+  return SHEET_FILE.test(name);
+}
+
+/** The step number of `step_<k>.png`, or undefined for any other name. */
+export function checkpointStep(name: string): number | undefined {
+  const match = CHECKPOINT_FILE.exec(name);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Sheets in numeric order: `stitched_image.png` (no number) first, then by the number
+ * in the name, so `stitched_image_10.png` comes after `stitched_image_2.png`.
+ */
+export function sortSheetNames(names: readonly string[]): string[] {
+  const numberIn = (name: string): number => {
+    const digits = /\d+/.exec(name.slice("stitched_image".length));
+    return digits ? Number(digits[0]) : -1;
+  };
+  return [...names].sort((a, b) => numberIn(a) - numberIn(b) || a.localeCompare(b));
+}
