@@ -11,6 +11,7 @@ export type IwrErrorCode =
   | "BROWSER"
   | "PAGE_TIMEOUT"
   | "PAGE_CRASHED"
+  | "PAGE_HOSTILE"
   | "MEDIA"
   | "MODEL"
   | "MODEL_REPLY"

@@ -23,6 +23,8 @@ export const CHROMIUM_ARGS: readonly string[] = [
 
 const logger = log("browser");
 let shared: Promise<Browser> | undefined;
+/** Browsers closed by closeSharedBrowser(): their disconnection is expected, not worth a warning. */
+const closedOnPurpose = new WeakSet<Browser>();
 
 export async function launchBrowser(): Promise<Browser> {
   const { chromium: found } = requireTools();
@@ -32,23 +34,31 @@ export async function launchBrowser(): Promise<Browser> {
   return browser;
 }
 
-/** The process's shared browser; relaunched when the previous one disconnected. */
-export async function sharedBrowser(): Promise<Browser> {
-  if (shared) {
-    const browser = await shared.catch(() => undefined);
-    if (browser?.isConnected()) return browser;
-  }
-  shared = launchBrowser();
-  const browser = await shared;
+async function launchWatchedBrowser(): Promise<Browser> {
+  const browser = await launchBrowser();
   browser.on("disconnected", () => {
-    logger.warn("Chromium disconnected; the next task relaunches it");
+    if (!closedOnPurpose.has(browser)) logger.warn("Chromium disconnected; the next task relaunches it");
   });
   return browser;
+}
+
+/** The process's shared browser; relaunched (once, even with concurrent callers) when the previous one disconnected. */
+export async function sharedBrowser(): Promise<Browser> {
+  const current = shared;
+  if (current) {
+    const browser = await current.catch(() => undefined);
+    if (browser?.isConnected()) return browser;
+    // Another caller may have started the replacement while we waited.
+    if (shared !== current) return sharedBrowser();
+  }
+  shared = launchWatchedBrowser();
+  return shared;
 }
 
 export async function closeSharedBrowser(): Promise<void> {
   const pending = shared;
   shared = undefined;
   const browser = await pending?.catch(() => undefined);
+  if (browser) closedOnPurpose.add(browser);
   await browser?.close().catch(() => undefined);
 }

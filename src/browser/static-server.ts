@@ -1,127 +1,148 @@
 /**
- * A static file server on 127.0.0.1 rooted at one folder: how generated pages,
- * reference pages and bundled sites are opened (never file://, so video and canvas
- * behave as on the web, and every other origin can be blocked by its address).
- * Range requests are honoured (video seeking); paths leaving the root get 403.
+ * A static file server on 127.0.0.1: how generated pages, reference pages and
+ * bundled sites are opened (never file://, so video and canvas behave as on the web,
+ * and every other origin can be blocked by its address).
+ *
+ * It serves one folder, or several folders "mounted" at URL prefixes: the evaluator
+ * mounts a candidate's folder at "/" and the task's assets folder at the URL path the
+ * candidate's relative asset links resolve to. The longest matching prefix wins, with
+ * no fall-through to shorter mounts, so which file answers a URL never depends on
+ * what happens to exist on disk.
+ *
+ * Anything that could leave a mounted folder (`..` segments, also percent-encoded,
+ * backslashes, NUL bytes, symbolic links pointing outside) is refused with 403.
  */
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
+import { IwrError } from "../errors.ts";
+import { sendFile, sendPlain } from "./static-files.ts";
 
-const CONTENT_TYPES: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".htm": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".json": "application/json; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".webp": "image/webp",
-  ".avif": "image/avif",
-  ".ico": "image/x-icon",
-  ".mp4": "video/mp4",
-  ".webm": "video/webm",
-  ".mp3": "audio/mpeg",
-  ".wav": "audio/wav",
-  ".woff": "font/woff",
-  ".woff2": "font/woff2",
-  ".ttf": "font/ttf",
-  ".txt": "text/plain; charset=utf-8",
-};
+export interface Mount {
+  /** URL prefix, e.g. "/" or "/tasks/iwr-mini/3/assets/" (a trailing "/" is added when missing). */
+  urlPath: string;
+  /** Folder served under that prefix. */
+  dir: string;
+}
 
 export interface StaticServer {
   /** e.g. `http://127.0.0.1:41234` */
   readonly origin: string;
+  /** The folder mounted at "/", or else the one with the shortest prefix. */
   readonly root: string;
-  /** Absolute URL of a path relative to the root. */
+  /** The mounts as served: prefixes normalised, folders absolute, longest prefix first. */
+  readonly mounts: readonly Mount[];
+  /** Absolute URL of a path relative to "/" (each segment percent-encoded). */
   url(relativePath?: string): string;
   close(): Promise<void>;
 }
 
-function contentType(file: string): string {
-  return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream";
+function normaliseUrlPath(urlPath: string): string {
+  if (!urlPath.startsWith("/")) {
+    throw new IwrError("IO", `static server mount: urlPath: expected a path starting with "/", got ${JSON.stringify(urlPath)}`);
+  }
+  if (urlPath.split("/").some((segment) => segment === ".." || segment === ".") || /[\\\0?#]/.test(urlPath)) {
+    throw new IwrError("IO", `static server mount: urlPath: expected a plain path, got ${JSON.stringify(urlPath)}`);
+  }
+  return urlPath.endsWith("/") ? urlPath : `${urlPath}/`;
 }
 
-/** Resolves a request path inside root, or undefined when it escapes it. */
-export function resolveInsideRoot(root: string, requestPath: string): string | undefined {
+async function resolveMounts(mounts: readonly Mount[]): Promise<Mount[]> {
+  if (mounts.length === 0) throw new IwrError("IO", "static server: mounts: expected at least one mount, got none");
+  const resolved: Mount[] = [];
+  for (const mount of mounts) {
+    const urlPath = normaliseUrlPath(mount.urlPath);
+    if (resolved.some((other) => other.urlPath === urlPath)) {
+      throw new IwrError("IO", `static server mount ${urlPath}: mounted twice`);
+    }
+    const dir = path.resolve(mount.dir);
+    const stat = await fs.promises.stat(dir).catch(() => undefined);
+    if (!stat?.isDirectory()) {
+      throw new IwrError("IO", `static server mount ${urlPath}: dir: expected an existing folder, got ${dir}`, { dir });
+    }
+    // Symbolic links are compared by their real location (see isInside below).
+    resolved.push({ urlPath, dir: await fs.promises.realpath(dir) });
+  }
+  return resolved.sort((a, b) => b.urlPath.length - a.urlPath.length);
+}
+
+function isInside(folder: string, candidate: string): boolean {
+  const relative = path.relative(folder, candidate);
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+}
+
+/**
+ * Decodes a request path and refuses anything suspicious before any mount is
+ * consulted. Returns undefined for a path that must get 403.
+ */
+export function decodeRequestPath(rawPath: string): string | undefined {
   let decoded: string;
   try {
-    decoded = decodeURIComponent(requestPath);
+    decoded = decodeURIComponent(rawPath);
   } catch {
     return undefined;
   }
-  if (decoded.includes("\0")) return undefined;
-  const resolved = path.resolve(root, "." + path.posix.normalize("/" + decoded.replace(/\\/g, "/")));
-  const relative = path.relative(root, resolved);
-  if (relative.startsWith("..") || path.isAbsolute(relative)) return undefined;
-  // A raw `..` segment is refused outright, even when normalisation would keep it inside.
-  if (decoded.split(/[\\/]/).includes("..")) return undefined;
-  return resolved;
+  if (!decoded.startsWith("/") || decoded.includes("\0") || decoded.includes("\\")) return undefined;
+  if (decoded.split("/").includes("..")) return undefined;
+  return decoded;
 }
 
-function serveFile(req: http.IncomingMessage, res: http.ServerResponse, file: string, size: number): void {
-  const headers: http.OutgoingHttpHeaders = {
-    "Content-Type": contentType(file),
-    "Accept-Ranges": "bytes",
-    "Cache-Control": "no-store",
-  };
-  const range = req.headers.range;
-  if (range) {
-    const match = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
-    let start = match?.[1] ? Number(match[1]) : NaN;
-    let end = match?.[2] ? Number(match[2]) : size - 1;
-    if (match && !match[1] && match[2]) {
-      start = Math.max(0, size - Number(match[2])); // suffix range: last N bytes
-      end = size - 1;
-    }
-    if (!match || Number.isNaN(start) || start > end || start >= size) {
-      res.writeHead(416, { "Content-Range": `bytes */${size}` }).end();
-      return;
-    }
-    end = Math.min(end, size - 1);
-    res.writeHead(206, { ...headers, "Content-Range": `bytes ${start}-${end}/${size}`, "Content-Length": end - start + 1 });
-    if (req.method === "HEAD") return void res.end();
-    fs.createReadStream(file, { start, end }).pipe(res);
+type Lookup =
+  | { kind: "file"; file: string; size: number }
+  | { kind: "redirect"; location: string }
+  | { kind: "forbidden" }
+  | { kind: "missing" };
+
+async function lookUp(mounts: readonly Mount[], decodedPath: string, rawPath: string): Promise<Lookup> {
+  const mount = mounts.find((candidate) => decodedPath.startsWith(candidate.urlPath));
+  if (!mount) return { kind: "missing" };
+  let file = path.resolve(mount.dir, `.${path.posix.normalize(`/${decodedPath.slice(mount.urlPath.length)}`)}`);
+  if (!isInside(mount.dir, file)) return { kind: "forbidden" };
+  let stat = await fs.promises.stat(file).catch(() => undefined);
+  if (stat?.isDirectory()) {
+    // A folder's relative links only resolve below it when its URL ends in "/".
+    if (!rawPath.endsWith("/")) return { kind: "redirect", location: `${rawPath}/` };
+    file = path.join(file, "index.html");
+    stat = await fs.promises.stat(file).catch(() => undefined);
+  }
+  if (!stat?.isFile()) return { kind: "missing" };
+  const real = await fs.promises.realpath(file).catch(() => undefined);
+  if (!real || !isInside(mount.dir, real)) return { kind: "forbidden" };
+  return { kind: "file", file: real, size: stat.size };
+}
+
+async function handle(mounts: readonly Mount[], req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    sendPlain(res, 405, "405 only GET and HEAD", { Allow: "GET, HEAD" });
     return;
   }
-  res.writeHead(200, { ...headers, "Content-Length": size });
-  if (req.method === "HEAD") return void res.end();
-  fs.createReadStream(file).pipe(res);
+  const rawPath = (req.url ?? "/").split(/[?#]/)[0] ?? "/";
+  const decodedPath = decodeRequestPath(rawPath);
+  const found: Lookup = decodedPath === undefined ? { kind: "forbidden" } : await lookUp(mounts, decodedPath, rawPath);
+  switch (found.kind) {
+    case "file":
+      sendFile(req, res, found.file, found.size);
+      return;
+    case "redirect":
+      res.writeHead(301, { Location: found.location, "Cache-Control": "no-store" }).end();
+      return;
+    case "forbidden":
+      sendPlain(res, 403, "403 outside the served folders");
+      return;
+    case "missing":
+      sendPlain(res, 404, "404 not found");
+      return;
+  }
 }
 
-export async function startStaticServer(rootFolder: string): Promise<StaticServer> {
-  const root = path.resolve(rootFolder);
+/** Serves one folder at "/", or several folders at URL prefixes, on 127.0.0.1 at a free port. */
+export async function startStaticServer(source: string | { mounts: readonly Mount[] }): Promise<StaticServer> {
+  const mounts = await resolveMounts(typeof source === "string" ? [{ urlPath: "/", dir: source }] : source.mounts);
   const server = http.createServer((req, res) => {
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { Allow: "GET, HEAD" }).end();
-      return;
-    }
-    const pathname = (req.url ?? "/").split("?")[0]!.split("#")[0]!;
-    const resolved = resolveInsideRoot(root, pathname);
-    if (!resolved) {
-      res.writeHead(403, { "Content-Type": "text/plain" }).end("403 outside the served folder");
-      return;
-    }
-    let file = resolved;
-    fs.stat(file, (statError, stat) => {
-      if (!statError && stat.isDirectory()) {
-        file = path.join(file, "index.html");
-        fs.stat(file, (indexError, indexStat) => {
-          if (indexError || !indexStat.isFile()) res.writeHead(404, { "Content-Type": "text/plain" }).end("404");
-          else serveFile(req, res, file, indexStat.size);
-        });
-        return;
-      }
-      if (statError || !stat.isFile()) {
-        res.writeHead(404, { "Content-Type": "text/plain" }).end("404");
-        return;
-      }
-      serveFile(req, res, file, stat.size);
+    handle(mounts, req, res).catch(() => {
+      if (!res.headersSent) sendPlain(res, 500, "500 could not read the file");
+      else res.destroy();
     });
   });
   server.keepAliveTimeout = 1000;
@@ -131,10 +152,12 @@ export async function startStaticServer(rootFolder: string): Promise<StaticServe
   });
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
+  const rootMount = mounts.find((mount) => mount.urlPath === "/") ?? mounts[mounts.length - 1];
   return {
     origin,
-    root,
-    url: (relativePath = "") => `${origin}/${relativePath.split("/").map(encodeURIComponent).join("/")}`,
+    root: rootMount?.dir ?? "",
+    mounts,
+    url: (relativePath = "") => `${origin}/${relativePath.replace(/^\/+/, "").split("/").map(encodeURIComponent).join("/")}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,0 +1,197 @@
+/**
+ * The sandboxed page host: opens one untrusted page (a generated candidate, a
+ * reference site) in a fresh context of the process's shared Chromium, at the task's
+ * resolution, with the network fenced to its own 127.0.0.1 server, and makes sure
+ * that whatever the page does — loop forever, alert in a loop, open windows, crash —
+ * every call returns within its time limit and `close()` always finishes. What the page
+ * did is kept as incidents; the next task gets a working browser either way.
+ */
+import type { Browser, BrowserContext, Page } from "playwright";
+import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { PROTOCOL } from "../tasks/protocol.ts";
+import { closeSharedBrowser, sharedBrowser } from "./launch.ts";
+import { settleWithin } from "./deadline.ts";
+import type { TargetIds } from "./teardown.ts";
+import { startStaticServer, type Mount, type StaticServer } from "./static-server.ts";
+import { IncidentLog, type PageIncident, type PageIncidentKind } from "./incidents.ts";
+import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";
+import { readTargetIds, saveTrace } from "./host-support.ts";
+import { HostedPage, type HostLimits, type HostTimeouts } from "./hosted-page.ts";
+
+export type { PageIncident, PageIncidentKind } from "./incidents.ts";
+export type { HostLimits, HostTimeouts } from "./hosted-page.ts";
+export type { Mount, StaticServer } from "./static-server.ts";
+
+export const DEFAULT_HOST_TIMEOUTS: Readonly<HostTimeouts> = Object.freeze({
+  navigationMs: 30_000,
+  actionMs: PROTOCOL.actionTimeoutMs,
+  screenshotMs: 10_000,
+});
+
+export const HOST_LIMITS: Readonly<HostLimits> = Object.freeze({
+  /** A page showing more dialogs than this is torn down (an alert loop never lets the page settle). */
+  maxDialogs: 20,
+  /** A page opening more windows than this is torn down. */
+  maxPopups: 20,
+  /** Incidents of one kind kept in full; later ones are only counted. */
+  maxIncidentsPerKind: 100,
+  /** How long a page gets to answer `1 + 1` before it is judged hung. */
+  probeMs: 1_000,
+  /** Each teardown step (close context, close targets, drop browser) gets this long. */
+  teardownStepMs: 3_000,
+  /** Writing the trace zip on close. */
+  traceSaveMs: 15_000,
+  /** Launching (if needed) the browser and opening a blank page in a new context. */
+  setupMs: 30_000,
+});
+
+export interface Resolution {
+  width: number;
+  height: number;
+}
+
+export interface OpenSandboxedPageOptions {
+  /** A server already running (not closed by the page); or else `root` / `mounts` to start one owned by the page. */
+  server?: StaticServer;
+  root?: string;
+  mounts?: Mount[];
+  /** Path under the server, e.g. "index.html" or "tasks/x/index.html". */
+  entry: string;
+  resolution: Resolution;
+  timeouts?: Partial<HostTimeouts>;
+  /** Save a Playwright trace (screenshots + DOM snapshots) there on close, written atomically. */
+  tracePath?: string;
+}
+
+export interface SandboxedPage {
+  readonly page: Page;
+  readonly context: BrowserContext;
+  /** The entry's absolute URL. */
+  readonly url: string;
+  readonly server: StaticServer;
+  readonly timeouts: Readonly<HostTimeouts>;
+  /** Blocked requests, dialogs, popups, page errors, console errors, crash, timeouts, off-origin navigation. */
+  readonly incidents: readonly PageIncident[];
+  /** Exact number of incidents of each kind, also past the per-kind cap of `incidents`. */
+  readonly incidentCounts: Readonly<Record<PageIncidentKind, number>>;
+  /** Set when the page could not be opened: timeout, crash, hostile behaviour, an HTTP error for the entry. */
+  readonly loadError?: ErrorRecord;
+  /** Set once the host tore the page down (hung, crashed, flood, closed itself); every later call rejects with it. */
+  readonly tornDown?: ErrorRecord;
+  /** True while the page can still be used. */
+  isAlive(): boolean;
+  /** Viewport PNG within `timeouts.screenshotMs`. */
+  screenshot(): Promise<Buffer>;
+  /**
+   * Runs `run` for at most `ms`. On timeout (ours or a Playwright TimeoutError) it records
+   * a "timeout" incident, tears the page down if it no longer answers, and rejects with
+   * IwrError("PAGE_TIMEOUT", details { label, ms, tornDown }). Once the page is torn down,
+   * rejects with its `tornDown` error (code PAGE_TIMEOUT / PAGE_CRASHED / PAGE_HOSTILE / BROWSER).
+   */
+  withTimeout<T>(label: string, ms: number, run: () => Promise<T>): Promise<T>;
+  /** Saves the trace, closes the context (and the owned server). Never hangs, never throws. */
+  close(): Promise<void>;
+}
+
+function checkResolution(resolution: Resolution): void {
+  for (const side of ["width", "height"] as const) {
+    const value = resolution[side];
+    if (!Number.isInteger(value) || value < 1 || value > 8192) {
+      throw new IwrError("BROWSER", `openSandboxedPage: resolution.${side}: expected an integer 1..8192, got ${String(value)}`);
+    }
+  }
+}
+
+async function serverFor(options: OpenSandboxedPageOptions): Promise<{ server: StaticServer; owned: boolean }> {
+  const given = [options.server, options.root, options.mounts].filter((source) => source !== undefined).length;
+  if (given !== 1) {
+    throw new IwrError("BROWSER", `openSandboxedPage: expected exactly one of server, root or mounts, got ${given}`);
+  }
+  if (options.server) return { server: options.server, owned: false };
+  return { server: await startStaticServer(options.root ?? { mounts: options.mounts ?? [] }), owned: true };
+}
+
+async function newSandboxContext(browser: Browser, origin: string, resolution: Resolution): Promise<BrowserContext> {
+  return browser.newContext({
+    viewport: { ...resolution },
+    screen: { ...resolution },
+    deviceScaleFactor: 1,
+    isMobile: false,
+    hasTouch: false,
+    serviceWorkers: "block",
+    acceptDownloads: false,
+    proxy: deadEndProxy(origin),
+    // Recording and replay may run on different machines: pin what pages can read.
+    locale: "en-US",
+    timezoneId: "UTC",
+    colorScheme: "light",
+  });
+}
+
+interface PageShell {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  targets: TargetIds[];
+}
+
+/** Browser, fenced context and a blank page, ready to navigate. */
+async function startPageShell(
+  server: StaticServer,
+  resolution: Resolution,
+  timeouts: HostTimeouts,
+  incidents: IncidentLog,
+  tracing: boolean,
+): Promise<PageShell> {
+  const browser = await sharedBrowser();
+  const context = await newSandboxContext(browser, server.origin, resolution);
+  try {
+    context.setDefaultTimeout(timeouts.actionMs);
+    context.setDefaultNavigationTimeout(timeouts.navigationMs);
+    if (tracing) await context.tracing.start({ screenshots: true, snapshots: true });
+    await installNetworkGuards(context, server.origin, incidents);
+    const page = await context.newPage();
+    return { browser, context, page, targets: await readTargetIds(context, page) };
+  } catch (error) {
+    await context.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Opens `entry` in a fenced, fresh context. Page failures land in `loadError`; it throws only when the browser or server cannot start. */
+export async function openSandboxedPage(options: OpenSandboxedPageOptions): Promise<SandboxedPage> {
+  checkResolution(options.resolution);
+  const timeouts: HostTimeouts = { ...DEFAULT_HOST_TIMEOUTS, ...options.timeouts };
+  const { server, owned } = await serverFor(options);
+  const incidents = new IncidentLog(HOST_LIMITS.maxIncidentsPerKind);
+  const { tracePath } = options;
+  const starting = startPageShell(server, options.resolution, timeouts, incidents, tracePath !== undefined);
+  const started = await settleWithin(starting, HOST_LIMITS.setupMs);
+  if (started.status !== "done") {
+    if (owned) await server.close();
+    if (started.status === "failed") {
+      throw new IwrError("BROWSER", `could not open a page: ${toErrorRecord(started.error).message}`, {}, { cause: started.error });
+    }
+    // A browser that cannot open a blank page in this long is wedged: the next task gets a fresh one.
+    void starting.then((shell) => shell.context.close()).catch(() => undefined);
+    await settleWithin(closeSharedBrowser(), HOST_LIMITS.teardownStepMs);
+    throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms; the shared browser was dropped`);
+  }
+  const { browser, context, page, targets } = started.value;
+  const hosted = new HostedPage({
+    browser,
+    context,
+    page,
+    server,
+    ownsServer: owned,
+    url: server.url(options.entry),
+    timeouts,
+    limits: HOST_LIMITS,
+    incidents,
+    targets,
+    saveTrace: tracePath ? (ms) => saveTrace(context, tracePath, ms) : undefined,
+  });
+  watchPage(context, page, server.origin, incidents, HOST_LIMITS, hosted.watchHandlers());
+  await hosted.load();
+  return hosted;
+}

@@ -1,0 +1,241 @@
+/**
+ * The state machine behind a SandboxedPage: alive → (torn down | closed). Every
+ * call into the page is raced against its time limit and against the page dying, so
+ * no caller waits on a renderer that will never answer.
+ */
+import { errors, type Browser, type BrowserContext, type Page } from "playwright";
+import { errorMessage, IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import { settleWithin, type Settled } from "./deadline.ts";
+import type { SandboxedPage } from "./host.ts";
+import type { IncidentLog, PageIncident, PageIncidentKind } from "./incidents.ts";
+import type { PageWatchHandlers } from "./sandbox-guards.ts";
+import type { StaticServer } from "./static-server.ts";
+import { forceCloseContext, type TargetIds } from "./teardown.ts";
+
+const logger = log("browser");
+
+export interface HostTimeouts {
+  /** Opening the entry until its load event. */
+  navigationMs: number;
+  /** Default limit of Playwright actions (click, fill, locator waits) on the page. */
+  actionMs: number;
+  /** One viewport screenshot. */
+  screenshotMs: number;
+}
+
+export interface HostLimits {
+  maxDialogs: number;
+  maxPopups: number;
+  maxIncidentsPerKind: number;
+  probeMs: number;
+  teardownStepMs: number;
+  traceSaveMs: number;
+  setupMs: number;
+}
+
+export interface HostedPageParts {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  server: StaticServer;
+  ownsServer: boolean;
+  url: string;
+  timeouts: HostTimeouts;
+  limits: HostLimits;
+  incidents: IncidentLog;
+  targets: TargetIds[];
+  saveTrace?: (ms: number) => Promise<boolean>;
+}
+
+type Raced<T> = Settled<T> | { status: "died" };
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof errors.TimeoutError;
+}
+
+function firstLine(error: unknown): string {
+  return errorMessage(error).split("\n")[0] ?? "";
+}
+
+export class HostedPage implements SandboxedPage {
+  readonly page: Page;
+  readonly context: BrowserContext;
+  readonly url: string;
+  readonly server: StaticServer;
+  readonly timeouts: Readonly<HostTimeouts>;
+  loadError?: ErrorRecord;
+  tornDown?: ErrorRecord;
+
+  private readonly parts: HostedPageParts;
+  private tornDownError?: IwrError;
+  private closing = false;
+  private shutdown?: Promise<void>;
+  private readonly died: Promise<{ status: "died" }>;
+  private markDied: () => void = () => undefined;
+
+  constructor(parts: HostedPageParts) {
+    this.parts = parts;
+    this.page = parts.page;
+    this.context = parts.context;
+    this.url = parts.url;
+    this.server = parts.server;
+    this.timeouts = Object.freeze({ ...parts.timeouts });
+    this.died = new Promise((resolve) => {
+      this.markDied = () => resolve({ status: "died" });
+    });
+  }
+
+  get incidents(): readonly PageIncident[] {
+    return this.parts.incidents.incidents;
+  }
+
+  get incidentCounts(): Readonly<Record<PageIncidentKind, number>> {
+    return this.parts.incidents.counts;
+  }
+
+  isAlive(): boolean {
+    return !this.tornDown && !this.closing;
+  }
+
+  watchHandlers(): PageWatchHandlers {
+    const { maxDialogs, maxPopups } = this.parts.limits;
+    return {
+      onDialogFlood: (count) =>
+        void this.tearDown(
+          new IwrError("PAGE_HOSTILE", `the page showed more than ${maxDialogs} dialogs (an alert loop?); it was torn down`, {
+            reason: "dialog-flood",
+            count,
+          }),
+        ),
+      onPopupFlood: (count) =>
+        void this.tearDown(
+          new IwrError("PAGE_HOSTILE", `the page opened more than ${maxPopups} windows; it was torn down`, {
+            reason: "popup-flood",
+            count,
+          }),
+        ),
+      onCrash: () => void this.tearDown(new IwrError("PAGE_CRASHED", "the page's renderer crashed; it was torn down")),
+      onUnexpectedClose: () =>
+        void this.tearDown(
+          this.parts.browser.isConnected()
+            ? new IwrError("PAGE_HOSTILE", "the page closed itself (window.close())", { reason: "closed-itself" })
+            : new IwrError("BROWSER", "the browser went away while the page was open"),
+        ),
+      isClosingOnPurpose: () => this.closing,
+    };
+  }
+
+  /** Opens the entry. Never throws: failures become `loadError`, incidents and possibly a teardown. */
+  async load(): Promise<void> {
+    const { navigationMs } = this.timeouts;
+    const goto = this.page.goto(this.url, { waitUntil: "load", timeout: navigationMs });
+    const settled = await this.raceDeath(settleWithin(goto, navigationMs + this.parts.limits.probeMs));
+    if (this.tornDown) {
+      this.loadError = this.tornDown;
+      return;
+    }
+    if (settled.status === "done") {
+      const response = settled.value;
+      if (response && !response.ok()) {
+        this.loadError = toErrorRecord(
+          new IwrError("BROWSER", `${this.url} answered HTTP ${response.status()}`, { status: response.status() }),
+        );
+      }
+      return;
+    }
+    if (settled.status === "failed" && !isTimeout(settled.error)) {
+      this.loadError = toErrorRecord(new IwrError("BROWSER", `opening ${this.url} failed: ${firstLine(settled.error)}`));
+      return;
+    }
+    this.parts.incidents.record("timeout", `loading ${this.url}: no load event within ${navigationMs} ms`);
+    // Slow but alive (a resource that never finishes): keep it, as a browser would show it.
+    if (await this.answers()) return;
+    await this.tearDown(
+      new IwrError(
+        "PAGE_TIMEOUT",
+        `the page did not load within ${navigationMs} ms and stopped responding (a script that never yields?); it was torn down`,
+        { label: "load", ms: navigationMs },
+      ),
+    );
+    this.loadError = this.tornDown;
+  }
+
+  screenshot(): Promise<Buffer> {
+    const ms = this.timeouts.screenshotMs;
+    return this.withTimeout("screenshot", ms, () => this.page.screenshot({ type: "png", timeout: ms }));
+  }
+
+  async withTimeout<T>(label: string, ms: number, run: () => Promise<T>): Promise<T> {
+    this.throwIfUnusable();
+    const settled = await this.raceDeath(settleWithin(Promise.resolve().then(run), ms));
+    if (settled.status === "done") return settled.value;
+    this.throwIfUnusable();
+    if (settled.status === "failed" && !isTimeout(settled.error)) throw settled.error;
+    this.parts.incidents.record("timeout", `${label} did not finish within ${ms} ms`);
+    const alive = await this.answers();
+    if (!alive) {
+      await this.tearDown(
+        new IwrError("PAGE_TIMEOUT", `${label} did not finish within ${ms} ms and the page stopped responding; it was torn down`, {
+          label,
+          ms,
+        }),
+      );
+    }
+    throw new IwrError(
+      "PAGE_TIMEOUT",
+      `${label} did not finish within ${ms} ms${alive ? "" : "; the page stopped responding and was torn down"}`,
+      { label, ms, tornDown: !alive },
+      { cause: settled.status === "failed" ? settled.error : undefined },
+    );
+  }
+
+  close(): Promise<void> {
+    if (!this.shutdown) {
+      this.markDied();
+      this.shutdown = this.shutDown();
+    }
+    return this.shutdown;
+  }
+
+  private throwIfUnusable(): void {
+    if (this.tornDownError) throw this.tornDownError;
+    if (this.closing) throw new IwrError("BROWSER", `the page ${this.url} was already closed`);
+  }
+
+  private raceDeath<T>(work: Promise<Settled<T>>): Promise<Raced<T>> {
+    return Promise.race<Raced<T>>([work, this.died]);
+  }
+
+  /** Whether the page's renderer still answers a trivial script in time. */
+  private async answers(): Promise<boolean> {
+    if (this.tornDown || this.page.isClosed()) return false;
+    const probe = await settleWithin(this.page.evaluate("1 + 1"), this.parts.limits.probeMs);
+    return probe.status === "done";
+  }
+
+  private tearDown(error: IwrError): Promise<void> {
+    if (this.shutdown) return this.shutdown;
+    this.tornDownError = error;
+    this.tornDown = toErrorRecord(error);
+    logger.warn(`tearing down ${this.url}: ${error.message}`);
+    this.markDied();
+    this.shutdown = this.shutDown();
+    return this.shutdown;
+  }
+
+  /** Runs once: trace, context, owned server; each step bounded, nothing thrown. */
+  private async shutDown(): Promise<void> {
+    this.closing = true;
+    const { limits, saveTrace, browser, context, targets, server, ownsServer } = this.parts;
+    try {
+      // A hung page's trace gets one short attempt; a healthy page's trace the full time.
+      if (saveTrace) await saveTrace(this.tornDown ? limits.teardownStepMs : limits.traceSaveMs).catch(() => false);
+      const outcome = await forceCloseContext(browser, context, targets, limits.teardownStepMs);
+      if (outcome !== "context-closed") logger.warn(`closed ${this.url} by escalation: ${outcome}`);
+      if (ownsServer) await settleWithin(server.close(), limits.teardownStepMs);
+    } catch (error) {
+      logger.warn(`closing ${this.url}: ${errorMessage(error)}`);
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The fences around an untrusted page: network limited to the page's own 127.0.0.1
+ * origin, dialogs dismissed, popups closed, errors noted. Each thing stopped becomes
+ * an incident; floods (dialogs or popups in a loop) are reported to the host, which
+ * tears the page down.
+ */
+import type { BrowserContext, Page } from "playwright";
+import type { IncidentLog } from "./incidents.ts";
+
+/** A page may load its own origin's files and inline data; nothing else. */
+export function isAllowedUrl(url: string, origin: string): boolean {
+  if (url.startsWith("data:") || url.startsWith("blob:") || url === "about:blank") return true;
+  try {
+    return new URL(url).origin === origin;
+  } catch {
+    return false;
+  }
+}
+
+/** What Playwright's service-worker block prints when a page calls register(). */
+const SERVICE_WORKER_BLOCKED_WARNING = "Service Worker registration blocked";
+
+function describeUrl(url: string): string {
+  return url.length > 300 ? `${url.slice(0, 300)}…` : url;
+}
+
+/**
+ * A proxy that does not exist, bypassed only for the page's own server: a second wall
+ * behind request interception, for traffic interception does not see (e.g. sockets
+ * opened from workers). `<-loopback>` removes Chromium's implicit bypass of
+ * 127.0.0.1, so other local services (a model server, another task's server) are
+ * unreachable too. Port 9 (discard) has no listener, so connections are refused at once.
+ */
+export function deadEndProxy(origin: string): { server: string; bypass: string } {
+  return { server: "http://127.0.0.1:9", bypass: `<-loopback>,${new URL(origin).host}` };
+}
+
+/** Aborts every request and websocket that leaves `origin`, recording each. */
+export async function installNetworkGuards(context: BrowserContext, origin: string, incidents: IncidentLog): Promise<void> {
+  await context.route("**/*", async (route) => {
+    const request = route.request();
+    const url = request.url();
+    if (isAllowedUrl(url, origin)) {
+      await route.continue().catch(() => undefined);
+      return;
+    }
+    incidents.record("blocked-request", `${request.resourceType()} ${request.method()} ${describeUrl(url)}`);
+    await route.abort("blockedbyclient").catch(() => undefined);
+  });
+  const ownHost = new URL(origin).host;
+  await context.routeWebSocket(
+    () => true,
+    (socket) => {
+      const url = socket.url();
+      if (URL.canParse(url) && new URL(url).protocol === "ws:" && new URL(url).host === ownHost) {
+        socket.connectToServer();
+        return;
+      }
+      incidents.record("blocked-request", `websocket ${describeUrl(url)}`);
+      socket.close({ code: 1008, reason: "blocked by the iwr sandbox" }).catch(() => undefined);
+    },
+  );
+}
+
+export interface PageWatchHandlers {
+  /** Called once the page has shown more dialogs than allowed. */
+  onDialogFlood(count: number): void;
+  /** Called once the page has opened more popups than allowed. */
+  onPopupFlood(count: number): void;
+  onCrash(): void;
+  /** The page closed without the host asking (window.close(), browser gone). */
+  onUnexpectedClose(): void;
+  isClosingOnPurpose(): boolean;
+}
+
+export interface PageWatchLimits {
+  maxDialogs: number;
+  maxPopups: number;
+}
+
+/** Dismisses dialogs, closes popups and records errors of the main `page`. */
+export function watchPage(
+  context: BrowserContext,
+  page: Page,
+  origin: string,
+  incidents: IncidentLog,
+  limits: PageWatchLimits,
+  handlers: PageWatchHandlers,
+): void {
+  page.on("dialog", (dialog) => {
+    const count = incidents.record("dialog", `${dialog.type()}: ${dialog.message()}`);
+    dialog.dismiss().catch(() => undefined);
+    if (count === limits.maxDialogs + 1) handlers.onDialogFlood(count);
+  });
+  context.on("page", (popup) => {
+    if (popup === page) return;
+    const target = popup.url();
+    const count = incidents.record("popup", `a new window was opened${target ? ` at ${describeUrl(target)}` : ""}; closed`);
+    popup.close({ runBeforeUnload: false }).catch(() => undefined);
+    if (count === limits.maxPopups + 1) handlers.onPopupFlood(count);
+  });
+  page.on("pageerror", (error) => {
+    incidents.record("page-error", error.stack?.split("\n").slice(0, 3).join(" | ") || error.message);
+  });
+  page.on("console", (message) => {
+    // The context's serviceWorkers: "block" turns register() into a no-op that says so on the console.
+    if (message.type() === "warning" && message.text().startsWith(SERVICE_WORKER_BLOCKED_WARNING)) {
+      incidents.record("blocked-request", `service worker registration from ${describeUrl(page.url())}`);
+      return;
+    }
+    if (message.type() !== "error") return;
+    const where = message.location().url;
+    incidents.record("console-error", where ? `${message.text()} (${describeUrl(where)})` : message.text());
+  });
+  page.on("framenavigated", (frame) => {
+    if (frame !== page.mainFrame()) return;
+    const url = frame.url();
+    if (!isAllowedUrl(url, origin)) incidents.record("navigation", `the page is now at ${describeUrl(url)}`);
+  });
+  page.on("crash", () => {
+    incidents.record("crash", "the page's renderer crashed");
+    handlers.onCrash();
+  });
+  page.on("close", () => {
+    if (!handlers.isClosingOnPurpose()) handlers.onUnexpectedClose();
+  });
+}

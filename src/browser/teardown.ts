@@ -1,0 +1,66 @@
+/**
+ * Closing a browser context that may hold a hung or crashed page, in a bounded time.
+ *
+ * A page stuck in `while (true) {}` blocks its renderer, so anything that needs the
+ * renderer's answer waits forever. Closing the whole context is done by the browser
+ * process and normally finishes in ~0.1 s even then; when it does not, the targets are
+ * closed and the context disposed through a browser-level CDP session, and as the very
+ * last resort the shared browser is dropped so the next task gets a fresh one.
+ */
+import type { Browser, BrowserContext } from "playwright";
+import { errorMessage } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import { settleWithin } from "./deadline.ts";
+import { closeSharedBrowser } from "./launch.ts";
+
+const logger = log("browser");
+
+/** CDP identifiers of a page, read while it was still responsive. */
+export interface TargetIds {
+  targetId: string;
+  browserContextId?: string;
+}
+
+export type TeardownOutcome = "context-closed" | "targets-closed" | "browser-dropped";
+
+/** Closes the targets and disposes their browser contexts from the browser side; true when done within `ms`. */
+export async function closeTargetsThroughCdp(browser: Browser, targets: readonly TargetIds[], ms: number): Promise<boolean> {
+  if (targets.length === 0) return false;
+  const work = (async () => {
+    const session = await browser.newBrowserCDPSession();
+    try {
+      for (const target of targets) {
+        await session.send("Target.closeTarget", { targetId: target.targetId }).catch(() => undefined);
+      }
+      const contextIds = new Set(targets.flatMap((target) => (target.browserContextId ? [target.browserContextId] : [])));
+      for (const browserContextId of contextIds) {
+        await session.send("Target.disposeBrowserContext", { browserContextId });
+      }
+    } finally {
+      await session.detach().catch(() => undefined);
+    }
+  })();
+  const settled = await settleWithin(work, ms);
+  return settled.status === "done";
+}
+
+/**
+ * Closes `context` within about 3 × `stepMs`, escalating as described above.
+ * Never throws; says which step finished the job.
+ */
+export async function forceCloseContext(
+  browser: Browser,
+  context: BrowserContext,
+  targets: readonly TargetIds[],
+  stepMs: number,
+): Promise<TeardownOutcome> {
+  const closed = await settleWithin(context.close(), stepMs);
+  if (closed.status === "done") return "context-closed";
+  logger.warn(
+    `closing a page's context ${closed.status === "failed" ? `failed (${errorMessage(closed.error)})` : `took over ${stepMs} ms`}; closing its targets through CDP`,
+  );
+  if (browser.isConnected() && (await closeTargetsThroughCdp(browser, targets, stepMs))) return "targets-closed";
+  logger.warn("the page's targets could not be closed; dropping the shared browser so the next task gets a fresh one");
+  await settleWithin(closeSharedBrowser(), stepMs);
+  return "browser-dropped";
+}

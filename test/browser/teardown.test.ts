@@ -1,0 +1,69 @@
+/** The escalation steps behind closing a hung page, each driven on its own. */
+import { afterAll, describe, expect, it } from "vitest";
+import type { BrowserContext, Page } from "playwright";
+import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
+import { readTargetIds } from "../../src/browser/host-support.ts";
+import { closeTargetsThroughCdp, forceCloseContext } from "../../src/browser/teardown.ts";
+
+/** A context whose only page is stuck in an endless loop, with its CDP ids read beforehand. */
+async function hungPage(): Promise<{ context: BrowserContext; page: Page; targets: Awaited<ReturnType<typeof readTargetIds>> }> {
+  const browser = await sharedBrowser();
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const targets = await readTargetIds(context, page);
+  await page.setContent("<h1>about to hang</h1>");
+  void page.evaluate("while (true) {}").catch(() => undefined);
+  // Proof that the renderer no longer answers.
+  const probe = await Promise.race([page.evaluate("1").then(() => "answered"), new Promise((resolve) => setTimeout(() => resolve("silent"), 500))]);
+  expect(probe).toBe("silent");
+  return { context, page, targets };
+}
+
+afterAll(async () => {
+  await closeSharedBrowser();
+});
+
+describe("teardown of a hung page", () => {
+  it("closing the context finishes even though the renderer is stuck", async () => {
+    const { context, page } = await hungPage();
+    const started = Date.now();
+    expect(await forceCloseContext(await sharedBrowser(), context, [], 3_000)).toBe("context-closed");
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(page.isClosed()).toBe(true);
+  });
+
+  it("closing its targets through a browser-level CDP session works on a stuck renderer", async () => {
+    const { context, page, targets } = await hungPage();
+    expect(targets).toHaveLength(1);
+    expect(targets[0]?.browserContextId).toEqual(expect.any(String));
+    const browser = await sharedBrowser();
+    expect(await closeTargetsThroughCdp(browser, targets, 3_000)).toBe(true);
+    await expect.poll(() => page.isClosed(), { timeout: 3_000 }).toBe(true);
+    await context.close().catch(() => undefined);
+    expect(await closeTargetsThroughCdp(browser, [], 3_000)).toBe(false);
+  });
+
+  it("as the last resort drops the shared browser, and the next caller gets a fresh one", async () => {
+    const { context } = await hungPage();
+    const before = await sharedBrowser();
+    // One millisecond is too short for any step to answer, so every escalation step runs.
+    expect(await forceCloseContext(before, context, [], 1)).toBe("browser-dropped");
+    await expect.poll(() => before.isConnected(), { timeout: 5_000 }).toBe(false);
+    const after = await sharedBrowser();
+    expect(after).not.toBe(before);
+    expect(after.isConnected()).toBe(true);
+    const page = await (await after.newContext()).newPage();
+    await page.setContent("<p>fresh</p>");
+    expect(await page.textContent("p")).toBe("fresh");
+  });
+
+  it("a browser that died is replaced once, even when several callers ask at the same moment", async () => {
+    const dead = await sharedBrowser();
+    await dead.close();
+    const [first, second, third] = await Promise.all([sharedBrowser(), sharedBrowser(), sharedBrowser()]);
+    expect(first).not.toBe(dead);
+    expect(second).toBe(first);
+    expect(third).toBe(first);
+    expect(first?.isConnected()).toBe(true);
+  });
+});
