@@ -1,0 +1,40 @@
+/**
+ * The single-pass generator: TaskInputs in, a page (or a recorded failure) out.
+ *
+ * `runSinglePass` never throws for a per-task problem (unreadable video, sheets over
+ * the image cap, a model that keeps failing, a reply without HTML): it returns the
+ * failure with whatever state the graph had reached, so the caller can record the
+ * prompt hash, image counts and raw reply beside the error and go on.
+ */
+import { toErrorRecord, type ErrorRecord } from "../../src/errors.ts";
+import type { TaskInputs } from "../../src/tasks/schema.ts";
+import { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
+import { stateInputs, type SinglePassContext, type SinglePassValues } from "./state.ts";
+
+export { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
+export { assetsBasePath, extractPageFromReply } from "./html-reply.ts";
+export type { ImageCounts, ModelReply, PreparedImage, SinglePassContext, SinglePassValues } from "./state.ts";
+
+export interface SinglePassOutcome {
+  /** The last state the graph reached: complete on success, partial after an error. */
+  state: Partial<SinglePassValues>;
+  /** The post-processed page, when there is one. */
+  html?: string;
+  /** Why there is no page. */
+  failure?: ErrorRecord;
+}
+
+let compiled: SinglePassGraph | undefined;
+
+export async function runSinglePass(inputs: TaskInputs, context: SinglePassContext, options: { signal?: AbortSignal } = {}): Promise<SinglePassOutcome> {
+  compiled ??= buildSinglePassGraph();
+  let state: Partial<SinglePassValues> = {};
+  try {
+    const stream = await compiled.stream({ inputs: stateInputs(inputs) }, { streamMode: "values", context, ...(options.signal ? { signal: options.signal } : {}) });
+    for await (const values of stream) state = values;
+  } catch (error) {
+    return { state, failure: toErrorRecord(error) };
+  }
+  if (state.html !== undefined) return { state, html: state.html };
+  return { state, failure: state.failure ?? { code: "MODEL_REPLY", message: "the graph finished without a page" } };
+}

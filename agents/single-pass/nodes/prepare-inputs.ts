@@ -1,0 +1,63 @@
+/**
+ * prepare-inputs: the images and the prompt for one request. Sheets are read (and
+ * shrunk when the model wants a bounded side), the frame budget is what the model's
+ * caps leave beside the sheets, and the video is sampled for exactly that many frames
+ * so none are decoded only to be thrown away.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { IwrError } from "../../../src/errors.ts";
+import { sampleFrames } from "../../../src/media/frames.ts";
+import { frameBudget, resizeToMaxSide, selectImages } from "../../../src/media/images.ts";
+import { loadPrompt, renderPrompt } from "../../../src/prompts/template.ts";
+import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
+import { assetsBasePath } from "../html-reply.ts";
+import { contextOf, type PreparedImage, type SinglePassConfig, type SinglePassUpdate, type SinglePassValues } from "../state.ts";
+
+/** prompts/generate.md: the benchmark's generation instructions. */
+const PROMPT_NAME = "generate";
+
+function pngDataUrl(png: Buffer): string {
+  return `data:image/png;base64,${png.toString("base64")}`;
+}
+
+async function readSheet(file: string, maxSide: number | undefined): Promise<Buffer> {
+  let png: Buffer;
+  try {
+    png = await fs.readFile(file);
+  } catch (error) {
+    throw new IwrError("MEDIA", `cannot read asset sheet ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file });
+  }
+  return maxSide === undefined ? png : resizeToMaxSide(png, maxSide);
+}
+
+export async function prepareInputs(state: SinglePassValues, config: SinglePassConfig): Promise<SinglePassUpdate> {
+  const context = contextOf(config);
+  const { spec } = context.model;
+  const { inputs } = state;
+  const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames };
+  // Checked before any decoding: a task whose sheets alone break the cap fails at once.
+  const budget = frameBudget(inputs.assetSheetPaths.length, limits);
+  const sheets = await Promise.all(inputs.assetSheetPaths.map((file) => readSheet(file, spec.maxImageSide)));
+  const sampled = budget === 0 ? [] : await sampleFrames(inputs.videoPath, { maxFrames: budget, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
+  const selection = selectImages({ sheets, frames: sampled, ...limits });
+
+  const images: PreparedImage[] = [
+    ...selection.sheets.map((png, i) => ({ kind: "sheet" as const, dataUrl: pngDataUrl(png), label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`) })),
+    ...selection.frames.map((frame) => ({ kind: "frame" as const, dataUrl: pngDataUrl(frame.png), label: `t=${frame.timeSec.toFixed(2)}s` })),
+  ];
+  const prompt = loadPrompt(PROMPT_NAME);
+  const rendered = renderPrompt(prompt, {
+    width: inputs.resolution.width,
+    height: inputs.resolution.height,
+    sheet_count: selection.sheets.length,
+    frame_count: selection.frames.length,
+    assets_placeholder: ASSET_PLACEHOLDER,
+  });
+  return {
+    prompt: { name: prompt.name, text: rendered.text, hash: rendered.hash },
+    images,
+    imageCounts: { sheets: selection.sheets.length, frames: selection.frames.length, framesDropped: selection.framesDropped },
+    assetsBase: assetsBasePath(context.outputDir, inputs.assetsDir),
+  };
+}

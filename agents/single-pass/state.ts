@@ -1,0 +1,109 @@
+/**
+ * State of the single-pass generator: the task's inputs go in, the prepared request,
+ * the model's reply and the page (or the reason there is none) come out.
+ *
+ * The graph's input schema holds `inputs` and nothing else, and `inputs` is a zod
+ * object of exactly TaskInputs' fields: a caller cannot hand the generator a task's
+ * truth by type, and any extra field smuggled in at run time is stripped by zod.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { StateSchema } from "@langchain/langgraph";
+import { z } from "zod";
+import { IwrError } from "../../src/errors.ts";
+import type { ModelClient } from "../../src/models/index.ts";
+import type { TaskInputs } from "../../src/tasks/schema.ts";
+
+export const TaskInputsSchema = z.object({
+  id: z.number().int().nonnegative(),
+  videoPath: z.string().min(1),
+  assetSheetPaths: z.array(z.string()).readonly(),
+  assetsDir: z.string().min(1),
+  assetFiles: z.array(z.string()).readonly(),
+  resolution: z.object({ width: z.number().int().positive(), height: z.number().int().positive() }),
+});
+
+export const PreparedImageSchema = z.object({
+  kind: z.enum(["sheet", "frame"]),
+  /** `data:image/png;base64,...` */
+  dataUrl: z.string().startsWith("data:image/"),
+  /** Sheet file name, or the frame's moment in the video ("t=12.50s"). */
+  label: z.string(),
+});
+export type PreparedImage = z.infer<typeof PreparedImageSchema>;
+
+export const ImageCountsSchema = z.object({
+  sheets: z.number().int().nonnegative(),
+  frames: z.number().int().nonnegative(),
+  /** Frames the caps left out (they are thinned evenly, see selectImages). */
+  framesDropped: z.number().int().nonnegative(),
+});
+export type ImageCounts = z.infer<typeof ImageCountsSchema>;
+
+export const RenderedPromptSchema = z.object({ name: z.string(), text: z.string(), hash: z.string() });
+
+export const ModelReplySchema = z.object({
+  text: z.string(),
+  usage: z.object({ inputTokens: z.number().nonnegative(), outputTokens: z.number().nonnegative() }),
+  costUsd: z.number().nonnegative(),
+  latencyMs: z.number().nonnegative(),
+  cacheHit: z.boolean(),
+  requestHash: z.string(),
+});
+export type ModelReply = z.infer<typeof ModelReplySchema>;
+
+export const FailureSchema = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
+
+export const SinglePassState = new StateSchema({
+  inputs: TaskInputsSchema,
+  prompt: RenderedPromptSchema.optional(),
+  images: z.array(PreparedImageSchema).default(() => []),
+  imageCounts: ImageCountsSchema.optional(),
+  /** Relative path from the output folder to the task's assets (what the placeholder becomes). */
+  assetsBase: z.string().optional(),
+  reply: ModelReplySchema.optional(),
+  /** The page to save, post-processed. */
+  html: z.string().optional(),
+  /** Why there is no page although the model answered (the reply is kept beside it). */
+  failure: FailureSchema.optional(),
+});
+export type SinglePassValues = typeof SinglePassState.State;
+export type SinglePassUpdate = typeof SinglePassState.Update;
+
+/** What a caller may give the graph: a task's inputs, nothing more. */
+export const SinglePassInput = new StateSchema({ inputs: TaskInputsSchema });
+
+/** Run-time settings, not task data: passed as LangGraph `context`, never stored in state. */
+export interface SinglePassContext {
+  model: ModelClient;
+  /** Folder index.html will be written to (the placeholder resolves relative to it). */
+  outputDir: string;
+}
+
+const isModelClient = (value: unknown): value is ModelClient =>
+  typeof value === "object" && value !== null && "invoke" in value && typeof value.invoke === "function" && "spec" in value;
+
+export const SinglePassContextSchema = z.object({
+  model: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }),
+  outputDir: z.string().min(1),
+});
+
+export type SinglePassConfig = LangGraphRunnableConfig<SinglePassContext>;
+
+/** The run's context, or a clear error when a caller forgot it. */
+export function contextOf(config: SinglePassConfig): SinglePassContext {
+  const context = config.context;
+  if (!context) throw new IwrError("CONFIG_INVALID", "single-pass graph invoked without its context ({ model, outputDir })");
+  return context;
+}
+
+/** Exactly TaskInputs' fields, copied: what the graph's `inputs` channel receives. */
+export function stateInputs(inputs: TaskInputs): z.input<typeof TaskInputsSchema> {
+  return {
+    id: inputs.id,
+    videoPath: inputs.videoPath,
+    assetSheetPaths: [...inputs.assetSheetPaths],
+    assetsDir: inputs.assetsDir,
+    assetFiles: [...inputs.assetFiles],
+    resolution: { width: inputs.resolution.width, height: inputs.resolution.height },
+  };
+}

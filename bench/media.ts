@@ -1,0 +1,91 @@
+/**
+ * `npm run bench:media`: how fast our frame sampling is, against bare ffmpeg on the
+ * same file in the same run (the floor). Target: ratio ≤ 1.2×.
+ *
+ * Two floors per video:
+ *  - "bare 1 fps": the command from STACK.md, `-vf fps=1 -frames:v 64` to PNG files.
+ *    On a video longer than 64 s it stops decoding at 64 s, while the protocol needs
+ *    frames spread over the whole video, so it under-states the work there.
+ *  - "bare same frames": bare ffmpeg writing exactly the frames we take (same fps
+ *    expression), to PNG files: the honest floor for the long video.
+ * "ours" includes finding the duration (read from the MP4 header; ffprobe for other
+ * containers); the "duration known" line leaves it out, isolating the sampling itself.
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { findFfmpeg } from "../src/setup/find-tools.ts";
+import { frameFilter, planFrames, sampleFrames } from "../src/media/frames.ts";
+import { probeVideo } from "../src/media/probe.ts";
+
+const run = promisify(execFile);
+const RUNS = 3;
+
+async function timed(task: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await task();
+  return performance.now() - started;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+async function makeVideo(ffmpeg: string, file: string, seconds: number): Promise<void> {
+  // Moving test pattern at 720p/30 fps, H.264 as screen recordings are.
+  await run(ffmpeg, [
+    "-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=s=1280x720:r=30:d=${seconds}`,
+    "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-movflags", "+faststart", file,
+  ]);
+}
+
+async function bareFfmpeg(ffmpeg: string, video: string, filter: string, outDir: string): Promise<void> {
+  fs.rmSync(outDir, { recursive: true, force: true });
+  fs.mkdirSync(outDir, { recursive: true });
+  await run(ffmpeg, ["-v", "error", "-i", video, "-vf", filter, "-frames:v", "64", path.join(outDir, "%03d.png")]);
+}
+
+async function main(): Promise<void> {
+  const ffmpeg = findFfmpeg()?.path;
+  if (!ffmpeg) throw new Error("ffmpeg not found: run `npx iwr setup`");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-media-"));
+  try {
+    console.log(`bench:media — ${RUNS} runs each, median; ${os.cpus().length} CPU(s); ffmpeg ${ffmpeg}`);
+    for (const seconds of [10, 100]) {
+      const video = path.join(dir, `v${seconds}.mp4`);
+      const made = await timed(() => makeVideo(ffmpeg, video, seconds));
+      const { durationSec } = await probeVideo(video);
+      const plan = planFrames(durationSec);
+      const sameFramesFilter = frameFilter(plan);
+      const ours: number[] = [];
+      const oursKnownDuration: number[] = [];
+      const bareOneFps: number[] = [];
+      const bareSame: number[] = [];
+      let frameCount = 0;
+      for (let i = 0; i < RUNS; i++) {
+        // Interleaved so that machine noise hits all three alike.
+        ours.push(await timed(async () => (frameCount = (await sampleFrames(video)).length)));
+        oursKnownDuration.push(await timed(() => sampleFrames(video, { durationSec })));
+        bareOneFps.push(await timed(() => bareFfmpeg(ffmpeg, video, "fps=1", path.join(dir, "bare"))));
+        bareSame.push(await timed(() => bareFfmpeg(ffmpeg, video, sameFramesFilter, path.join(dir, "bare"))));
+      }
+      const oursMs = median(ours);
+      const knownMs = median(oursKnownDuration);
+      const bareMs = median(bareOneFps);
+      const sameMs = median(bareSame);
+      const minutes = durationSec / 60;
+      console.log(`\n${seconds} s 1280x720 H.264 (made in ${(made / 1000).toFixed(1)} s): ${frameCount} frames`);
+      console.log(`  ours (sampleFrames, duration lookup included) ${oursMs.toFixed(0)} ms = ${(oursMs / frameCount).toFixed(1)} ms/frame, ${(oursMs / minutes).toFixed(0)} ms per video minute`);
+      console.log(`  bare ffmpeg -vf fps=1 -frames:v 64  ${bareMs.toFixed(0)} ms   ratio ours/bare ${(oursMs / bareMs).toFixed(2)}x (target <= 1.2x)`);
+      console.log(`  bare ffmpeg, same frames as ours     ${sameMs.toFixed(0)} ms   ratio ours/bare ${(oursMs / sameMs).toFixed(2)}x`);
+      console.log(`  ours with the duration given ${knownMs.toFixed(0)} ms   ratio vs bare same frames ${(knownMs / sameMs).toFixed(2)}x, vs bare 1 fps ${(knownMs / bareMs).toFixed(2)}x`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
