@@ -1,0 +1,150 @@
+/**
+ * Replays a bundled site's action script in a real page, the way the recorder does,
+ * and collects what the sites tests check: locator match counts, the page's text in
+ * view after each step, network requests, page errors and `.btn` reachability.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { Page } from "playwright";
+import { PROTOCOL } from "../../src/tasks/protocol.ts";
+import type { ScriptAction } from "./sites-scripts.ts";
+
+export interface StepReport {
+  index: number;
+  action: ScriptAction;
+  /** How many elements the locator matched right before the action (undefined for Scroll/Press). */
+  locatorMatches?: number;
+  scrollYBefore: number;
+  scrollYAfter: number;
+  /** Quoted literals of the assertion that could not be found in the viewport afterwards. */
+  missingLiterals: string[];
+}
+
+/**
+ * Literal strings an assertion quotes: 'like this' or "like this". An apostrophe
+ * inside a word (the user's) does not open a quote.
+ */
+export function quotedLiterals(assertion: string): string[] {
+  const found: string[] = [];
+  const pattern = /(?<![\p{L}\p{N}])(['"])(.+?)\1(?![\p{L}\p{N}])/gu;
+  for (const match of assertion.matchAll(pattern)) found.push(match[2]!);
+  return found;
+}
+
+/**
+ * Which of `literals` are NOT visible in the viewport: a literal counts as visible
+ * when the deepest rendered element whose text contains it (or a form field whose
+ * value contains it) intersects the viewport. Case and whitespace are normalised.
+ */
+export async function literalsMissingFromView(page: Page, literals: string[]): Promise<string[]> {
+  if (literals.length === 0) return [];
+  return page.evaluate(`(${FIND_MISSING_LITERALS_IN_PAGE})(${JSON.stringify(literals)})`) as Promise<string[]>;
+}
+
+/**
+ * In-page source (a string, because tsx's name-keeping transform would otherwise
+ * inject a helper the page does not have).
+ */
+const FIND_MISSING_LITERALS_IN_PAGE = `(wanted) => {
+  const norm = (text) => text.replace(/\\s+/g, " ").trim().toLowerCase();
+  const inView = (element) => {
+    if (!element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+    const box = element.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && box.bottom > 0 && box.right > 0 && box.top < window.innerHeight && box.left < window.innerWidth;
+  };
+  const missing = [];
+  for (const literal of wanted) {
+    const needle = norm(literal);
+    let seen = false;
+    for (const field of document.querySelectorAll("input, textarea")) {
+      if (norm(field.value).includes(needle) && inView(field)) seen = true;
+    }
+    const holders = Array.from(document.body.querySelectorAll("*")).filter(
+      (element) => element instanceof HTMLElement && norm(element.innerText || "").includes(needle),
+    );
+    const deepest = holders.filter((element) => !holders.some((other) => other !== element && element.contains(other)));
+    if (deepest.some(inView)) seen = true;
+    if (!seen) missing.push(literal);
+  }
+  return missing;
+}`;
+
+/** Executes one scripted action like the recorder: Click/Type on the locator, Press on the keyboard, Scroll by half a viewport. */
+export async function executeAction(page: Page, action: ScriptAction): Promise<void> {
+  if (action.type === "Scroll") {
+    await page.evaluate(`window.scrollBy(0, ${PROTOCOL.scrollViewportFraction} * window.innerHeight)`);
+    return;
+  }
+  if (action.type === "Press") {
+    await page.keyboard.press(action.key);
+    return;
+  }
+  // Type clicks the field and types, as the recorder does (so text is appended, never replaced).
+  const target = page.locator(action.locator);
+  // The protocol's action limit, as the recorder and evaluator use: a loaded machine can be slow.
+  await target.click({ timeout: PROTOCOL.actionTimeoutMs });
+  if (action.type === "Type") await page.keyboard.type(action.text);
+}
+
+export interface ButtonAudit {
+  /** `.btn` elements in the DOM. */
+  total: number;
+  /** Rendered `.btn` elements that a user could not reach: empty box, or outside the page's scrollable area. */
+  unreachable: string[];
+  /** Clickable elements (buttons, links, checkboxes...) that are neither `.btn` nor inside one. */
+  unmarked: string[];
+}
+
+/**
+ * The `.btn` convention, checked in the page's current state: every clickable
+ * element carries the class (or sits inside an element that does), and every
+ * rendered `.btn` is reachable by scrolling. Hidden ones (closed modal, other tab)
+ * are fine until a state shows them.
+ */
+export async function auditButtons(page: Page): Promise<ButtonAudit> {
+  return page.evaluate(AUDIT_BUTTONS_IN_PAGE) as Promise<ButtonAudit>;
+}
+
+const AUDIT_BUTTONS_IN_PAGE = `(() => {
+  const name = (element) => element.tagName.toLowerCase() + (element.id ? "#" + element.id : "") + (element.dataset.test ? "[data-test=" + element.dataset.test + "]" : "") + " '" + (element.innerText || element.getAttribute("aria-label") || "").trim().slice(0, 30) + "'";
+  const buttons = Array.from(document.querySelectorAll(".btn"));
+  const pageWidth = document.documentElement.clientWidth;
+  const pageHeight = document.documentElement.scrollHeight;
+  const unreachable = [];
+  for (const button of buttons) {
+    if (!button.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
+    const box = button.getBoundingClientRect();
+    const top = box.top + window.scrollY;
+    const inside = box.width > 0 && box.height > 0 && box.left >= 0 && box.right <= pageWidth + 1 && top >= 0 && top + box.height <= pageHeight + 1;
+    if (!inside) unreachable.push(name(button));
+  }
+  const clickable = document.querySelectorAll("button, a[href], input[type=checkbox], input[type=radio], input[type=submit], input[type=button], select, [role=button], [onclick]");
+  const unmarked = Array.from(clickable).filter((element) => !element.closest(".btn")).map(name);
+  return { total: buttons.length, unreachable, unmarked };
+})()`;
+
+/** Replays every action with the protocol's settle time, screenshotting into `shotsDir` when given. */
+export async function replayScript(
+  page: Page,
+  actions: readonly ScriptAction[],
+  options: { settleMs?: number; shotsDir?: string; onStep?: (index: number) => Promise<void> } = {},
+): Promise<StepReport[]> {
+  const settleMs = options.settleMs ?? PROTOCOL.actionSettleMs;
+  const reports: StepReport[] = [];
+  if (options.shotsDir) {
+    fs.mkdirSync(options.shotsDir, { recursive: true });
+    await page.screenshot({ path: path.join(options.shotsDir, "step_0.png") });
+  }
+  for (const [index, action] of actions.entries()) {
+    const locatorMatches = action.type === "Click" || action.type === "Type" ? await page.locator(action.locator).count() : undefined;
+    const scrollYBefore = (await page.evaluate("window.scrollY")) as number;
+    if (locatorMatches === undefined || locatorMatches === 1) await executeAction(page, action);
+    await page.waitForTimeout(settleMs);
+    const scrollYAfter = (await page.evaluate("window.scrollY")) as number;
+    const missingLiterals = await literalsMissingFromView(page, quotedLiterals(action.assertion));
+    if (options.shotsDir) await page.screenshot({ path: path.join(options.shotsDir, `step_${index + 1}.png`) });
+    reports.push({ index, action, locatorMatches, scrollYBefore, scrollYAfter, missingLiterals });
+    await options.onStep?.(index);
+  }
+  return reports;
+}
