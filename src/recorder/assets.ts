@@ -1,0 +1,135 @@
+/**
+ * The task's `assets/`: every image and video the page loaded while it was recorded,
+ * in first-load order, de-duplicated by content, renamed to anonymous sequential names
+ * that keep the extension (`001.png`, `002.jpg`, ...). Anonymous names stop a model
+ * from reading meaning into file names; the URL → name map is kept for rewriting the
+ * reference page.
+ *
+ * Bytes are fetched again after the recording rather than taken from the responses:
+ * a video answered with a 206 range holds only part of the file.
+ */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { APIRequestContext, Page, Response } from "playwright";
+import { IwrError } from "../errors.ts";
+import { log } from "../log/logger.ts";
+
+const logger = log("recorder");
+
+export interface RecordedAsset {
+  /** Anonymous file name inside `assets/`, e.g. `001.png`. */
+  readonly name: string;
+  readonly file: string;
+  /** Every URL (without fragment) that delivered these bytes. */
+  readonly urls: readonly string[];
+  readonly bytes: number;
+}
+
+const CONTENT_TYPE_EXTENSIONS: Record<string, string> = {
+  "image/png": ".png",
+  "image/jpeg": ".jpg",
+  "image/gif": ".gif",
+  "image/webp": ".webp",
+  "image/avif": ".avif",
+  "image/svg+xml": ".svg",
+  "image/x-icon": ".ico",
+  "image/bmp": ".bmp",
+  "video/mp4": ".mp4",
+  "video/webm": ".webm",
+  "video/ogg": ".ogv",
+};
+
+export function isMediaResponse(response: Response): boolean {
+  const type = response.request().resourceType();
+  if (type === "image" || type === "media") return true;
+  const contentType = (response.headers()["content-type"] ?? "").toLowerCase();
+  return contentType.startsWith("image/") || contentType.startsWith("video/");
+}
+
+/** A URL without its fragment: `a.png#x` and `a.png` are the same file. */
+export function assetKey(url: string): string {
+  const parsed = new URL(url);
+  parsed.hash = "";
+  return parsed.href;
+}
+
+function extensionFor(url: string, contentType: string): string {
+  const fromPath = path.posix.extname(new URL(url).pathname).toLowerCase();
+  if (/^\.[a-z0-9]{1,5}$/.test(fromPath)) return fromPath;
+  return CONTENT_TYPE_EXTENSIONS[contentType.split(";")[0]!.trim().toLowerCase()] ?? ".bin";
+}
+
+/** Remembers media URLs in the order the page first loaded them. */
+export class AssetCollector {
+  private readonly order: string[] = [];
+  /** URLs found only in the source: kept when they exist, skipped when they turn out not to be files. */
+  private readonly unloaded = new Set<string>();
+
+  attach(page: Page): void {
+    page.on("response", (response) => {
+      const url = response.url();
+      if (!/^https?:/.test(url) || response.status() >= 400 || !isMediaResponse(response)) return;
+      const key = assetKey(url);
+      this.unloaded.delete(key);
+      if (!this.order.includes(key)) this.order.push(key);
+    });
+  }
+
+  /** A media URL the page's source names but the page never loaded (an unreached state). */
+  noteUnloaded(url: string): void {
+    const key = assetKey(url);
+    if (this.order.includes(key)) return;
+    this.order.push(key);
+    this.unloaded.add(key);
+  }
+
+  get urls(): readonly string[] {
+    return this.order;
+  }
+
+  /**
+   * Downloads every noted URL once more, writes unique contents into `assetsDir` under
+   * sequential names, and returns them in first-load order (unloaded ones last).
+   */
+  async save(request: APIRequestContext, assetsDir: string, warnings: string[] = []): Promise<RecordedAsset[]> {
+    fs.mkdirSync(assetsDir, { recursive: true });
+    const byHash = new Map<string, { name: string; file: string; urls: string[]; bytes: number }>();
+    const assets: { name: string; file: string; urls: string[]; bytes: number }[] = [];
+    for (const url of this.order) {
+      const optional = this.unloaded.has(url);
+      const response = await request.get(url, { failOnStatusCode: false, timeout: 30_000 });
+      const contentType = response.headers()["content-type"] ?? "";
+      if (!response.ok() || (optional && !/^(image|video)\//i.test(contentType))) {
+        if (optional) {
+          // A source string that looked like a file name but is not one: nothing to keep.
+          logger.debug(`source mentions ${url}, which is not a media file on the site (HTTP ${response.status()}); not an asset`);
+          continue;
+        }
+        throw new IwrError("RECORDER", `asset ${url} answered HTTP ${response.status()} when fetched for assets/`, { url });
+      }
+      if (optional) warnings.push(`asset ${url} was never shown during the recording; kept so the reference page is complete`);
+      const body = await response.body();
+      const hash = crypto.createHash("sha256").update(body).digest("hex");
+      const known = byHash.get(hash);
+      if (known) {
+        known.urls.push(url);
+        continue;
+      }
+      const name = `${String(assets.length + 1).padStart(3, "0")}${extensionFor(url, contentType)}`;
+      const file = path.join(assetsDir, name);
+      fs.writeFileSync(file, body);
+      const asset = { name, file, urls: [url], bytes: body.length };
+      byHash.set(hash, asset);
+      assets.push(asset);
+    }
+    return assets;
+  }
+}
+
+/** URL (without fragment) → anonymous asset name. */
+export function assetNameByUrl(assets: readonly RecordedAsset[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const asset of assets) for (const url of asset.urls) map.set(url, asset.name);
+  return map;
+}

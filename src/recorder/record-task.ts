@@ -1,0 +1,254 @@
+/**
+ * `recordTask`: a site + an action script → one complete task in the benchmark's
+ * layout (IWR-PROTOCOL.md §1) plus `reference/index.html`, and its line in the jsonl.
+ *
+ * Nothing half-done is ever left behind: everything is written into a hidden working
+ * folder beside the target, moved into place in one rename at the end, and the jsonl
+ * line is written last. Any failure removes the working folder and leaves the jsonl
+ * and an existing task untouched.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { startStaticServer, type StaticServer } from "../browser/static-server.ts";
+import { IwrError } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import { buildContactSheets } from "../media/contact-sheet.ts";
+import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
+import { ResolutionString, parseResolution, type TaskLine } from "../tasks/schema.ts";
+import { readTaskIds, nextFreeTaskId, writeTaskLine } from "../tasks/writer.ts";
+import { assetNameByUrl, type RecordedAsset } from "./assets.ts";
+import { DEFAULT_PACING, type RecorderPacing } from "./perform.ts";
+import { rewriteAssetUrls } from "./reference.ts";
+import { loadActionScript, type LoadedActionScript } from "./script-schema.ts";
+import { runRecordingSession } from "./session.ts";
+import { buildTaskLine } from "./task-line.ts";
+
+const logger = log("recorder");
+
+export interface RecordTaskOptions {
+  /** The action script: a YAML path or an already loaded script. */
+  readonly script: string | LoadedActionScript;
+  /** Site folder (holding index.html) or a 127.0.0.1 URL; overrides the script's `site`. */
+  readonly site?: string;
+  /** `<name>.jsonl`; the task folder goes to `<name>/<id>/`. */
+  readonly data: string;
+  /** Default: the next free id in the jsonl. */
+  readonly id?: number;
+  /** "WIDTHxHEIGHT"; overrides the script's resolution. */
+  readonly resolution?: string;
+  /** Replace an existing task with the same id. */
+  readonly force?: boolean;
+  readonly pacing?: Partial<RecorderPacing>;
+  /** Constant frame rate of video.mp4 (default 10). */
+  readonly videoFps?: number;
+}
+
+export interface RecordedTask {
+  readonly id: number;
+  readonly dir: string;
+  readonly line: TaskLine;
+  readonly assets: readonly Pick<RecordedAsset, "name" | "urls" | "bytes">[];
+  readonly checkpointCount: number;
+  readonly sheetCount: number;
+  readonly videoSec: number;
+  readonly warnings: readonly string[];
+  readonly timings: { readonly totalMs: number; readonly actionsMs: number; readonly msPerAction: number };
+}
+
+interface ResolvedSite {
+  readonly entryUrl: string;
+  readonly source: string;
+  readonly server?: StaticServer;
+}
+
+function isUrl(site: string): boolean {
+  return /^https?:\/\//i.test(site);
+}
+
+async function openSite(site: string): Promise<ResolvedSite> {
+  if (isUrl(site)) {
+    const url = new URL(site);
+    if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
+      throw new IwrError("RECORDER", `--site ${site}: only sites served from 127.0.0.1 can be recorded (no network access here)`, { site });
+    }
+    let response: Response;
+    try {
+      response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    } catch (error) {
+      throw new IwrError("RECORDER", `the site failed to load from ${site}: ${error instanceof Error ? error.message : String(error)}`, { site });
+    }
+    if (!response.ok) throw new IwrError("RECORDER", `the site failed to load: ${site} answered HTTP ${response.status}`, { site });
+    return { entryUrl: url.href, source: await response.text() };
+  }
+  const indexFile = path.join(site, "index.html");
+  let source: string;
+  try {
+    source = fs.readFileSync(indexFile, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new IwrError("RECORDER", `the site failed to load: cannot read ${indexFile} (${code ?? String(error)}); --site must be a folder holding index.html`, { site });
+  }
+  const server = await startStaticServer(site);
+  return { entryUrl: server.url("index.html"), source, server };
+}
+
+function requireFfmpegPath(): string {
+  const ffmpeg = findFfmpeg();
+  if (!ffmpeg) {
+    throw new IwrError("SETUP_MISSING", `ffmpeg not found${process.env.IWR_FFMPEG ? ` (IWR_FFMPEG=${process.env.IWR_FFMPEG} is not an executable)` : ""}: run \`npx iwr setup\` or set IWR_FFMPEG`);
+  }
+  if (!findChromium()) throw new IwrError("SETUP_MISSING", "Chromium not found: run `npx iwr setup` or set IWR_CHROMIUM");
+  return ffmpeg.path;
+}
+
+function taskFolderFor(data: string): string {
+  if (!data.endsWith(".jsonl")) throw new IwrError("RECORDER", `--data ${data}: expected a <name>.jsonl path`, { data });
+  return data.slice(0, -".jsonl".length);
+}
+
+function unwritable(nameDir: string, error: unknown): IwrError {
+  const code = (error as NodeJS.ErrnoException).code ?? String(error);
+  return new IwrError("IO", `cannot write the task folder under ${nameDir} (${code}); choose a writable --data location`, { dir: nameDir });
+}
+
+/** Makes `<name>/` if needed; says whether it was made here (so a failure can take it away again). */
+function prepareTaskSetFolder(nameDir: string): boolean {
+  const existed = fs.existsSync(nameDir);
+  try {
+    fs.mkdirSync(nameDir, { recursive: true });
+    fs.accessSync(nameDir, fs.constants.W_OK);
+  } catch (error) {
+    throw unwritable(nameDir, error);
+  }
+  return !existed;
+}
+
+/** The hidden working folder beside the target. */
+function makeWorkingFolder(nameDir: string, id: number): string {
+  try {
+    return fs.mkdtempSync(path.join(nameDir, `.recording-${id}-`));
+  } catch (error) {
+    throw unwritable(nameDir, error);
+  }
+}
+
+/** Moves the finished folder into place, then writes the jsonl line; undoes the move if the line fails. */
+function installTask(workDir: string, targetDir: string, jsonl: string, line: TaskLine, replace: boolean): void {
+  const previous = fs.existsSync(targetDir) ? `${workDir}.previous` : undefined;
+  if (previous) fs.renameSync(targetDir, previous);
+  let moved = false;
+  try {
+    fs.renameSync(workDir, targetDir);
+    moved = true;
+    writeTaskLine(jsonl, line, { replace });
+  } catch (error) {
+    if (moved) fs.rmSync(targetDir, { recursive: true, force: true });
+    if (previous) fs.renameSync(previous, targetDir);
+    throw error;
+  }
+  if (previous) fs.rmSync(previous, { recursive: true, force: true });
+}
+
+async function writeSheets(assets: readonly RecordedAsset[], dir: string): Promise<number> {
+  const sheets = await buildContactSheets(assets.map((asset) => ({ name: asset.name, file: asset.file })));
+  fs.mkdirSync(dir, { recursive: true });
+  sheets.forEach((png, index) => fs.writeFileSync(path.join(dir, `stitched_image_${index + 1}.png`), png));
+  return sheets.length;
+}
+
+/** Everything decided before the browser starts. */
+interface RecordingPlan {
+  readonly options: RecordTaskOptions;
+  readonly loaded: LoadedActionScript;
+  readonly site: string;
+  readonly resolutionText: string;
+  readonly ffmpegPath: string;
+  readonly jsonl: string;
+  readonly nameDir: string;
+  readonly started: number;
+}
+
+export async function recordTask(options: RecordTaskOptions): Promise<RecordedTask> {
+  const started = Date.now();
+  const loaded = typeof options.script === "string" ? loadActionScript(options.script) : options.script;
+  const site = options.site ?? loaded.siteDir;
+  if (!site) throw new IwrError("RECORDER", `${loaded.file}: no site: give --site or a site: field in the script`, { file: loaded.file });
+  const resolutionText = options.resolution ?? loaded.script.resolution;
+  if (!ResolutionString.safeParse(resolutionText).success) {
+    throw new IwrError("RECORDER", `--resolution: expected WIDTHxHEIGHT (e.g. 1280x720), got '${resolutionText}'`);
+  }
+  const ffmpegPath = requireFfmpegPath();
+  const jsonl = path.resolve(options.data);
+  const nameDir = taskFolderFor(jsonl);
+  const createdNameDir = prepareTaskSetFolder(nameDir);
+  try {
+    return await recordInto({ options, loaded, site, resolutionText, ffmpegPath, jsonl, nameDir, started });
+  } catch (error) {
+    // A first recording that failed leaves no empty <name>/ behind either.
+    if (createdNameDir && fs.readdirSync(nameDir).length === 0) fs.rmdirSync(nameDir);
+    throw error;
+  }
+}
+
+async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
+  const { options, loaded, site, resolutionText, ffmpegPath, jsonl, nameDir, started } = plan;
+  const { script } = loaded;
+  const resolution = parseResolution(resolutionText);
+  const ids = readTaskIds(jsonl);
+  const id = options.id ?? nextFreeTaskId(jsonl);
+  const targetDir = path.join(nameDir, String(id));
+  if (!options.force && ids.includes(id)) {
+    throw new IwrError("RECORDER", `task id ${id} already exists in ${jsonl}; pass --force to re-record it`, { id });
+  }
+  if (!options.force && fs.existsSync(targetDir)) {
+    throw new IwrError("RECORDER", `${targetDir} already exists (not listed in ${path.basename(jsonl)}); remove it or pass --force`, { id });
+  }
+
+  const workDir = makeWorkingFolder(nameDir, id);
+  const opened = await openSite(isUrl(site) ? site : path.resolve(site)).catch((error: unknown) => {
+    fs.rmSync(workDir, { recursive: true, force: true });
+    throw error;
+  });
+  try {
+    const session = await runRecordingSession({
+      entryUrl: opened.entryUrl,
+      source: opened.source,
+      actions: script.actions,
+      resolution,
+      pacing: { ...DEFAULT_PACING, ...options.pacing },
+      ffmpegPath,
+      videoFps: options.videoFps ?? 10,
+      outDir: workDir,
+    });
+    if (session.assets.length === 0) {
+      // The benchmark's tasks always come with asset sheets, and the validator requires one.
+      throw new IwrError("RECORDER", `the page at ${opened.entryUrl} loaded no image or video: a task needs at least one asset for its contact sheet`);
+    }
+    const sheetCount = await writeSheets(session.assets, path.join(workDir, "stitched_assets"));
+    const reference = rewriteAssetUrls(opened.source, opened.entryUrl, assetNameByUrl(session.assets));
+    fs.mkdirSync(path.join(workDir, "reference"));
+    fs.writeFileSync(path.join(workDir, "reference", "index.html"), reference.html);
+    const warnings = [...session.warnings, ...reference.leftovers.map((left) => `reference page still names ${left}, which the page never loaded`)];
+    const line = buildTaskLine(id, { ...script, resolution: resolutionText });
+    installTask(workDir, targetDir, jsonl, line, options.force ?? false);
+    for (const warning of warnings) logger.warn(`task ${id}: ${warning}`);
+    const totalMs = Date.now() - started;
+    logger.info(`recorded task ${id} into ${targetDir}: ${script.actions.length} actions, ${session.videoSec.toFixed(1)} s of video, ${session.assets.length} assets, ${(totalMs / 1000).toFixed(1)} s`);
+    return {
+      id,
+      dir: targetDir,
+      line,
+      assets: session.assets.map(({ name, urls, bytes }) => ({ name, urls, bytes })),
+      checkpointCount: session.checkpointCount,
+      sheetCount,
+      videoSec: session.videoSec,
+      warnings,
+      timings: { totalMs, actionsMs: session.actionsMs, msPerAction: session.actionsMs / script.actions.length },
+    };
+  } catch (error) {
+    fs.rmSync(workDir, { recursive: true, force: true });
+    throw error;
+  } finally {
+    await opened.server?.close();
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * One recording session: open the site in a fresh Chromium context, play the script
+ * with a person's pacing while the screen is captured, take the checkpoints at the
+ * evaluator's settle times, and leave video, checkpoints, assets and the page source
+ * in a working folder. Turning that into a task (sheets, reference, task line,
+ * installing it) is `record-task.ts`'s job.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { BrowserContext, Page } from "playwright";
+import { sharedBrowser } from "../browser/launch.ts";
+import { IwrError, errorMessage } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import { encodeFramesToMp4 } from "../media/encode.ts";
+import { PROTOCOL } from "../tasks/protocol.ts";
+import type { Resolution } from "../tasks/schema.ts";
+import { AssetCollector, type RecordedAsset } from "./assets.ts";
+import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";
+import { performAction, type PointerState, type RecorderPacing } from "./perform.ts";
+import { sameOriginMediaUrls } from "./reference.ts";
+import { startScreencast, type Screencast } from "./screencast.ts";
+import type { ScriptAction } from "./script-schema.ts";
+
+const logger = log("recorder");
+
+export interface SessionInput {
+  /** The page to open (served from 127.0.0.1). */
+  readonly entryUrl: string;
+  /** The page's own source, for finding assets it references but never loaded. */
+  readonly source: string;
+  readonly actions: readonly ScriptAction[];
+  readonly resolution: Resolution;
+  readonly pacing: RecorderPacing;
+  readonly ffmpegPath: string;
+  readonly videoFps: number;
+  /** Working folder: receives video.mp4, checkpoints/, assets/. */
+  readonly outDir: string;
+}
+
+export interface SessionResult {
+  readonly checkpointCount: number;
+  readonly assets: RecordedAsset[];
+  readonly videoSec: number;
+  readonly frameCount: number;
+  readonly warnings: string[];
+  /** Wall time of the scripted part (first action to last pause), for seconds per action. */
+  readonly actionsMs: number;
+}
+
+const LOCAL_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+async function newRecordingContext(resolution: Resolution, warnings: string[]): Promise<BrowserContext> {
+  const browser = await sharedBrowser();
+  // Everything that could differ between two recordings of the same site is pinned.
+  const context = await browser.newContext({
+    viewport: resolution,
+    deviceScaleFactor: 1,
+    locale: "en-US",
+    timezoneId: "UTC",
+    colorScheme: "light",
+    serviceWorkers: "block",
+  });
+  await context.route("**/*", async (route) => {
+    const url = new URL(route.request().url());
+    if ((url.protocol === "http:" || url.protocol === "https:") && !LOCAL_HOSTS.has(url.hostname)) {
+      warnings.push(`blocked a request to ${url.origin} (only 127.0.0.1 is allowed)`);
+      await route.abort("blockedbyclient");
+      return;
+    }
+    await route.continue();
+  });
+  await context.addInitScript(CURSOR_INIT_SCRIPT);
+  return context;
+}
+
+async function takeCheckpoint(page: Page, screencast: Screencast, file: string): Promise<void> {
+  // The cursor dot is ours, not the page's: it must not be in a reference image.
+  screencast.suppress(true);
+  try {
+    await setCursorHidden(page, true);
+    await page.screenshot({ path: file, timeout: PROTOCOL.actionTimeoutMs });
+    await setCursorHidden(page, false);
+    // One painted frame with the cursor back before video frames are kept again.
+    await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
+  } finally {
+    screencast.suppress(false);
+  }
+}
+
+async function openEntry(page: Page, entryUrl: string): Promise<void> {
+  let status: number | undefined;
+  try {
+    const response = await page.goto(entryUrl, { waitUntil: "load", timeout: PROTOCOL.actionTimeoutMs });
+    status = response?.status();
+  } catch (error) {
+    throw new IwrError("RECORDER", `the site failed to load from ${entryUrl}: ${errorMessage(error).split("\n")[0]}`, { url: entryUrl });
+  }
+  if (status !== undefined && status >= 400) {
+    throw new IwrError("RECORDER", `the site failed to load: ${entryUrl} answered HTTP ${status}`, { url: entryUrl, status });
+  }
+}
+
+export async function runRecordingSession(input: SessionInput): Promise<SessionResult> {
+  const warnings: string[] = [];
+  const checkpointsDir = path.join(input.outDir, "checkpoints");
+  const framesDir = path.join(input.outDir, ".frames");
+  fs.mkdirSync(checkpointsDir, { recursive: true });
+  const context = await newRecordingContext(input.resolution, warnings);
+  try {
+    const page = await context.newPage();
+    page.on("pageerror", (error) => warnings.push(`page error: ${error.message}`));
+    page.on("dialog", (dialog) => {
+      warnings.push(`dialog (${dialog.type()}) dismissed: ${dialog.message()}`);
+      void dialog.dismiss().catch(() => undefined);
+    });
+    const collector = new AssetCollector();
+    collector.attach(page);
+    const screencast = await startScreencast(context, page, framesDir, input.resolution);
+    let stopped = false;
+    try {
+      await openEntry(page, input.entryUrl);
+      await page.waitForTimeout(PROTOCOL.initialSettleMs);
+      let checkpoint = 0;
+      await takeCheckpoint(page, screencast, path.join(checkpointsDir, `step_${checkpoint}.png`));
+      const pointer: PointerState = { x: 0, y: 0 };
+      const actionsStarted = Date.now();
+      for (const [index, action] of input.actions.entries()) {
+        const stepStarted = Date.now();
+        await performAction(page, action, index + 1, pointer, input.pacing);
+        const performedMs = Date.now() - stepStarted;
+        if (action.visual) {
+          await page.waitForTimeout(PROTOCOL.actionSettleMs);
+          checkpoint += 1;
+          const shotStarted = Date.now();
+          await takeCheckpoint(page, screencast, path.join(checkpointsDir, `step_${checkpoint}.png`));
+          logger.debug(`step ${index + 1}: checkpoint step_${checkpoint} took ${Date.now() - shotStarted} ms`);
+          await page.waitForTimeout(Math.max(0, input.pacing.pauseAfterMs - PROTOCOL.actionSettleMs));
+        } else {
+          await page.waitForTimeout(input.pacing.pauseAfterMs);
+        }
+        logger.debug(`step ${index + 1} ${action.type}: performed in ${performedMs} ms, ${Date.now() - stepStarted} ms with pauses`);
+      }
+      const actionsMs = Date.now() - actionsStarted;
+      const recording = await screencast.stop();
+      stopped = true;
+      const video = await encodeFramesToMp4(recording.frames, {
+        ffmpegPath: input.ffmpegPath,
+        outFile: path.join(input.outDir, "video.mp4"),
+        endSec: recording.endSec,
+        width: input.resolution.width,
+        height: input.resolution.height,
+        fps: input.videoFps,
+      });
+      // Images the source names but the interaction never showed still belong to the page.
+      for (const url of sameOriginMediaUrls(input.source, page.url())) {
+        if (!collector.urls.includes(url)) collector.noteUnloaded(url);
+      }
+      const assets = await collector.save(context.request, path.join(input.outDir, "assets"), warnings);
+      return { checkpointCount: checkpoint + 1, assets, videoSec: video.durationSec, frameCount: recording.frames.length, warnings, actionsMs };
+    } finally {
+      if (!stopped) await screencast.stop().catch(() => undefined);
+      fs.rmSync(framesDir, { recursive: true, force: true });
+    }
+  } finally {
+    await context.close().catch(() => undefined);
+  }
+}
