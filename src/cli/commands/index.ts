@@ -1,9 +1,19 @@
 import type { Command } from "commander";
 import { registerSetupCommand } from "./setup.ts";
 import { registerStartCommand } from "./start.ts";
+import { registerTasksCommand } from "./tasks.ts";
+import { registerCacheCommand } from "./cache.ts";
+import { registerRecordCommand } from "./record.ts";
+import { registerEvaluateCommand } from "./evaluate.ts";
+import { registerGenerateCommand } from "./generate.ts";
 
 /** Every `iwr` sub-command, one line each. */
 export function registerCommands(program: Command): void {
   registerSetupCommand(program);
   registerStartCommand(program);
+  registerTasksCommand(program);
+  registerCacheCommand(program);
+  registerRecordCommand(program);
+  registerEvaluateCommand(program);
+  registerGenerateCommand(program);
 }

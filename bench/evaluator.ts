@@ -1,0 +1,146 @@
+/**
+ * `npm run bench:evaluator [-- --data tasks/iwr-mini.jsonl]`: how long our evaluator
+ * takes on the bundled suite's reference pages (offline judge + grounding), against a
+ * floor measured in the same run on the same pages:
+ *
+ *   floor = the protocol's mandated waits (1 s after opening + 0.5 s after each action)
+ *         + what bare Playwright needs to open each page, do the same clicks / typing /
+ *           keys / scrolls (at the elements our replay chose) and take the same
+ *           viewport screenshots — no grounding, judging, scoring, tracing or files.
+ *
+ * Prints ours(1 worker) / floor (target ≤ 1.3×) and the throughput of 2 workers over
+ * 1 (target ≥ 1.6×). Process start-up (Chromium launch, OCR worker) is paid once and
+ * reported separately, not in either figure. `-- --no-trace` measures without trace.zip.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import pLimit from "p-limit";
+import type { Browser } from "playwright";
+import { configureLogger } from "../src/log/logger.ts";
+import { sharedBrowser } from "../src/browser/launch.ts";
+import { startStaticServer } from "../src/browser/static-server.ts";
+import { normalizeKey } from "../src/browser/actions.ts";
+import { PROTOCOL } from "../src/tasks/protocol.ts";
+import { loadTasks } from "../src/tasks/loader.ts";
+import type { Task } from "../src/tasks/schema.ts";
+import { readImageText } from "../src/evaluator/metrics/ocr.ts";
+import { candidateMounts, evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
+import { closeEvaluator, createEvaluator } from "../src/run/evaluate.ts";
+import { writeCalibrationCandidate } from "../src/run/calibration.ts";
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Timed<T> {
+  ms: number;
+  value: T;
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
+  const started = performance.now();
+  const value = await work();
+  return { ms: performance.now() - started, value };
+}
+
+/** Evaluates every task's reference page with `workers` at once; start-up timed apart. */
+async function ours(tasks: readonly Task[], resultDir: string, workers: number, trace: boolean): Promise<{ startupMs: number; runMs: number; replays: Map<number, ReplayRecord> }> {
+  const startup = await timed(async () => {
+    const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", trace });
+    await sharedBrowser();
+    // The OCR worker starts on first use: start it here, outside the timed run.
+    await readImageText(fs.readFileSync(tasks[0]!.truth.checkpointPaths[0]!));
+    return evaluator;
+  });
+  const evaluator = startup.value;
+  const replays = new Map<number, ReplayRecord>();
+  const limit = pLimit(workers);
+  const run = await timed(() =>
+    Promise.all(
+      tasks.map((task) =>
+        limit(async () => {
+          const candidateDir = path.join(resultDir, String(task.id), "reference");
+          const evaluation = await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true });
+          replays.set(task.id, evaluation.replay);
+        }),
+      ),
+    ),
+  );
+  await closeEvaluator();
+  return { startupMs: startup.ms, runMs: run.ms, replays };
+}
+
+/** Bare Playwright doing what the replay did on one page, with the protocol's waits. */
+async function floorTask(browser: Browser, task: Task, resultDir: string, replay: ReplayRecord): Promise<void> {
+  const candidateDir = path.join(resultDir, String(task.id), "reference");
+  const server = await startStaticServer({ mounts: candidateMounts(candidateDir, task.inputs.assetsDir) });
+  const context = await browser.newContext({ viewport: task.inputs.resolution, deviceScaleFactor: 1 });
+  try {
+    const page = await context.newPage();
+    await page.goto(server.url("index.html"), { waitUntil: "load" });
+    await sleep(PROTOCOL.initialSettleMs);
+    await page.screenshot();
+    for (const step of replay.steps.filter((s) => s.ok)) {
+      const action = task.truth.actions[step.index];
+      const box = step.target?.box;
+      const centre = box ? { x: box.x + box.width / 2, y: box.y + box.height / 2 } : undefined;
+      if (step.type === "Click" && centre) await page.mouse.click(centre.x, centre.y);
+      if (step.type === "Type" && centre) {
+        await page.mouse.click(centre.x, centre.y);
+        await page.keyboard.type(step.typedText ?? action?.parameters.text ?? "");
+      }
+      if (step.type === "Press") await page.keyboard.press(normalizeKey(step.key ?? action?.parameters.key ?? "Enter"));
+      if (step.type === "Scroll") await page.evaluate((fraction) => window.scrollBy(0, window.innerHeight * fraction), PROTOCOL.scrollViewportFraction);
+      await sleep(PROTOCOL.actionSettleMs);
+      await page.screenshot();
+    }
+  } finally {
+    await context.close();
+    await server.close();
+  }
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { data: { type: "string", default: "tasks/iwr-mini.jsonl" }, "no-trace": { type: "boolean", default: false } },
+  });
+  const trace = !values["no-trace"];
+  configureLogger({ level: "warn" });
+  const dataPath = values.data ?? "tasks/iwr-mini.jsonl";
+  if (!fs.existsSync(dataPath)) {
+    console.error(`bench:evaluator: ${dataPath} does not exist (record the bundled suite with npm run tasks:build, or pass --data)`);
+    return 1;
+  }
+  const tasks = await loadTasks(dataPath);
+  const resultDir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-evaluator-"));
+  try {
+    for (const task of tasks) writeCalibrationCandidate(task, resultDir, "reference");
+    const actions = tasks.reduce((sum, task) => sum + task.truth.actions.length, 0);
+    console.log(`${tasks.length} task(s), ${actions} action(s), reference pages, offline judge + grounding, trace ${trace ? "on" : "off"}; ${os.cpus().length} CPU(s), load ${os.loadavg()[0]?.toFixed(1)}`);
+
+    const one = await ours(tasks, resultDir, 1, trace);
+    const executed = [...one.replays.values()].reduce((sum, replay) => sum + replay.executed, 0);
+    const browser = await sharedBrowser();
+    const floor = await timed(async () => {
+      for (const task of tasks) await floorTask(browser, task, resultDir, one.replays.get(task.id)!);
+    });
+    const waitsMs = tasks.length * PROTOCOL.initialSettleMs + executed * PROTOCOL.actionSettleMs;
+    await closeEvaluator();
+    const two = await ours(tasks, resultDir, 2, trace);
+
+    const ratio = one.runMs / floor.ms;
+    const throughput = one.runMs / two.runMs;
+    console.log(`protocol waits:         ${(waitsMs / 1000).toFixed(2)} s (${executed} executed actions)`);
+    console.log(`floor (waits + bare):   ${(floor.ms / 1000).toFixed(2)} s`);
+    console.log(`ours, 1 worker:         ${(one.runMs / 1000).toFixed(2)} s  (start-up ${(one.startupMs / 1000).toFixed(2)} s, not counted)`);
+    console.log(`ours, 2 workers:        ${(two.runMs / 1000).toFixed(2)} s  (start-up ${(two.startupMs / 1000).toFixed(2)} s, not counted)`);
+    console.log(`ratio ours(1) / floor:  ${ratio.toFixed(2)}x  (target <= 1.3x)`);
+    console.log(`throughput 2 vs 1:      ${throughput.toFixed(2)}x  (target >= 1.6x)`);
+    console.log(`load average at the end: ${os.loadavg()[0]?.toFixed(1)} (other processes on these ${os.cpus().length} CPUs skew every figure)`);
+    return 0;
+  } finally {
+    fs.rmSync(resultDir, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();

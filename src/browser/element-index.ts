@@ -1,0 +1,269 @@
+/**
+ * The page's interactive elements, numbered, as the evaluator's grounding sees them
+ * (IWR-PROTOCOL.md §3.2): one in-page pass collects every element a user could act
+ * on, tags it with `data-iwr-idx` so an action can address it by number, and returns
+ * the facts a grounder matches a description against (visible text, labels, role,
+ * colours, box). Also: the accessibility-tree text and the numbered highlight
+ * overlay used by the vision fallback.
+ */
+import type { Page } from "playwright";
+
+/** Attribute that carries an element's number between indexing and acting. */
+export const INDEX_ATTRIBUTE = "data-iwr-idx";
+const OVERLAY_ID = "__iwr_highlight_overlay";
+/** A hostile page can hold millions of nodes; grounding never needs more than this. */
+export const MAX_INDEXED_ELEMENTS = 400;
+
+export interface ElementBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface InteractiveElement {
+  index: number;
+  tag: string;
+  /** Explicit `role`, or the implicit one of the tag (button, link, textbox, ...). */
+  role: string;
+  /** Visible text, whitespace collapsed, at most 120 characters. */
+  text: string;
+  ariaLabel: string;
+  placeholder: string;
+  title: string;
+  alt: string;
+  id: string;
+  name: string;
+  className: string;
+  inputType: string;
+  value: string;
+  /**
+   * Text around the element: the nearest enclosing box that holds noticeably more text
+   * than the element itself (its card, row or form), so "the 'Add' button under the
+   * daypack" can tell two 'Add' buttons apart. At most 200 characters.
+   */
+  context: string;
+  /** Nearest plain colour names of the background and the text ("" when transparent). */
+  backgroundColor: string;
+  textColor: string;
+  /** Viewport coordinates, CSS pixels. */
+  box: ElementBox;
+  inViewport: boolean;
+  disabled: boolean;
+}
+
+/** Everything that runs inside the page lives in this one function, so it is serialised once. */
+function collectInPage(args: { attribute: string; max: number }): InteractiveElement[] {
+  const NATIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "OPTION", "LABEL"]);
+  const ROLES = new Set([
+    "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
+    "switch", "textbox", "combobox", "searchbox", "slider", "spinbutton", "treeitem", "gridcell",
+  ]);
+  const PALETTE: Array<[string, number, number, number]> = [
+    ["black", 0, 0, 0], ["white", 255, 255, 255], ["gray", 128, 128, 128], ["red", 220, 40, 40],
+    ["orange", 245, 140, 30], ["yellow", 240, 210, 40], ["green", 40, 170, 70], ["teal", 20, 150, 150],
+    ["blue", 40, 100, 230], ["purple", 140, 60, 200], ["pink", 240, 100, 170], ["brown", 140, 90, 40],
+  ];
+  const colourName = (css: string): string => {
+    const match = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(css);
+    if (!match) return "";
+    if (match[4] !== undefined && Number(match[4]) < 0.2) return "";
+    const [r, g, b] = [Number(match[1]), Number(match[2]), Number(match[3])];
+    let best = "";
+    let bestDistance = Infinity;
+    for (const [name, pr, pg, pb] of PALETTE) {
+      const distance = (r - pr) ** 2 + (g - pg) ** 2 + (b - pb) ** 2;
+      if (distance < bestDistance) [best, bestDistance] = [name, distance];
+    }
+    return best;
+  };
+  const implicitRole = (el: Element): string => {
+    const explicit = el.getAttribute("role");
+    if (explicit) return explicit.trim().split(/\s+/)[0] ?? "";
+    switch (el.tagName) {
+      case "A": return el.hasAttribute("href") ? "link" : "generic";
+      case "BUTTON": case "SUMMARY": return "button";
+      case "SELECT": return "combobox";
+      case "TEXTAREA": return "textbox";
+      case "OPTION": return "option";
+      case "INPUT": {
+        const type = (el.getAttribute("type") ?? "text").toLowerCase();
+        if (["button", "submit", "reset", "image"].includes(type)) return "button";
+        if (type === "checkbox" || type === "radio") return type;
+        if (type === "range") return "slider";
+        if (type === "search") return "searchbox";
+        return "textbox";
+      }
+      default:
+        return (el as HTMLElement).isContentEditable ? "textbox" : "generic";
+    }
+  };
+  const isInteractive = (el: Element, style: CSSStyleDeclaration): boolean => {
+    if (NATIVE.has(el.tagName)) return !(el.tagName === "INPUT" && (el as HTMLInputElement).type === "hidden");
+    const role = el.getAttribute("role");
+    if (role && ROLES.has(role)) return true;
+    if (el.hasAttribute("onclick") || el.classList.contains("btn")) return true;
+    if ((el as HTMLElement).isContentEditable && !(el.parentElement?.isContentEditable ?? false)) return true;
+    const tabindex = el.getAttribute("tabindex");
+    if (tabindex !== null && Number(tabindex) >= 0) return true;
+    // A pointer cursor marks a clickable the page wired in script; only the top of such a subtree counts.
+    if (style.cursor === "pointer") {
+      const parent = el.parentElement;
+      return !parent || getComputedStyle(parent).cursor !== "pointer";
+    }
+    return false;
+  };
+  const clean = (text: string | null | undefined, max = 120): string =>
+    (text ?? "").replace(/\s+/g, " ").trim().slice(0, max);
+  // innerText of a big container walks its whole subtree: read each ancestor once.
+  const ancestorText = new Map<Element, string>();
+  const textOf = (node: Element): string => {
+    let text = ancestorText.get(node);
+    if (text === undefined) {
+      text = clean((node as HTMLElement).innerText, 400);
+      ancestorText.set(node, text);
+    }
+    return text;
+  };
+  const contextOf = (el: Element, ownText: string): string => {
+    let smaller = "";
+    let node = el.parentElement;
+    for (let depth = 0; node && node !== document.body && depth < 6; depth++, node = node.parentElement) {
+      const text = textOf(node);
+      if (text.length >= ownText.length + 15) return text.length < 400 ? text.slice(0, 200) : smaller;
+      smaller = text.slice(0, 200);
+    }
+    return smaller;
+  };
+
+  for (const old of Array.from(document.querySelectorAll(`[${args.attribute}]`))) old.removeAttribute(args.attribute);
+  const found: InteractiveElement[] = [];
+  const viewportWidth = window.innerWidth;
+  const viewportHeight = window.innerHeight;
+  const all = document.body ? document.body.querySelectorAll("*") : [];
+  for (const el of Array.from(all)) {
+    if (found.length >= args.max) break;
+    const style = getComputedStyle(el);
+    if (style.display === "none" || style.visibility === "hidden" || style.visibility === "collapse") continue;
+    if (!isInteractive(el, style)) continue;
+    const rect = el.getBoundingClientRect();
+    if (rect.width < 1 || rect.height < 1 || Number(style.opacity) === 0) continue;
+    const html = el as HTMLElement;
+    const input = el as HTMLInputElement;
+    const index = found.length;
+    el.setAttribute(args.attribute, String(index));
+    const text = clean(html.innerText ?? el.textContent);
+    found.push({
+      index,
+      tag: el.tagName.toLowerCase(),
+      role: implicitRole(el),
+      text,
+      context: contextOf(el, text),
+      ariaLabel: clean(el.getAttribute("aria-label")),
+      placeholder: clean(el.getAttribute("placeholder")),
+      title: clean(el.getAttribute("title")),
+      alt: clean(el.getAttribute("alt") ?? el.querySelector("img[alt]")?.getAttribute("alt")),
+      id: clean(el.id, 60),
+      name: clean(el.getAttribute("name"), 60),
+      className: clean(typeof html.className === "string" ? html.className : "", 80),
+      inputType: el.tagName === "INPUT" ? clean(input.type, 20) : "",
+      value: el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ? clean(input.value, 60) : "",
+      backgroundColor: colourName(style.backgroundColor),
+      textColor: colourName(style.color),
+      box: { x: Math.round(rect.x), y: Math.round(rect.y), width: Math.round(rect.width), height: Math.round(rect.height) },
+      inViewport: rect.bottom > 0 && rect.right > 0 && rect.top < viewportHeight && rect.left < viewportWidth,
+      disabled: input.disabled === true || el.getAttribute("aria-disabled") === "true",
+    });
+  }
+  return found;
+}
+
+/**
+ * Runs `fn(arg)` in the page. The function travels as source text; a transpiler that
+ * keeps function names (tsx does) wraps inner functions in a `__name` helper that
+ * does not exist in the page, so a no-op one is defined around it.
+ */
+export async function evaluateInPage<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<R> {
+  const source = `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
+  return (await page.evaluate(source)) as R;
+}
+
+/** Numbers every interactive element of the page (replacing any earlier numbering). */
+export async function indexInteractiveElements(page: Page): Promise<InteractiveElement[]> {
+  return evaluateInPage(page, collectInPage, { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS });
+}
+
+/** The locator of element `index` from the latest `indexInteractiveElements` call. */
+export function elementLocator(page: Page, index: number) {
+  return page.locator(`[${INDEX_ATTRIBUTE}="${index}"]`);
+}
+
+function quote(text: string): string {
+  return JSON.stringify(text);
+}
+
+/**
+ * One line per element, the format the grounding prompt shows the model:
+ * `[3] <button class="btn primary" aria-label="Add"> "Add to cart"`.
+ */
+export function formatElementList(elements: readonly InteractiveElement[]): string {
+  if (elements.length === 0) return "(no interactive elements)";
+  return elements
+    .map((el) => {
+      const attributes: string[] = [];
+      if (el.role !== "generic" && el.role !== el.tag) attributes.push(`role=${quote(el.role)}`);
+      if (el.inputType) attributes.push(`type=${quote(el.inputType)}`);
+      if (el.id) attributes.push(`id=${quote(el.id)}`);
+      if (el.name) attributes.push(`name=${quote(el.name)}`);
+      if (el.className) attributes.push(`class=${quote(el.className)}`);
+      if (el.ariaLabel) attributes.push(`aria-label=${quote(el.ariaLabel)}`);
+      if (el.placeholder) attributes.push(`placeholder=${quote(el.placeholder)}`);
+      if (el.title) attributes.push(`title=${quote(el.title)}`);
+      if (el.alt) attributes.push(`alt=${quote(el.alt)}`);
+      if (el.value) attributes.push(`value=${quote(el.value)}`);
+      if (el.disabled) attributes.push("disabled");
+      if (!el.inViewport) attributes.push("offscreen");
+      const open = `<${[el.tag, ...attributes].join(" ")}>`;
+      return `[${el.index}] ${open}${el.text ? ` ${quote(el.text)}` : ""}`;
+    })
+    .join("\n");
+}
+
+/** The page's accessibility tree as Playwright's aria-snapshot text, capped in length. */
+export async function accessibilityTreeText(page: Page, options: { maxChars?: number; timeoutMs?: number } = {}): Promise<string> {
+  const maxChars = options.maxChars ?? 20_000;
+  const text = await page.ariaSnapshot({ timeout: options.timeoutMs ?? 5_000 });
+  return text.length > maxChars ? `${text.slice(0, maxChars)}\n... (truncated)` : text;
+}
+
+/** Draws a numbered box over every indexed element in the viewport (pointer-events off). */
+export async function showHighlights(page: Page, elements: readonly InteractiveElement[]): Promise<void> {
+  const boxes = elements.filter((el) => el.inViewport).map((el) => ({ index: el.index, box: el.box }));
+  await page.evaluate(
+    ({ id, boxes }) => {
+      document.getElementById(id)?.remove();
+      const overlay = document.createElement("div");
+      overlay.id = id;
+      overlay.style.cssText = "position:fixed;inset:0;pointer-events:none;z-index:2147483647;";
+      const colours = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#008080", "#9a6324", "#800000"];
+      for (const { index, box } of boxes) {
+        const colour = colours[index % colours.length] ?? "#e6194b";
+        const frame = document.createElement("div");
+        frame.style.cssText = `position:fixed;left:${box.x}px;top:${box.y}px;width:${box.width}px;height:${box.height}px;` +
+          `outline:2px solid ${colour};box-sizing:border-box;`;
+        const label = document.createElement("div");
+        label.textContent = String(index);
+        label.style.cssText = `position:absolute;top:-2px;left:-2px;background:${colour};color:#fff;` +
+          "font:bold 12px/14px monospace;padding:0 3px;";
+        frame.appendChild(label);
+        overlay.appendChild(frame);
+      }
+      document.documentElement.appendChild(overlay);
+    },
+    { id: OVERLAY_ID, boxes },
+  );
+}
+
+export async function hideHighlights(page: Page): Promise<void> {
+  await page.evaluate((id) => document.getElementById(id)?.remove(), OVERLAY_ID);
+}

@@ -1,0 +1,18 @@
+/** One entry point for choosing a grounder by name (`--grounding llm|heuristic`). */
+import { IwrError } from "../../errors.ts";
+import type { ModelClient } from "../../models/types.ts";
+import { createHeuristicGrounder } from "./heuristic.ts";
+import { createLlmGrounder } from "./llm.ts";
+import type { Grounder, GrounderKind } from "./types.ts";
+
+export const GROUNDER_KINDS: readonly GrounderKind[] = ["llm", "heuristic"];
+
+export function createGrounder(kind: GrounderKind, options: { client?: ModelClient } = {}): Grounder {
+  if (kind === "heuristic") return createHeuristicGrounder();
+  if (!options.client) throw new IwrError("CONFIG_INVALID", "grounding 'llm' needs a model client (--judge-model / --base-url)");
+  return createLlmGrounder({ client: options.client });
+}
+
+export type { Grounder, GrounderKind, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
+export { createHeuristicGrounder, rankElements, keyFromDescription } from "./heuristic.ts";
+export { createLlmGrounder, parseGroundingReply } from "./llm.ts";

@@ -1,0 +1,127 @@
+/**
+ * The benchmark's grounding (IWR-PROTOCOL.md §3.2): a text model reads the page's
+ * accessibility tree and numbered element list and answers an index (Type:
+ * `index,"text"`) or -1; when it answers -1, something unparsable, or an index that
+ * is not on the list, a vision model gets a screenshot with numbered boxes and the
+ * same question. Press actions without a key get the key named by the model.
+ * Temperature 0 comes from the model spec (its default).
+ */
+import { HumanMessage } from "@langchain/core/messages";
+import type { ModelClient, ModelCallResult } from "../../models/types.ts";
+import { loadPrompt, renderPrompt, type Prompt } from "../../prompts/template.ts";
+import { formatElementList } from "../../browser/element-index.ts";
+import { normalizeKey } from "../../browser/actions.ts";
+import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange, GroundingQuery, KeyAnswer } from "./types.ts";
+
+export interface LlmGrounderOptions {
+  /** The text model (the harness uses one model, gpt-4o, for both stages). */
+  client: ModelClient;
+  /** The vision fallback's model; defaults to `client`. */
+  visionClient?: ModelClient;
+}
+
+export interface ParsedGrounding {
+  index: number;
+  text?: string;
+}
+
+function stripFences(reply: string): string {
+  return reply.replace(/```[a-zA-Z]*\n?/g, "").replace(/```/g, "").trim();
+}
+
+/**
+ * Reads `7`, `[7]`, `Element 7`, `-1`, or for Type `3,"hello"` / `3, hello`.
+ * Undefined when the reply holds no number at all.
+ */
+export function parseGroundingReply(reply: string, actionType: "Click" | "Type"): ParsedGrounding | undefined {
+  const body = stripFences(reply);
+  if (actionType === "Type") {
+    const quoted = /(-?\d+)\]?\s*,\s*"((?:[^"\\]|\\.)*)"/.exec(body);
+    if (quoted) {
+      let text = quoted[2] ?? "";
+      try {
+        text = JSON.parse(`"${text}"`) as string;
+      } catch {
+        // Not valid JSON escapes: keep the characters as the model wrote them.
+      }
+      return { index: Number(quoted[1]), text };
+    }
+    const bare = /^\[?(-?\d+)\]?\s*,\s*(.+)$/s.exec(body);
+    if (bare) return { index: Number(bare[1]), text: (bare[2] ?? "").trim().replace(/^['"]|['"]$/g, "") };
+  }
+  const number = /-?\d+/.exec(body);
+  return number ? { index: Number(number[0]) } : undefined;
+}
+
+/** Page text goes into a prompt slot: `{{` in it must not look like a slot left unfilled. */
+function slotSafe(text: string): string {
+  return text.replace(/\{\{/g, "{ {").replace(/\}\}/g, "} }");
+}
+
+function exchange(stage: GroundingExchange["stage"], result: ModelCallResult): GroundingExchange {
+  return { stage, reply: result.text, requestHash: result.requestHash, cacheHit: result.cacheHit, latencyMs: result.latencyMs };
+}
+
+export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
+  const prompts: Record<"text" | "vision" | "key", Prompt> = {
+    text: loadPrompt("ground-element"),
+    vision: loadPrompt("ground-vision"),
+    key: loadPrompt("ground-key"),
+  };
+  const visionClient = options.visionClient ?? options.client;
+
+  const accept = (parsed: ParsedGrounding | undefined, query: GroundingQuery, context: GroundingContext): ParsedGrounding | undefined => {
+    if (!parsed || parsed.index < 0) return undefined;
+    if (!context.elements.some((el) => el.index === parsed.index)) return undefined;
+    return query.actionType === "Type" ? { index: parsed.index, text: parsed.text ?? query.text ?? "" } : { index: parsed.index };
+  };
+
+  return {
+    kind: "llm",
+    promptHashes: Object.fromEntries(Object.values(prompts).map((prompt) => [prompt.name, prompt.hash])),
+    async locate(query, context): Promise<GroundingAnswer> {
+      const exchanges: GroundingExchange[] = [];
+      const common = {
+        action_type: query.actionType,
+        description: slotSafe(query.description),
+        text_to_type: query.actionType === "Type" ? JSON.stringify(query.text ?? "") : "(not a Type action)",
+        elements: slotSafe(formatElementList(context.elements)),
+      };
+      const textPrompt = renderPrompt(prompts.text, { ...common, accessibility_tree: slotSafe(await context.accessibilityTree()) });
+      const textReply = await options.client.invoke([new HumanMessage(textPrompt.text)]);
+      exchanges.push(exchange("text", textReply));
+      const fromText = accept(parseGroundingReply(textReply.text, query.actionType), query, context);
+      if (fromText) return { ...fromText, method: "text", exchanges };
+
+      const screenshot = await context.highlightedScreenshot();
+      const visionPrompt = renderPrompt(prompts.vision, common);
+      const visionReply = await visionClient.invoke([
+        new HumanMessage({
+          content: [
+            { type: "text", text: visionPrompt.text },
+            { type: "image_url", image_url: { url: `data:image/png;base64,${screenshot.toString("base64")}` } },
+          ],
+        }),
+      ]);
+      exchanges.push(exchange("vision", visionReply));
+      const fromVision = accept(parseGroundingReply(visionReply.text, query.actionType), query, context);
+      if (fromVision) return { ...fromVision, method: "vision", exchanges };
+      return {
+        index: -1,
+        method: "vision",
+        exchanges,
+        reason: `the model answered '${textReply.text.trim().slice(0, 80)}' from the element list and '${visionReply.text.trim().slice(0, 80)}' from the screenshot`,
+      };
+    },
+    async nameKey(description): Promise<KeyAnswer> {
+      const rendered = renderPrompt(prompts.key, { description: slotSafe(description) });
+      const reply = await options.client.invoke([new HumanMessage(rendered.text)]);
+      const exchanges = [exchange("key", reply)];
+      const answer = stripFences(reply.text).split("\n")[0]?.trim().replace(/^key:\s*/i, "") ?? "";
+      if (!answer || /^none$/i.test(answer) || answer.length > 30) {
+        return { exchanges, reason: `the model named no key ('${reply.text.trim().slice(0, 80)}')` };
+      }
+      return { key: normalizeKey(answer), exchanges };
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/** One entry point for choosing an assertion judge by name (`--judge llm|heuristic`). */
+import { IwrError } from "../../errors.ts";
+import type { ModelClient } from "../../models/types.ts";
+import { createHeuristicJudge } from "./heuristic.ts";
+import { createLlmJudge } from "./llm.ts";
+import type { AssertionJudge, JudgeKind } from "./types.ts";
+
+export const JUDGE_KINDS: readonly JudgeKind[] = ["llm", "heuristic"];
+
+export function createAssertionJudge(kind: JudgeKind, options: { client?: ModelClient; maxAttempts?: number } = {}): AssertionJudge {
+  if (kind === "heuristic") return createHeuristicJudge();
+  if (!options.client) throw new IwrError("CONFIG_INVALID", "judge 'llm' needs a model client (--judge-model / --base-url)");
+  return createLlmJudge({ client: options.client, ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}) });
+}
+
+export type { AssertionJudge, AssertionInput, AssertionVerdict, JudgeKind, JudgeFailure, HeuristicEvidence } from "./types.ts";
+export { parseJudgeReply } from "./parse-reply.ts";
+export { createHeuristicJudge, impliesChange, literalSimilarity, assertionLiterals, HEURISTIC_JUDGE_SETTINGS } from "./heuristic.ts";
+export { createLlmJudge } from "./llm.ts";

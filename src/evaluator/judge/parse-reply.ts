@@ -1,0 +1,51 @@
+/**
+ * Reading the judge's reply: the benchmark's `{"think": ..., "result": "Yes"|"No"}`,
+ * then the same JSON inside a fenced block or surrounded by prose, then the bare words
+ * Yes / No. Anything else is unparsable (and retried by the caller).
+ */
+export interface ParsedJudgeReply {
+  result: "Yes" | "No";
+  think?: string;
+  /** Which fallback read it. */
+  via: "json" | "fenced-json" | "embedded-json" | "words";
+}
+
+function fromObject(value: unknown): Omit<ParsedJudgeReply, "via"> | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  const raw = record.result ?? record.Result ?? record.answer;
+  const word = typeof raw === "string" ? raw.trim().toLowerCase() : typeof raw === "boolean" ? (raw ? "yes" : "no") : "";
+  const result = word.startsWith("yes") || word === "true" ? "Yes" : word.startsWith("no") || word === "false" ? "No" : undefined;
+  if (!result) return undefined;
+  const think = record.think ?? record.thinking ?? record.reasoning;
+  return typeof think === "string" ? { result, think } : { result };
+}
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseJudgeReply(reply: string): ParsedJudgeReply | undefined {
+  const text = reply.trim();
+  if (!text) return undefined;
+  const whole = fromObject(tryJson(text));
+  if (whole) return { ...whole, via: "json" };
+  for (const match of text.matchAll(/```(?:json|JSON)?\s*\n?([\s\S]*?)```/g)) {
+    const fenced = fromObject(tryJson(match[1]?.trim() ?? ""));
+    if (fenced) return { ...fenced, via: "fenced-json" };
+  }
+  for (const match of text.matchAll(/\{[^{}]*\}/g)) {
+    const embedded = fromObject(tryJson(match[0]));
+    if (embedded) return { ...embedded, via: "embedded-json" };
+  }
+  const keyed = /["']?result["']?\s*[:=]\s*["']?(yes|no)\b/i.exec(text);
+  if (keyed?.[1]) return { result: keyed[1].toLowerCase() === "yes" ? "Yes" : "No", via: "words" };
+  const hasYes = /\byes\b/i.test(text);
+  const hasNo = /\bno\b/i.test(text);
+  if (hasYes !== hasNo) return { result: hasYes ? "Yes" : "No", via: "words" };
+  return undefined;
+}

@@ -1,0 +1,59 @@
+/**
+ * The assertion judge (IWR-PROTOCOL.md §3.3): after an executed action with a
+ * non-empty logical assertion, decide from the screenshots before and after whether
+ * the assertion holds. Two implementations share this interface: `llm` (a VLM, the
+ * benchmark's way) and `heuristic` (offline: pixel change + OCR of named strings).
+ */
+export type JudgeKind = "llm" | "heuristic";
+
+export interface AssertionInput {
+  /** 0-based index of the action the assertion follows. */
+  actionIndex: number;
+  actionType: string;
+  actionDescription: string;
+  assertion: string;
+  /** evalpoint `actionIndex` (the page before the action). */
+  before: Buffer;
+  /** evalpoint `actionIndex + 1` (the page after it). */
+  after: Buffer;
+}
+
+/** Why a judge could not give an answer; the step then counts as failed. */
+export interface JudgeFailure {
+  /** `error`: the judge itself broke (an image it could not read, OCR failing). */
+  kind: "unparsable" | "empty" | "http" | "error";
+  message: string;
+}
+
+/** What the offline judge measured, kept so a verdict can be checked by eye. */
+export interface HeuristicEvidence {
+  impliesChange: boolean;
+  changedPixels: number;
+  changedFraction: number;
+  /** Literal strings and numbers the assertion names, and whether each was read on the new screen. */
+  /** `decisive`: a quoted literal (must be read); otherwise a number named in prose (reported only). */
+  literals: Array<{ literal: string; found: boolean; similarity: number; decisive: boolean }>;
+  /** The OCR text of the new screen (only when literals were checked). */
+  ocrText?: string;
+}
+
+export interface AssertionVerdict {
+  /** "Yes" only when the judge answered Yes; a failed judge counts as "No". */
+  result: "Yes" | "No";
+  think?: string;
+  /** Set when the judge never produced a usable answer (retries exhausted). */
+  failure?: JudgeFailure;
+  /** Every raw reply, one per attempt (the error message for an HTTP failure). */
+  replies: string[];
+  attempts: number;
+  requestHashes?: string[];
+  evidence?: HeuristicEvidence;
+  latencyMs: number;
+}
+
+export interface AssertionJudge {
+  readonly kind: JudgeKind;
+  /** Prompt name → sha256 of its template (empty for the heuristic). */
+  readonly promptHashes: Readonly<Record<string, string>>;
+  judge(input: AssertionInput): Promise<AssertionVerdict>;
+}

@@ -1,0 +1,241 @@
+/**
+ * Replaying the true trajectory on a candidate page (IWR-PROTOCOL.md §3.1–§3.2):
+ * settle, evalpoint 0, then each action in order (grounded, executed within the
+ * action limit), settle, evalpoint i; the first failing action ends the replay.
+ *
+ * The page is opened by the caller (the sandboxed host); this module only needs a
+ * page, a time-limited screenshot and a way to time-limit a page call, so the same
+ * loop runs on any surface that offers those three.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { Page } from "playwright";
+import { PROTOCOL } from "../tasks/protocol.ts";
+import type { Action, ActionType } from "../tasks/schema.ts";
+import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import {
+  accessibilityTreeText,
+  hideHighlights,
+  indexInteractiveElements,
+  showHighlights,
+  type InteractiveElement,
+} from "../browser/element-index.ts";
+import { clickElement, pressKey, scrollDown, typeIntoElement, type ActionOutcome } from "../browser/actions.ts";
+import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange } from "./grounding/types.ts";
+
+const logger = log("replay");
+
+export interface ReplaySurface {
+  page: Page;
+  /** Viewport PNG, time-limited by the host. */
+  screenshot(): Promise<Buffer>;
+  /** Runs a page call at most `ms` long; a hung page is torn down and the call rejects. */
+  withTimeout<T>(label: string, ms: number, run: () => Promise<T>): Promise<T>;
+  /**
+   * Where the page went when its main frame left the candidate's own server (a redirect
+   * to the internet ends on the browser's error page); undefined while it is still there.
+   */
+  leftTo?(): string | undefined;
+}
+
+export interface ReplayOptions {
+  surface: ReplaySurface;
+  actions: readonly Action[];
+  grounder: Grounder;
+  /** Folder for `<i>.png`; created when missing. */
+  evalpointsDir: string;
+  /** Called as each evalpoint is taken, so judging and OCR can run during the settle waits. */
+  onEvalpoint?: (index: number, png: Buffer) => void;
+}
+
+/** The element an action was executed on, as eval.json shows it. */
+export interface TargetSummary {
+  index: number;
+  tag: string;
+  role: string;
+  text: string;
+  label?: string;
+  /** Viewport box when it was indexed (before any scroll into view). */
+  box: { x: number; y: number; width: number; height: number };
+}
+
+export interface ReplayStep {
+  /** 0-based action index; its evalpoint is `index + 1`. */
+  index: number;
+  type: ActionType;
+  description: string;
+  ok: boolean;
+  reason?: string;
+  grounding?: Omit<GroundingAnswer, "exchanges">;
+  target?: TargetSummary;
+  typedText?: string;
+  key?: string;
+  scroll?: { before: number; after: number };
+  exchanges: GroundingExchange[];
+  durationMs: number;
+  /** Relative to the model folder, e.g. "evalpoints/2.png"; absent when the action failed. */
+  evalpoint?: string;
+}
+
+export interface ReplayResult {
+  /** Actions executed successfully before the first failure (or all of them). */
+  executed: number;
+  steps: ReplayStep[];
+  /** evalpoints[i] = the PNG of `evalpoints/<i>.png`. */
+  evalpoints: Buffer[];
+  /** The 0-based index of the action that failed, when one did. */
+  stoppedAt?: number;
+  /** Set when the page itself broke down (hung, crashed, screenshot impossible). */
+  error?: ErrorRecord;
+}
+
+export async function writeFileAtomic(file: string, data: Buffer | string): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
+  await fs.writeFile(temp, data);
+  await fs.rename(temp, file);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function summarize(el: InteractiveElement | undefined): TargetSummary | undefined {
+  if (!el) return undefined;
+  const label = el.ariaLabel || el.placeholder || el.title || el.alt;
+  return { index: el.index, tag: el.tag, role: el.role, text: el.text, ...(label ? { label } : {}), box: el.box };
+}
+
+interface StepOutcome {
+  outcome: ActionOutcome;
+  grounding?: GroundingAnswer;
+  target?: TargetSummary;
+  typedText?: string;
+  key?: string;
+}
+
+/** Grounds the target (Click/Type) and executes the action. */
+async function runAction(surface: ReplaySurface, action: Action, grounder: Grounder): Promise<StepOutcome> {
+  const { page } = surface;
+  const limit = PROTOCOL.actionTimeoutMs;
+  const description = action.parameters.description;
+  switch (action.type) {
+    case "Scroll":
+      return { outcome: await surface.withTimeout("scroll", limit, () => scrollDown(page, limit)) };
+    case "Press": {
+      let key = action.parameters.key?.trim();
+      let grounding: GroundingAnswer | undefined;
+      if (!key) {
+        const named = await grounder.nameKey(description);
+        grounding = { index: -1, method: grounder.kind === "llm" ? "text" : "heuristic", exchanges: named.exchanges };
+        key = named.key;
+        if (!key) return { outcome: { ok: false, reason: named.reason ?? "no key could be named for this Press" }, grounding };
+      }
+      const pressed = key;
+      return { outcome: await surface.withTimeout("press", limit, () => pressKey(page, pressed)), grounding, key: pressed };
+    }
+    case "Click":
+    case "Type": {
+      const elements = await surface.withTimeout("index elements", limit, () => indexInteractiveElements(page));
+      const context: GroundingContext = {
+        elements,
+        accessibilityTree: () => surface.withTimeout("accessibility tree", limit, () => accessibilityTreeText(page)),
+        highlightedScreenshot: async () => {
+          await surface.withTimeout("highlight", limit, () => showHighlights(page, elements));
+          try {
+            return await surface.screenshot();
+          } finally {
+            await surface.withTimeout("unhighlight", limit, () => hideHighlights(page)).catch(() => undefined);
+          }
+        },
+      };
+      const grounding = await grounder.locate(
+        { actionType: action.type, description, ...(action.type === "Type" ? { text: action.parameters.text ?? "" } : {}) },
+        context,
+      );
+      const element = elements.find((el) => el.index === grounding.index);
+      if (grounding.index < 0 || !element) {
+        const reason = grounding.index < 0
+          ? `grounding found no element for '${description}'${grounding.reason ? `: ${grounding.reason}` : ""}`
+          : `grounding answered element ${grounding.index}, which is not in the list of ${elements.length}`;
+        return { outcome: { ok: false, reason }, grounding };
+      }
+      const target = summarize(element);
+      if (action.type === "Click") {
+        return { outcome: await surface.withTimeout("click", limit + 1_000, () => clickElement(page, element.index, limit)), grounding, target };
+      }
+      const text = grounding.text ?? action.parameters.text ?? "";
+      const outcome = await surface.withTimeout("type", limit + 1_000, () => typeIntoElement(page, element.index, text, limit));
+      return { outcome, grounding, target, typedText: text };
+    }
+  }
+}
+
+export async function replayTrajectory(options: ReplayOptions): Promise<ReplayResult> {
+  const { surface, actions, grounder } = options;
+  await fs.mkdir(options.evalpointsDir, { recursive: true });
+  const evalpoints: Buffer[] = [];
+  const steps: ReplayStep[] = [];
+  const capture = async (index: number): Promise<void> => {
+    const png = await surface.screenshot();
+    evalpoints.push(png);
+    options.onEvalpoint?.(index, png);
+    await writeFileAtomic(path.join(options.evalpointsDir, `${index}.png`), png);
+  };
+
+  try {
+    await sleep(PROTOCOL.initialSettleMs);
+    const away = surface.leftTo?.();
+    if (away) throw new IwrError("PAGE_HOSTILE", `the page navigated away from its own server to ${away}`, { reason: "left-server", url: away });
+    await capture(0);
+  } catch (error) {
+    return { executed: 0, steps, evalpoints, error: toErrorRecord(error) };
+  }
+
+  for (const [index, action] of actions.entries()) {
+    const started = Date.now();
+    const step: ReplayStep = { index, type: action.type, description: action.parameters.description, ok: false, exchanges: [], durationMs: 0 };
+    steps.push(step);
+    try {
+      const result = await runAction(surface, action, grounder);
+      step.ok = result.outcome.ok;
+      if (result.outcome.reason) step.reason = result.outcome.reason;
+      if (result.outcome.scroll) step.scroll = result.outcome.scroll;
+      if (result.grounding) {
+        const { exchanges, ...grounding } = result.grounding;
+        step.grounding = grounding;
+        step.exchanges = exchanges;
+      }
+      if (result.target) step.target = result.target;
+      if (result.typedText !== undefined) step.typedText = result.typedText;
+      if (result.key) step.key = result.key;
+    } catch (error) {
+      step.ok = false;
+      step.reason = `action failed: ${toErrorRecord(error).message}`;
+      step.durationMs = Date.now() - started;
+      logger.debug(`action ${index} (${action.type}) broke down: ${step.reason}`);
+      return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error) };
+    }
+    const away = step.ok ? surface.leftTo?.() : undefined;
+    if (away) {
+      step.ok = false;
+      step.reason = `after the action the page had navigated away from its own server to ${away}`;
+    }
+    if (!step.ok) {
+      step.durationMs = Date.now() - started;
+      logger.debug(`action ${index} (${action.type}) failed: ${step.reason ?? "unknown"}`);
+      return { executed: index, steps, evalpoints, stoppedAt: index };
+    }
+    try {
+      await sleep(PROTOCOL.actionSettleMs);
+      await capture(index + 1);
+      step.evalpoint = `evalpoints/${index + 1}.png`;
+    } catch (error) {
+      // The action ran but its evalpoint could not be taken: it does not count as executed.
+      step.ok = false;
+      step.reason = `screenshot after the action failed: ${toErrorRecord(error).message}`;
+      step.durationMs = Date.now() - started;
+      return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error) };
+    }
+    step.durationMs = Date.now() - started;
+  }
+  return { executed: actions.length, steps, evalpoints };
+}

@@ -1,0 +1,168 @@
+/**
+ * Evaluating a results folder: every task of a task file whose candidate lives at
+ * `<results>/<id>/<model-dir>/index.html`, `workers` tasks at a time in this one
+ * process (one Chromium, a context per task; OCR and DINO loaded once), then the
+ * model's metrics report. A task whose evaluation breaks is recorded and the run
+ * goes on; a finished eval.json is skipped unless `force` is set.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import pLimit from "p-limit";
+import { IwrError, errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import { closeSharedBrowser } from "../browser/launch.ts";
+import type { HostTimeouts } from "../browser/host.ts";
+import { loadTasks } from "../tasks/loader.ts";
+import type { Task } from "../tasks/schema.ts";
+import { createModelClient, loadModelSpec, modelDirName, openResponseCache, preflightModel, type ModelClient } from "../models/index.ts";
+import { createVisualScorers, shutdownVisualScorers, type VisualScorers } from "../evaluator/metrics/index.ts";
+import { createClientJudge } from "../evaluator/metrics/judge-call.ts";
+import { rescore } from "../evaluator/rescore.ts";
+import type { PairingMode } from "../evaluator/settings.ts";
+import { createGrounder, type GrounderKind } from "../evaluator/grounding/index.ts";
+import { createAssertionJudge, type JudgeKind } from "../evaluator/judge/index.ts";
+import { EVAL_FILE, evaluateTask, type Evaluator, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+
+const logger = log("evaluate");
+
+export interface EvaluatorChoice {
+  judge: JudgeKind;
+  grounding: GrounderKind;
+  /** The model behind every `llm` part (assertion judge, grounding, MLLM visual judge). Default gpt-4o, the harness's. */
+  judgeModel?: string;
+  baseURL?: string;
+  /** Model response cache folder; responses are cached read-write there when given. */
+  cacheDir?: string;
+  hostTimeouts?: Partial<HostTimeouts>;
+  /** Save trace.zip beside each replay (default true). */
+  trace?: boolean;
+  /** An already-built client for the `llm` parts (tests, or callers sharing one). */
+  client?: ModelClient;
+}
+
+export interface EvaluateRunOptions extends EvaluatorChoice {
+  dataPath: string;
+  resultDir: string;
+  /** The candidates' model name; its folder is modelDirName(model). */
+  model: string;
+  pairing: PairingMode;
+  workers?: number;
+  ids?: readonly number[];
+  /** Re-evaluate tasks that already have an eval.json. */
+  force?: boolean;
+  /** Called after each task (progress display). */
+  onTask?: (outcome: TaskRunOutcome) => void;
+}
+
+export interface TaskRunOutcome {
+  taskId: number;
+  status: "evaluated" | "skipped" | "failed";
+  final?: number;
+  ifs?: number;
+  error?: ErrorRecord;
+  wallMs: number;
+}
+
+export interface EvaluateRunSummary {
+  tasks: TaskRunOutcome[];
+  reportPath?: string;
+  wallMs: number;
+}
+
+export const DEFAULT_JUDGE_MODEL = "gpt-4o";
+
+/** Builds the evaluator once per process: model client (checked before any work), judges, OCR/DINO. */
+export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluator> {
+  const needsModel = choice.judge === "llm" || choice.grounding === "llm";
+  let client = choice.client;
+  if (needsModel && !client) {
+    const spec = loadModelSpec(choice.judgeModel ?? DEFAULT_JUDGE_MODEL, choice.baseURL ? { baseURL: choice.baseURL } : {});
+    await preflightModel(spec);
+    client = createModelClient(spec, choice.cacheDir ? { cache: openResponseCache(choice.cacheDir, "read-write") } : {});
+  }
+  const modelName = client?.spec.name ?? "none";
+  const scorers: VisualScorers = await createVisualScorers(choice.judge === "llm" && client ? { judge: createClientJudge(client) } : {});
+  return {
+    grounder: createGrounder(choice.grounding, client ? { client } : {}),
+    judge: createAssertionJudge(choice.judge, client ? { client } : {}),
+    scorers,
+    groundingModel: choice.grounding === "llm" ? modelName : "none",
+    judgeModel: choice.judge === "llm" ? modelName : "none",
+    ...(choice.hostTimeouts ? { hostTimeouts: choice.hostTimeouts } : {}),
+    ...(choice.trace === false ? { trace: false } : {}),
+  };
+}
+
+/** Ends what createEvaluator started (OCR worker, DINO) and the shared browser. */
+export async function closeEvaluator(): Promise<void> {
+  await shutdownVisualScorers();
+  await closeSharedBrowser();
+}
+
+function selectTasks(tasks: readonly Task[], ids: readonly number[] | undefined, dataPath: string): Task[] {
+  if (!ids || ids.length === 0) return [...tasks];
+  const known = new Set(tasks.map((task) => task.id));
+  const unknown = ids.filter((id) => !known.has(id));
+  if (unknown.length > 0) {
+    throw new IwrError("CONFIG_INVALID", `--ids: task(s) ${unknown.join(", ")} are not in ${dataPath} (it has ${[...known].join(", ")})`);
+  }
+  const wanted = new Set(ids);
+  return tasks.filter((task) => wanted.has(task.id));
+}
+
+export async function evaluateOneTask(
+  task: Task,
+  options: { resultDir: string; model: string; pairing: PairingMode | readonly PairingMode[]; force?: boolean },
+  evaluator: Evaluator,
+): Promise<{ outcome: TaskRunOutcome; evaluation?: TaskEvaluation }> {
+  const started = Date.now();
+  const candidateDir = path.join(options.resultDir, String(task.id), modelDirName(options.model));
+  if (!options.force && fs.existsSync(path.join(candidateDir, EVAL_FILE))) {
+    return { outcome: { taskId: task.id, status: "skipped", wallMs: 0 } };
+  }
+  try {
+    const evaluation = await evaluateTask({
+      task,
+      candidateDir,
+      model: options.model,
+      pairingModes: typeof options.pairing === "string" ? [options.pairing] : options.pairing,
+      evaluator,
+      replace: options.force ?? false,
+    });
+    const scores = evaluation.records[0]?.record.scores;
+    return {
+      outcome: { taskId: task.id, status: "evaluated", final: scores?.final, ifs: scores?.ifs, wallMs: Date.now() - started },
+      evaluation,
+    };
+  } catch (error) {
+    logger.error(`task ${task.id}: evaluation failed: ${errorMessage(error)}`);
+    return { outcome: { taskId: task.id, status: "failed", error: toErrorRecord(error), wallMs: Date.now() - started } };
+  }
+}
+
+export async function runEvaluation(options: EvaluateRunOptions): Promise<EvaluateRunSummary> {
+  const started = Date.now();
+  const workers = options.workers ?? 1;
+  if (!Number.isInteger(workers) || workers < 1) throw new IwrError("CONFIG_INVALID", `--workers: expected a positive integer, got ${workers}`);
+  const tasks = selectTasks(await loadTasks(options.dataPath), options.ids, options.dataPath);
+  const evaluator = await createEvaluator(options);
+  const limit = pLimit(workers);
+  try {
+    const outcomes = await Promise.all(
+      tasks.map((task) =>
+        limit(async () => {
+          const { outcome } = await evaluateOneTask(task, options, evaluator);
+          options.onTask?.(outcome);
+          return outcome;
+        }),
+      ),
+    );
+    let reportPath: string | undefined;
+    if (outcomes.some((outcome) => outcome.status !== "failed")) {
+      reportPath = rescore(options.resultDir, options.model).reportPath;
+    }
+    return { tasks: outcomes, ...(reportPath ? { reportPath } : {}), wallMs: Date.now() - started };
+  } finally {
+    await closeEvaluator();
+  }
+}
