@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright";
 import { errorMessage } from "../errors.ts";
+import { tempPathBeside } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { settleWithin } from "./deadline.ts";
 import type { TargetIds } from "./teardown.ts";
@@ -29,7 +30,7 @@ export async function readTargetIds(context: BrowserContext, page: Page): Promis
 export async function saveTrace(context: BrowserContext, tracePath: string, ms: number): Promise<boolean> {
   const folder = path.dirname(path.resolve(tracePath));
   await fs.promises.mkdir(folder, { recursive: true });
-  const temp = path.join(folder, `.${path.basename(tracePath)}.${process.pid}.${Date.now()}.tmp`);
+  const temp = tempPathBeside(path.resolve(tracePath));
   const stopping = context.tracing.stop({ path: temp });
   const settled = await settleWithin(stopping, ms);
   if (settled.status === "done") {

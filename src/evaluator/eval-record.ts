@@ -8,8 +8,8 @@
  * once finished unless the caller asks to replace it.
  */
 import fs from "node:fs";
-import path from "node:path";
 import { z } from "zod";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError } from "../errors.ts";
 import { aggregateTask } from "./aggregate.ts";
 import type { PairingResult } from "./pairing.ts";
@@ -102,20 +102,6 @@ export const EvalRecordSchema = z.object({
 });
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
 
-/** Writes `contents` to `file` through a temp file in the same folder and a rename. */
-export function writeFileAtomic(file: string, contents: string): void {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  try {
-    fs.writeFileSync(temp, contents);
-    fs.renameSync(temp, file);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw new IwrError("IO", `cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`, { file }, { cause: error });
-  }
-}
-
 function describeIssue(file: string, error: z.ZodError): string {
   const issue = error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.join(".") : "(root)";
@@ -129,7 +115,7 @@ export function writeEvalRecord(file: string, record: EvalRecord, options: { rep
   if (!options.replace && fs.existsSync(file)) {
     throw new IwrError("IO", `${file} already exists: a finished result is never rewritten (pass replace to re-evaluate on purpose)`, { file });
   }
-  writeFileAtomic(file, `${JSON.stringify(checked.data, null, 2)}\n`);
+  writeFileAtomicSync(file, `${JSON.stringify(checked.data, null, 2)}\n`);
 }
 
 export function parseEvalRecord(raw: unknown, file: string): EvalRecord {

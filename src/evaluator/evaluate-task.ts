@@ -9,6 +9,7 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { openSandboxedPage, type HostTimeouts, type PageIncident } from "../browser/host.ts";
@@ -16,7 +17,7 @@ import type { Task } from "../tasks/schema.ts";
 import { readImageText } from "./metrics/ocr.ts";
 import { scoreVisualPairs, visualSettings, type VisualScorers } from "./metrics/index.ts";
 import { pairEvalpoints } from "./pairing.ts";
-import { buildEvalRecord, writeEvalRecord, writeFileAtomic, type EvalRecord } from "./eval-record.ts";
+import { buildEvalRecord, writeEvalRecord, type EvalRecord } from "./eval-record.ts";
 import type { PairingMode } from "./settings.ts";
 import { replayTrajectory, type ReplayResult, type ReplayStep } from "./replay.ts";
 import type { Grounder } from "./grounding/types.ts";
@@ -282,7 +283,7 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
     });
   }
   const replayRecord: ReplayRecord = { ...record, successStep, timings: { ...timings, scoreMs: Date.now() - scoringStarted }, wallMs: Date.now() - started };
-  writeFileAtomic(path.join(candidateDir, REPLAY_FILE), `${JSON.stringify(replayRecord, null, 2)}\n`);
+  writeFileAtomicSync(path.join(candidateDir, REPLAY_FILE), `${JSON.stringify(replayRecord, null, 2)}\n`);
   const primary = records[0];
   if (primary) writeEvalRecord(evalFile, primary.record, { replace: options.replace ?? false });
   logger.debug(`task ${task.id}: executed ${replay.executed}/${actions.length}, success_step ${successStep}, final ${primary?.record.scores.final.toFixed(4)} in ${replayRecord.wallMs} ms`);

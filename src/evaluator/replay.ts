@@ -12,6 +12,7 @@ import path from "node:path";
 import type { Page } from "playwright";
 import { PROTOCOL } from "../tasks/protocol.ts";
 import type { Action, ActionType } from "../tasks/schema.ts";
+import { writeFileAtomic } from "../files/atomic.ts";
 import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import {
@@ -88,12 +89,6 @@ export interface ReplayResult {
   stoppedAt?: number;
   /** Set when the page itself broke down (hung, crashed, screenshot impossible). */
   error?: ErrorRecord;
-}
-
-export async function writeFileAtomic(file: string, data: Buffer | string): Promise<void> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
-  await fs.writeFile(temp, data);
-  await fs.rename(temp, file);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -8,10 +8,11 @@
  * keys that differ, so no table silently blends two evaluators.
  */
 import path from "node:path";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError } from "../errors.ts";
 import { modelDirName } from "../models/index.ts";
 import { averageScores, type TaskScores } from "./aggregate.ts";
-import { comparableSettings, writeFileAtomic, type EvalSettings } from "./eval-record.ts";
+import { comparableSettings, type EvalSettings } from "./eval-record.ts";
 import { EVALUATOR_SETTINGS } from "./settings.ts";
 
 export interface ReportRow {
@@ -100,6 +101,6 @@ export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[],
 /** Writes `<resultsDir>/reports/<model-dir>_metrics.md` atomically; returns its path. */
 export function writeMetricsReport(resultsDir: string, model: string, rows: readonly ReportRow[], options: ReportOptions = {}): string {
   const file = path.join(resultsDir, "reports", `${modelDirName(model)}_metrics.md`);
-  writeFileAtomic(file, renderMetricsMarkdown(model, rows, options));
+  writeFileAtomicSync(file, renderMetricsMarkdown(model, rows, options));
   return file;
 }

@@ -18,6 +18,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { writeFileAtomic } from "../files/atomic.ts";
 import { IwrError, errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
@@ -68,19 +69,6 @@ export function parseCacheMode(text: string): CacheMode {
 
 export function entryPath(dir: string, name: string, key: string): string {
   return path.join(dir, modelDirName(name), `${key}.json`);
-}
-
-/** Writes `text` to `file` so a reader never sees half of it: temp file in the same folder, then rename. */
-export async function writeFileAtomic(file: string, text: string): Promise<void> {
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  try {
-    await fs.promises.writeFile(temp, text, "utf8");
-    await fs.promises.rename(temp, file);
-  } catch (error) {
-    await fs.promises.rm(temp, { force: true });
-    throw error;
-  }
 }
 
 function isEntry(value: unknown, key: string): value is CacheEntry {

@@ -31,7 +31,7 @@ import {
   type ModelSpec,
   type UsageTotals,
 } from "../models/index.ts";
-import { writeFileAtomic } from "../models/cache.ts";
+import { writeFileAtomic } from "../files/atomic.ts";
 import type { TaskInputs } from "../tasks/schema.ts";
 
 export const GENERATION_RECORD_VERSION = 1;

@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import { TaskLineSchema, type TaskLine } from "./schema.ts";
 
 interface ExistingLine {
@@ -75,15 +76,6 @@ export function writeTaskLine(jsonlPath: string, line: unknown, options: WriteTa
   const kept = existing.filter((entry) => entry.id !== id);
   // Write the input as given (not zod's output, which would add defaults) so the line round-trips.
   const lines = [...kept, { id, text: JSON.stringify(line) }].sort((a, b) => a.id - b.id);
-  const directory = path.dirname(path.resolve(jsonlPath));
-  const temp = path.join(directory, `.${path.basename(jsonlPath)}.${process.pid}.${Date.now()}.tmp`);
-  try {
-    fs.mkdirSync(directory, { recursive: true });
-    fs.writeFileSync(temp, lines.map((entry) => entry.text).join("\n") + "\n");
-    fs.renameSync(temp, jsonlPath);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw new IwrError("IO", `cannot write ${jsonlPath}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file: jsonlPath });
-  }
+  writeFileAtomicSync(path.resolve(jsonlPath), lines.map((entry) => entry.text).join("\n") + "\n");
   return parsed.data;
 }
