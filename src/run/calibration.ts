@@ -9,7 +9,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import type { Task } from "../tasks/schema.ts";
+import pLimit from "p-limit";
 import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
+import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+import type { PairingMode } from "../evaluator/settings.ts";
+import { closeEvaluator, createEvaluator } from "./evaluate.ts";
 
 export const CALIBRATION_CANDIDATES = ["reference", "blank"] as const;
 export type CalibrationCandidate = (typeof CALIBRATION_CANDIDATES)[number];
@@ -36,4 +40,107 @@ export function writeCalibrationCandidate(task: Task, resultDir: string, candida
   }
   fs.writeFileSync(path.join(candidateDir, "index.html"), html);
   return candidateDir;
+}
+
+/** Evaluating the two calibration candidates of a task set; shared by `npm run calibrate` and `iwr start`. */
+export interface CalibrationRow {
+  task: Task;
+  candidate: CalibrationCandidate;
+  evaluation: TaskEvaluation;
+}
+
+export interface CalibrationOptions {
+  tasks: readonly Task[];
+  resultDir: string;
+  workers: number;
+  /** Called as each candidate finishes (progress display). */
+  onRow?: (row: CalibrationRow) => void;
+}
+
+export const CALIBRATION_MODES: readonly PairingMode[] = ["aligned", "official"];
+/** The evaluator's calibration targets (issue: reference ceiling, blank floor), aligned pairing. */
+export const CALIBRATION_TARGETS = Object.freeze({ referenceFinalMin: 0.9, blankFinalMax: 0.15 });
+
+/** Evaluates `reference` and `blank` for every task with the offline judge and grounding, under both pairings. */
+export async function runCalibration(options: CalibrationOptions): Promise<CalibrationRow[]> {
+  const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic" });
+  const limit = pLimit(options.workers);
+  const rows: CalibrationRow[] = [];
+  try {
+    await Promise.all(
+      options.tasks.flatMap((task) =>
+        CALIBRATION_CANDIDATES.map((candidate) =>
+          limit(async () => {
+            const candidateDir = writeCalibrationCandidate(task, options.resultDir, candidate);
+            const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: CALIBRATION_MODES, evaluator, replace: true });
+            const row = { task, candidate, evaluation };
+            rows.push(row);
+            options.onRow?.(row);
+          }),
+        ),
+      ),
+    );
+  } finally {
+    await closeEvaluator();
+  }
+  return rows;
+}
+
+function scoresOf(rows: readonly CalibrationRow[], task: Task, candidate: CalibrationCandidate, mode: PairingMode) {
+  const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === candidate);
+  return row?.evaluation.records.find((entry) => entry.mode === mode)?.record.scores;
+}
+
+const pct = (value: number): string => (value * 100).toFixed(2);
+const mean = (values: number[]): number => (values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length);
+
+/** A markdown table: per task the reference and blank scores under both pairings, then the means. */
+export function calibrationTable(tasks: readonly Task[], rows: readonly CalibrationRow[]): string {
+  const cell = (task: Task, candidate: CalibrationCandidate, mode: PairingMode, key: "ifs" | "final") => scoresOf(rows, task, candidate, mode)?.[key] ?? 0;
+  const lines = [
+    "| task | site | steps | ref IFS | ref Final aligned | ref Final official | blank IFS | blank Final aligned | blank Final official |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const task of tasks) {
+    lines.push(
+      `| ${task.id} | ${task.meta.sourceWebsite} | ${task.truth.actions.length} | ${pct(cell(task, "reference", "aligned", "ifs"))} | ${pct(cell(task, "reference", "aligned", "final"))} | ${pct(cell(task, "reference", "official", "final"))} | ${pct(cell(task, "blank", "aligned", "ifs"))} | ${pct(cell(task, "blank", "aligned", "final"))} | ${pct(cell(task, "blank", "official", "final"))} |`,
+    );
+  }
+  const column = (candidate: CalibrationCandidate, mode: PairingMode, key: "ifs" | "final") => pct(mean(tasks.map((task) => cell(task, candidate, mode, key))));
+  lines.push(
+    `| mean | | | ${column("reference", "aligned", "ifs")} | ${column("reference", "aligned", "final")} | ${column("reference", "official", "final")} | ${column("blank", "aligned", "ifs")} | ${column("blank", "aligned", "final")} | ${column("blank", "official", "final")} |`,
+  );
+  return lines.join("\n");
+}
+
+/** Why a reference lost steps: the failed action, and each assertion the judge said No to. */
+export function explainLostSteps(row: CalibrationRow): string[] {
+  const lines: string[] = [];
+  const replay = row.evaluation.replay;
+  if (replay.stopReason) lines.push(`  stopped: ${replay.stopReason.message}`);
+  for (const outcome of replay.assertions) {
+    if (outcome.verdict.result === "Yes") continue;
+    lines.push(`  action ${outcome.actionIndex} assertion "${outcome.assertion}": No — ${outcome.verdict.think ?? outcome.verdict.failure?.message ?? ""}`);
+    const ocr = outcome.verdict.evidence?.ocrText;
+    if (ocr) lines.push(`    OCR read: ${ocr.slice(0, 300)}`);
+  }
+  return lines;
+}
+
+/** Every missed calibration target, explained; empty when all are met. */
+export function calibrationProblems(tasks: readonly Task[], rows: readonly CalibrationRow[]): string[] {
+  const problems: string[] = [];
+  for (const task of tasks) {
+    const referenceIfs = scoresOf(rows, task, "reference", "aligned")?.ifs ?? 0;
+    if (referenceIfs < 1) {
+      problems.push(`reference of task ${task.id} reached IFS ${pct(referenceIfs)} %:`);
+      const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === "reference");
+      if (row) problems.push(...explainLostSteps(row));
+    }
+    if ((scoresOf(rows, task, "blank", "aligned")?.ifs ?? 1) > 0) problems.push(`blank page of task ${task.id} reached IFS > 0`);
+  }
+  const meanFinal = (candidate: CalibrationCandidate) => mean(tasks.map((task) => scoresOf(rows, task, candidate, "aligned")?.final ?? 0));
+  if (meanFinal("reference") < CALIBRATION_TARGETS.referenceFinalMin) problems.push(`reference mean Final (aligned) below ${CALIBRATION_TARGETS.referenceFinalMin * 100} %`);
+  if (meanFinal("blank") > CALIBRATION_TARGETS.blankFinalMax) problems.push(`blank mean Final (aligned) above ${CALIBRATION_TARGETS.blankFinalMax * 100} %`);
+  return problems;
 }
