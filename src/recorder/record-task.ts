@@ -156,6 +156,27 @@ async function writeSheets(assets: readonly RecordedAsset[], dir: string): Promi
   return sheets.length;
 }
 
+/**
+ * The reference page must show every image and video the recorded page did: an asset
+ * URL the source never names literally (built in script) keeps its original path in
+ * the reference page, which 404s when the reference is served as a candidate and
+ * silently lowers the calibration ceiling. Refused here, before anything is installed.
+ */
+function requireCompleteReference(unrewritten: readonly string[], entryUrl: string): void {
+  if (unrewritten.length === 0) return;
+  const shown = unrewritten.map((url) => {
+    const asset = new URL(url);
+    return asset.origin === new URL(entryUrl).origin ? asset.pathname.replace(/^\//, "") + asset.search : url;
+  });
+  throw new IwrError(
+    "RECORDER",
+    `the reference page cannot load ${unrewritten.length} asset(s) the page loaded, because index.html never names them literally ` +
+      `(a URL built in script, e.g. 'img/' + name + '.png'?): ${shown.join(", ")}. ` +
+      `Write each asset URL out in full in the source (e.g. a lookup object { cat: "img/cat.png" }) so it can be rewritten to the assets folder`,
+    { urls: [...unrewritten] },
+  );
+}
+
 /** Everything decided before the browser starts. */
 interface RecordingPlan {
   readonly options: RecordTaskOptions;
@@ -226,6 +247,7 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     }
     const sheetCount = await writeSheets(session.assets, path.join(workDir, "stitched_assets"));
     const reference = rewriteAssetUrls(opened.source, opened.entryUrl, assetNameByUrl(session.assets));
+    requireCompleteReference(reference.unrewritten, opened.entryUrl);
     fs.mkdirSync(path.join(workDir, "reference"));
     fs.writeFileSync(path.join(workDir, "reference", "index.html"), reference.html);
     const warnings = [...session.warnings, ...reference.leftovers.map((left) => `reference page still names ${left}, which the page never loaded`)];
