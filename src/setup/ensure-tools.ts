@@ -12,9 +12,28 @@ export interface SetupReport {
   chromium: FoundTool;
   ffmpeg: FoundTool;
   installed: string[];
+  /** Font packages still missing (only when they could not be installed). */
+  missingFonts: string[];
 }
 
-const INSTALL_COMMAND = "sudo apt-get update && sudo apt-get install -y chromium ffmpeg";
+/**
+ * The fonts the bundled suite's checkpoints were rendered with (the sites use the
+ * generic sans-serif/serif/monospace families). Another font set renders other
+ * pixels, and reference pages would no longer match their own checkpoints.
+ */
+const FONT_PACKAGES: Readonly<Record<string, string>> = {
+  "fonts-dejavu-core": "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+  "fonts-dejavu-extra": "/usr/share/fonts/truetype/dejavu/DejaVuSansCondensed.ttf",
+  "fonts-liberation": "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+};
+
+const INSTALL_COMMAND = `sudo apt-get update && sudo apt-get install -y chromium ffmpeg ${Object.keys(FONT_PACKAGES).join(" ")}`;
+
+function missingFontPackages(): string[] {
+  return Object.entries(FONT_PACKAGES)
+    .filter(([, file]) => !fs.existsSync(file))
+    .map(([name]) => name);
+}
 
 function isDebianLike(): boolean {
   try {
@@ -32,7 +51,7 @@ function isRoot(): boolean {
 function aptInstall(packages: string[], say: (line: string) => void): void {
   say(`installing ${packages.join(" ")} with apt-get (root on Debian/Ubuntu)…`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", ...packages]]) {
+  for (const args of [["update", "-qq"], ["install", "-y", "-qq", ...packages]]) {
     const result = spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env });
     if (result.status !== 0) {
       throw new IwrError("SETUP_MISSING", `apt-get ${args[0]} failed (exit ${result.status ?? result.signal}); run: ${INSTALL_COMMAND}`);
@@ -50,6 +69,7 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   if (!chromium) missing.push("chromium");
   // The npm-shipped ffmpeg works but has no ffprobe and is old: prefer the system one.
   if (!ffmpeg || ffmpeg.source === "npm") missing.push("ffmpeg");
+  if (isDebianLike()) missing.push(...missingFontPackages());
   const installed: string[] = [];
   if (missing.length > 0 && isRoot() && isDebianLike()) {
     aptInstall(missing, say);
@@ -63,5 +83,9 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   if (!ffmpeg) {
     throw new IwrError("SETUP_MISSING", `ffmpeg not found. Install it with: ${INSTALL_COMMAND}  (or set IWR_FFMPEG=/path/to/ffmpeg)`);
   }
-  return { chromium, ffmpeg, installed };
+  const missingFonts = isDebianLike() ? missingFontPackages() : [];
+  if (missingFonts.length > 0) {
+    say(`warning: font packages ${missingFonts.join(", ")} are missing; pages will render differently from the bundled checkpoints. Install: ${INSTALL_COMMAND}`);
+  }
+  return { chromium, ffmpeg, installed, missingFonts };
 }
