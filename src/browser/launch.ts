@@ -19,6 +19,10 @@ export const CHROMIUM_ARGS: readonly string[] = [
   "--hide-scrollbars",
   "--font-render-hinting=none",
   "--force-color-profile=srgb",
+  // WebRTC opens UDP sockets (STUN to any host:port) that neither request routing nor the
+  // dead-end proxy sees: with this policy it may only use proxied TCP, i.e. nothing. (The
+  // similarly named --force-webrtc-ip-handling-policy is not in this Chromium build.)
+  "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 ];
 
 const logger = log("browser");

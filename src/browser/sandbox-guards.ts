@@ -35,8 +35,48 @@ export function deadEndProxy(origin: string): { server: string; bypass: string }
   return { server: "http://127.0.0.1:9", bypass: `<-loopback>,${new URL(origin).host}` };
 }
 
-/** Aborts every request and websocket that leaves `origin`, recording each. */
+/** The binding through which the WebRTC stand-ins report a use to the host. */
+const WEBRTC_REPORT_BINDING = "__iwrSandboxWebRtcBlocked";
+/** The WebRTC entry points a page could open a socket through (RTCDataChannel only via a connection, but cheap to cover). */
+const WEBRTC_CONSTRUCTORS = ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel"];
+
+/**
+ * Runs in every frame before the page's scripts (serialised into the page: it must be
+ * self-contained). Each WebRTC constructor becomes one that reports and throws, defined
+ * read-only and non-configurable so the page cannot put anything back.
+ */
+function replaceWebRtcConstructors({ binding, names }: { binding: string; names: string[] }): void {
+  const scope = globalThis as unknown as Record<string, unknown>;
+  // Taken now, before the page's scripts could overwrite the global name.
+  const captured = scope[binding];
+  for (const name of names) {
+    if (!(name in scope)) continue;
+    const blocked = function (): never {
+      const report = typeof captured === "function" ? captured : scope[binding];
+      if (typeof report === "function") Promise.resolve(report(name)).catch(() => undefined);
+      throw new DOMException(`${name} is disabled in the iwr sandbox`, "NotAllowedError");
+    };
+    Object.defineProperty(scope, name, { value: blocked, writable: false, configurable: false, enumerable: false });
+  }
+}
+
+/**
+ * WebRTC sends UDP the request routing cannot see. The launch flag
+ * (--webrtc-ip-handling-policy) is what stops the packets; this takes the API away as
+ * well, so a page gets a clear error and the attempt becomes an incident.
+ */
+export async function installWebRtcGuard(context: BrowserContext, incidents: IncidentLog): Promise<void> {
+  await context.exposeBinding(WEBRTC_REPORT_BINDING, (source, name: unknown) => {
+    incidents.record("blocked-request", `webrtc ${String(name)} from ${describeUrl(source.frame.url())}`);
+  });
+  const arg = JSON.stringify({ binding: WEBRTC_REPORT_BINDING, names: WEBRTC_CONSTRUCTORS });
+  // As source text, with a no-op `__name`: tsx wraps inner functions in that helper, absent in the page.
+  await context.addInitScript({ content: `(() => { const __name = (f) => f; (${replaceWebRtcConstructors.toString()})(${arg}); })();` });
+}
+
+/** Aborts every request and websocket that leaves `origin` and blocks WebRTC, recording each. */
 export async function installNetworkGuards(context: BrowserContext, origin: string, incidents: IncidentLog): Promise<void> {
+  await installWebRtcGuard(context, incidents);
   await context.route("**/*", async (route) => {
     const request = route.request();
     const url = request.url();

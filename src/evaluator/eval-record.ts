@@ -11,6 +11,7 @@ import fs from "node:fs";
 import { z } from "zod";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError } from "../errors.ts";
+import { redactString } from "../log/redact.ts";
 import { aggregateTask } from "./aggregate.ts";
 import type { PairingResult } from "./pairing.ts";
 import { PAIRING_MODES } from "./settings.ts";
@@ -115,7 +116,8 @@ export function writeEvalRecord(file: string, record: EvalRecord, options: { rep
   if (!options.replace && fs.existsSync(file)) {
     throw new IwrError("IO", `${file} already exists: a finished result is never rewritten (pass replace to re-evaluate on purpose)`, { file });
   }
-  writeFileAtomicSync(file, `${JSON.stringify(checked.data, null, 2)}\n`);
+  // The string, not the object: redact() would mask keys such as "inputTokens" too.
+  writeFileAtomicSync(file, redactString(`${JSON.stringify(checked.data, null, 2)}\n`));
 }
 
 export function parseEvalRecord(raw: unknown, file: string): EvalRecord {

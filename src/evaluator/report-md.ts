@@ -10,6 +10,7 @@
 import path from "node:path";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError } from "../errors.ts";
+import { redactString } from "../log/redact.ts";
 import { modelDirName } from "../models/index.ts";
 import { averageScores, type TaskScores } from "./aggregate.ts";
 import { comparableSettings, type EvalSettings } from "./eval-record.ts";
@@ -101,6 +102,6 @@ export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[],
 /** Writes `<resultsDir>/reports/<model-dir>_metrics.md` atomically; returns its path. */
 export function writeMetricsReport(resultsDir: string, model: string, rows: readonly ReportRow[], options: ReportOptions = {}): string {
   const file = path.join(resultsDir, "reports", `${modelDirName(model)}_metrics.md`);
-  writeFileAtomicSync(file, renderMetricsMarkdown(model, rows, options));
+  writeFileAtomicSync(file, redactString(renderMetricsMarkdown(model, rows, options)));
   return file;
 }

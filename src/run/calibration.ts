@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import type { Task } from "../tasks/schema.ts";
 import pLimit from "p-limit";
 import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
@@ -38,7 +39,7 @@ export function writeCalibrationCandidate(task: Task, resultDir: string, candida
     // The same post-processing a model's reply gets: iframes out, placeholder → relative assets path.
     html = extractPageFromReply(fs.readFileSync(source, "utf8"), assetsBasePath(candidateDir, task.inputs.assetsDir));
   }
-  fs.writeFileSync(path.join(candidateDir, "index.html"), html);
+  writeFileAtomicSync(path.join(candidateDir, "index.html"), html);
   return candidateDir;
 }
 

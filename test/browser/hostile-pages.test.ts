@@ -90,7 +90,8 @@ describe("hostile pages", () => {
     expect(sandbox.isAlive()).toBe(false);
     const started = Date.now();
     expect((await rejection(sandbox.screenshot())).code).toBe("PAGE_TIMEOUT");
-    expect(Date.now() - started).toBeLessThan(500);
+    // Fails fast: far below the 3 s screenshot limit, with room for a busy machine.
+    expect(Date.now() - started).toBeLessThan(2_000);
     await closeWithinBound(sandbox);
   });
 

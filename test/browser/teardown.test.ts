@@ -27,8 +27,9 @@ describe("teardown of a hung page", () => {
   it("closing the context finishes even though the renderer is stuck", async () => {
     const { context, page } = await hungPage();
     const started = Date.now();
+    // "context-closed" means the first step finished within its 3 s; the bound only catches a real hang.
     expect(await forceCloseContext(await sharedBrowser(), context, [], 3_000)).toBe("context-closed");
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(page.isClosed()).toBe(true);
   });
 

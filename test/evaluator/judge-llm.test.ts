@@ -112,4 +112,17 @@ describe("parseJudgeReply", () => {
     expect(parseJudgeReply("yes or no, who knows")).toBeUndefined();
     expect(parseJudgeReply("   ")).toBeUndefined();
   });
+
+  it("takes only an exact yes/no word as the verdict, ignoring case and punctuation", () => {
+    expect(parseJudgeReply('{"result":"No."}')).toMatchObject({ result: "No", via: "json" });
+    expect(parseJudgeReply('{"result":"Yes!"}')).toMatchObject({ result: "Yes", via: "json" });
+    expect(parseJudgeReply('{"result":" YES "}')).toMatchObject({ result: "Yes", via: "json" });
+    expect(parseJudgeReply("No.")).toMatchObject({ result: "No", via: "words" });
+    expect(parseJudgeReply("Yes!")).toMatchObject({ result: "Yes", via: "words" });
+    expect(parseJudgeReply('{"result":"none of the above"}')).toBeUndefined();
+    expect(parseJudgeReply('{"result":"not sure"}')).toBeUndefined();
+    expect(parseJudgeReply('{"result":"nothing changed"}')).toBeUndefined();
+    expect(parseJudgeReply('{"result":"yesterday"}')).toBeUndefined();
+    expect(parseJudgeReply("none of the above")).toBeUndefined();
+  });
 });

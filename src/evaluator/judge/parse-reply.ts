@@ -14,8 +14,14 @@ function fromObject(value: unknown): Omit<ParsedJudgeReply, "via"> | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Record<string, unknown>;
   const raw = record.result ?? record.Result ?? record.answer;
-  const word = typeof raw === "string" ? raw.trim().toLowerCase() : typeof raw === "boolean" ? (raw ? "yes" : "no") : "";
-  const result = word.startsWith("yes") || word === "true" ? "Yes" : word.startsWith("no") || word === "false" ? "No" : undefined;
+  // Only the bare word counts ("No." and "Yes!" do): "none of the above" or "not sure" is no verdict.
+  const word =
+    typeof raw === "string"
+      ? raw.trim().toLowerCase().replace(/^[^a-z]+|[^a-z]+$/g, "")
+      : typeof raw === "boolean"
+        ? String(raw)
+        : "";
+  const result = word === "yes" || word === "true" ? "Yes" : word === "no" || word === "false" ? "No" : undefined;
   if (!result) return undefined;
   const think = record.think ?? record.thinking ?? record.reasoning;
   return typeof think === "string" ? { result, think } : { result };
