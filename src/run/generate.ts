@@ -158,14 +158,15 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
         const outcome = await runSinglePass(inputs, { model, outputDir });
         const record = buildRecord(inputs, spec, outcome, startedAt);
         if (outcome.state.reply) progress.usage = addCallToTotals(progress.usage, outcome.state.reply);
+        // The page goes first and comes back last: a run killed in between leaves a task
+        // with no index.html, which a resume regenerates, never an old page beside a new record.
+        await fs.promises.rm(path.join(outputDir, "index.html"), { force: true });
         await writeFileAtomic(path.join(outputDir, "generation.json"), `${redactString(JSON.stringify(record, null, 2))}\n`);
         if (outcome.html !== undefined) {
           await writeFileAtomic(path.join(outputDir, "index.html"), outcome.html);
           finish({ id: inputs.id, status: "generated", outputDir });
           return;
         }
-        // A forced rerun that failed must not leave the old page beside the new record.
-        await fs.promises.rm(path.join(outputDir, "index.html"), { force: true });
         logger.warn(`task ${inputs.id}: ${outcome.failure?.code ?? "FAILED"}: ${outcome.failure?.message ?? "no page"}`);
         finish({ id: inputs.id, status: "failed", outputDir, ...(outcome.failure ? { error: outcome.failure } : {}) });
       }),
