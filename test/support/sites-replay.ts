@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright";
 import { PROTOCOL } from "../../src/tasks/protocol.ts";
+import { performAction, type RecorderPacing } from "../../src/recorder/perform.ts";
 import type { ScriptAction } from "./sites-scripts.ts";
 
 export interface StepReport {
@@ -69,21 +70,12 @@ const FIND_MISSING_LITERALS_IN_PAGE = `(wanted) => {
   return missing;
 }`;
 
-/** Executes one scripted action like the recorder: Click/Type on the locator, Press on the keyboard, Scroll by half a viewport. */
-export async function executeAction(page: Page, action: ScriptAction): Promise<void> {
-  if (action.type === "Scroll") {
-    await page.evaluate(`window.scrollBy(0, ${PROTOCOL.scrollViewportFraction} * window.innerHeight)`);
-    return;
-  }
-  if (action.type === "Press") {
-    await page.keyboard.press(action.key);
-    return;
-  }
-  // Type clicks the field and types, as the recorder does (so text is appended, never replaced).
-  const target = page.locator(action.locator);
-  // The protocol's action limit, as the recorder and evaluator use: a loaded machine can be slow.
-  await target.click({ timeout: PROTOCOL.actionTimeoutMs });
-  if (action.type === "Type") await page.keyboard.type(action.text);
+/** No pauses or pointer glide: the sites check needs the recorder's actions, not its pacing. */
+const NO_PACING: RecorderPacing = { pauseBeforeMs: 0, pauseAfterMs: 0, pointerTravelMs: 0, keystrokeMs: 0 };
+
+/** Executes one scripted action with the recorder's own code (so the check and the recording cannot drift apart). */
+export async function executeAction(page: Page, action: ScriptAction, stepNumber = 1): Promise<void> {
+  await performAction(page, action, stepNumber, { x: 0, y: 0 }, NO_PACING);
 }
 
 export interface ButtonAudit {
@@ -138,7 +130,7 @@ export async function replayScript(
   for (const [index, action] of actions.entries()) {
     const locatorMatches = action.type === "Click" || action.type === "Type" ? await page.locator(action.locator).count() : undefined;
     const scrollYBefore = (await page.evaluate("window.scrollY")) as number;
-    if (locatorMatches === undefined || locatorMatches === 1) await executeAction(page, action);
+    if (locatorMatches === undefined || locatorMatches === 1) await executeAction(page, action, index + 1);
     await page.waitForTimeout(settleMs);
     const scrollYAfter = (await page.evaluate("window.scrollY")) as number;
     const missingLiterals = await literalsMissingFromView(page, quotedLiterals(action.assertion));
