@@ -25,7 +25,8 @@ import { normalizeKey } from "../src/browser/actions.ts";
 import { PROTOCOL } from "../src/tasks/protocol.ts";
 import { loadTasks } from "../src/tasks/loader.ts";
 import type { Task } from "../src/tasks/schema.ts";
-import { readImageText } from "../src/evaluator/metrics/ocr.ts";
+import sharp from "sharp";
+import { ocrPoolSizeFor, readImageText } from "../src/evaluator/metrics/ocr.ts";
 import { candidateMounts, evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
 import { closeEvaluator, createEvaluator } from "../src/run/evaluate.ts";
 import { writeCalibrationCandidate } from "../src/run/calibration.ts";
@@ -46,10 +47,15 @@ async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
 /** Evaluates every task's reference page with `workers` at once; start-up timed apart. */
 async function ours(tasks: readonly Task[], resultDir: string, workers: number, trace: boolean): Promise<{ startupMs: number; runMs: number; replays: Map<number, ReplayRecord> }> {
   const startup = await timed(async () => {
-    const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", trace });
+    const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", trace, workers });
     await sharedBrowser();
-    // The OCR worker starts on first use: start it here, outside the timed run.
-    await readImageText(fs.readFileSync(tasks[0]!.truth.checkpointPaths[0]!));
+    // The OCR pool is started by createEvaluator; each worker's first reading is slow (model
+    // set-up), so warm them all here, on shrunk copies whose texts the run will not reuse.
+    const warmUp = tasks.slice(0, ocrPoolSizeFor(workers)).map(async (task) => {
+      const shrunk = await sharp(fs.readFileSync(task.truth.checkpointPaths[0]!)).resize({ width: 640 }).png().toBuffer();
+      return readImageText(shrunk);
+    });
+    await Promise.all(warmUp);
     return evaluator;
   });
   const evaluator = startup.value;

@@ -59,7 +59,7 @@ export interface OpenSandboxedPageOptions {
   entry: string;
   resolution: Resolution;
   timeouts?: Partial<HostTimeouts>;
-  /** Save a Playwright trace (screenshots + DOM snapshots) there on close, written atomically. */
+  /** Save a Playwright trace (DOM snapshots of every action, no screencast) there on close, written atomically. */
   tracePath?: string;
 }
 
@@ -148,7 +148,9 @@ async function startPageShell(
   try {
     context.setDefaultTimeout(timeouts.actionMs);
     context.setDefaultNavigationTimeout(timeouts.navigationMs);
-    if (tracing) await context.tracing.start({ screenshots: true, snapshots: true });
+    // DOM snapshots around every action are what show-trace replays; the screencast
+    // filmstrip would cost a JPEG per painted frame for pictures the evalpoints already keep.
+    if (tracing) await context.tracing.start({ screenshots: false, snapshots: true });
     await installNetworkGuards(context, server.origin, incidents);
     const page = await context.newPage();
     return { browser, context, page, targets: await readTargetIds(context, page) };

@@ -78,7 +78,11 @@ export interface ReplayRecord {
   assertions: AssertionOutcome[];
   incidents: PageIncident[];
   incidentCounts?: Record<string, number>;
-  /** Where the time went: opening the page, the replay, waiting for the judge after it, closing, scoring. */
+  /**
+   * Where the time went: opening the page, the replay, waiting for the judge after it,
+   * closing (trace save + context close, which runs alongside the judge wait and the
+   * scoring), scoring.
+   */
   timings: { openMs: number; replayMs: number; judgeWaitMs: number; closeMs: number; scoreMs: number };
   wallMs: number;
 }
@@ -106,8 +110,16 @@ function stopReasonOf(replay: ReplayResult, actionsCount: number): ErrorRecord |
   return replay.error;
 }
 
-/** Replays and judges; no scoring. The evalpoints end up in `<candidateDir>/evalpoints/`. */
-async function replayAndJudge(options: EvaluateTaskOptions): Promise<{ replay: ReplayResult; assertions: AssertionOutcome[]; record: Omit<ReplayRecord, "wallMs" | "successStep" | "timings">; timings: Omit<ReplayRecord["timings"], "scoreMs"> }> {
+interface ReplayedAndJudged {
+  replay: ReplayResult;
+  assertions: AssertionOutcome[];
+  /** The page's closing (trace, context, staged copy); the record is complete once it settles. */
+  closed: Promise<Omit<ReplayRecord, "wallMs" | "successStep" | "timings">>;
+  timings: Omit<ReplayRecord["timings"], "scoreMs">;
+}
+
+/** Replays and judges; no scoring. The evalpoints end up in `<candidateDir>/evalpoints/`. The page closes in the background. */
+async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAndJudged> {
   const timings = { openMs: 0, replayMs: 0, judgeWaitMs: 0, closeMs: 0 };
   let mark = Date.now();
   const lap = (): number => {
@@ -123,13 +135,20 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<{ replay: R
   const candidateFile = path.join(candidateDir, CANDIDATE_FILE);
   if (!fs.existsSync(candidateFile)) {
     const stopReason = { code: "CANDIDATE_MISSING", message: `no candidate page at ${candidateFile}` };
-    return { replay: { ...empty, error: stopReason }, assertions: [], record: { ...base, executed: 0, stopReason, steps: [], assertions: [], incidents: [] }, timings };
+    const record = { ...base, executed: 0, stopReason, steps: [], assertions: [], incidents: [] };
+    return { replay: { ...empty, error: stopReason }, assertions: [], closed: Promise.resolve(record), timings };
   }
 
-  // Reference checkpoints are read by OCR while the replay waits (the text cache keeps them).
-  for (const checkpoint of task.truth.checkpointPaths) {
+  // Reference checkpoints are read by OCR while the replay waits (the text cache keeps them),
+  // one as each evalpoint is taken: read all at once they would take the CPUs from the
+  // page while it opens. Any the replay did not reach are read as it ends.
+  const prefetched = new Set<number>();
+  const prefetchCheckpoint = (position: number): void => {
+    const checkpoint = task.truth.checkpointPaths[position];
+    if (checkpoint === undefined || prefetched.has(position)) return;
+    prefetched.add(position);
     void fsp.readFile(checkpoint).then(readImageText).catch(() => undefined);
-  }
+  };
   const stagingDir = path.join(candidateDir, `.${EVALPOINTS_DIR}.${process.pid}.${Date.now()}.tmp`);
   const servedDir = await stageCandidate(candidateDir);
   const sandbox = await openSandboxedPage({
@@ -145,6 +164,7 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<{ replay: R
   timings.openMs = lap();
   const judged: Array<Promise<AssertionOutcome>> = [];
   let replay: ReplayResult = empty;
+  let closing: Promise<void> = Promise.resolve();
   try {
     if (sandbox.loadError) {
       replay = { ...empty, error: sandbox.loadError };
@@ -167,6 +187,7 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<{ replay: R
         onEvalpoint: (index, png) => {
           shots[index] = png;
           void readImageText(png).catch(() => undefined);
+          prefetchCheckpoint(index);
           const action = actions[index - 1];
           const before = shots[index - 1];
           if (index === 0 || !action || !before || !action.logical_assertion.trim()) return;
@@ -189,31 +210,37 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<{ replay: R
     }
     timings.replayMs = lap();
   } finally {
-    await sandbox.close();
-    await fsp.rm(servedDir, { recursive: true, force: true });
-    timings.closeMs = lap();
+    task.truth.checkpointPaths.forEach((_, position) => prefetchCheckpoint(position));
+    // Saving the trace and closing the context need nothing from the judge or the scoring:
+    // they run while those do, and the record waits for them at the end.
+    const closeStarted = Date.now();
+    closing = sandbox.close().then(async () => {
+      await fsp.rm(servedDir, { recursive: true, force: true });
+      timings.closeMs = Date.now() - closeStarted;
+    });
+    // Observed here too, so a replay that throws leaves no unhandled rejection behind.
+    closing.catch(() => undefined);
   }
   const assertions = (await Promise.all(judged)).sort((a, b) => a.actionIndex - b.actionIndex);
   timings.judgeWaitMs = lap();
   await publishEvalpoints(candidateDir, stagingDir);
   const stopReason = stopReasonOf(replay, actions.length);
-  return {
-    replay,
+  const finished = replay;
+  const closed = closing.then(() => ({
+    ...base,
+    url: sandbox.url,
+    ...(sandbox.loadError ? { loadError: sandbox.loadError } : {}),
+    ...(sandbox.tornDown ? { tornDown: sandbox.tornDown } : {}),
+    executed: finished.executed,
+    ...(stopReason ? { stopReason } : {}),
+    steps: finished.steps,
     assertions,
-    record: {
-      ...base,
-      url: sandbox.url,
-      ...(sandbox.loadError ? { loadError: sandbox.loadError } : {}),
-      ...(sandbox.tornDown ? { tornDown: sandbox.tornDown } : {}),
-      executed: replay.executed,
-      ...(stopReason ? { stopReason } : {}),
-      steps: replay.steps,
-      assertions,
-      incidents: [...sandbox.incidents],
-      incidentCounts: { ...sandbox.incidentCounts },
-    },
-    timings,
-  };
+    incidents: [...sandbox.incidents],
+    incidentCounts: { ...sandbox.incidentCounts },
+  }));
+  // Awaited by the caller after scoring; observed now so a failure before then is not "unhandled".
+  closed.catch(() => undefined);
+  return { replay: finished, assertions, closed, timings };
 }
 
 /** Swaps the new evalpoints in for any earlier ones (a shorter replay must not leave stale files behind). */
@@ -241,7 +268,7 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   }
   const started = Date.now();
   await fsp.mkdir(candidateDir, { recursive: true });
-  const { replay, assertions, record, timings } = await replayAndJudge(options);
+  const { replay, assertions, closed, timings } = await replayAndJudge(options);
   const scoringStarted = Date.now();
   const actions = task.truth.actions;
   const successStep = successStepOf(replay.executed, assertions);
@@ -265,7 +292,7 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
       mode,
     });
     const steps = await scoreVisualPairs(pairing.pairs, evaluator.scorers);
-    const stopReason = record.stopReason;
+    const stopReason = stopReasonOf(replay, actions.length);
     records.push({
       mode,
       record: buildEvalRecord({
@@ -282,7 +309,9 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
       }),
     });
   }
-  const replayRecord: ReplayRecord = { ...record, successStep, timings: { ...timings, scoreMs: Date.now() - scoringStarted }, wallMs: Date.now() - started };
+  const scoreMs = Date.now() - scoringStarted;
+  const record = await closed;
+  const replayRecord: ReplayRecord = { ...record, successStep, timings: { ...timings, scoreMs }, wallMs: Date.now() - started };
   writeFileAtomicSync(path.join(candidateDir, REPLAY_FILE), `${JSON.stringify(replayRecord, null, 2)}\n`);
   const primary = records[0];
   if (primary) writeEvalRecord(evalFile, primary.record, { replace: options.replace ?? false });

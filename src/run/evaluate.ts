@@ -16,6 +16,7 @@ import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
 import { createModelClient, loadModelSpec, modelDirName, openResponseCache, preflightModel, type ModelClient } from "../models/index.ts";
 import { createVisualScorers, shutdownVisualScorers, type VisualScorers } from "../evaluator/metrics/index.ts";
+import { ocrPoolSizeFor, setOcrPoolSize } from "../evaluator/metrics/ocr.ts";
 import { createClientJudge } from "../evaluator/metrics/judge-call.ts";
 import { rescore } from "../evaluator/rescore.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
@@ -38,6 +39,8 @@ export interface EvaluatorChoice {
   trace?: boolean;
   /** An already-built client for the `llm` parts (tests, or callers sharing one). */
   client?: ModelClient;
+  /** Tasks evaluated at once in this process (default 1); the OCR pool is sized for it. */
+  workers?: number;
 }
 
 export interface EvaluateRunOptions extends EvaluatorChoice {
@@ -46,7 +49,6 @@ export interface EvaluateRunOptions extends EvaluatorChoice {
   /** The candidates' model name; its folder is modelDirName(model). */
   model: string;
   pairing: PairingMode;
-  workers?: number;
   ids?: readonly number[];
   /** Re-evaluate tasks that already have an eval.json. */
   force?: boolean;
@@ -81,6 +83,7 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
     client = createModelClient(spec, choice.cacheDir ? { cache: openResponseCache(choice.cacheDir, "read-write") } : {});
   }
   const modelName = client?.spec.name ?? "none";
+  setOcrPoolSize(ocrPoolSizeFor(choice.workers ?? 1));
   const scorers: VisualScorers = await createVisualScorers(choice.judge === "llm" && client ? { judge: createClientJudge(client) } : {});
   return {
     grounder: createGrounder(choice.grounding, client ? { client } : {}),

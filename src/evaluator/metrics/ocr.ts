@@ -10,12 +10,16 @@
  * numbers are close to, not identical with, the harness's. The engine's name and
  * version are recorded with every result.
  *
- * One worker per process, created on first use and reused; `shutdownOcr()` ends it.
- * Texts are cached by the image's content hash, so each reference checkpoint is read
- * once however many candidates are compared with it.
+ * A small pool of Tesseract workers per process (one reading is single-threaded and
+ * costs 0.4–1 s of CPU on a 720p screen, so one worker makes every reading queue behind
+ * the others: the judge's region crops behind the evalpoints, one task behind another).
+ * The pool is started on first use, all at once, and reused; `setOcrPoolSize()` sizes it
+ * before that and `shutdownOcr()` ends it. Texts are cached by the image's content hash,
+ * so each reference checkpoint is read once however many candidates are compared with it.
  */
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
+import os from "node:os";
 import path from "node:path";
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
 import { IwrError, errorMessage } from "../../errors.ts";
@@ -64,47 +68,99 @@ function tesseractLangPath(): string {
   return path.join(packageDir, EVALUATOR_SETTINGS.ocr.trainedData);
 }
 
-async function startTesseract(): Promise<OcrEngine> {
+async function startTesseractWorker(): Promise<Worker> {
   const settings = EVALUATOR_SETTINGS.ocr;
-  let worker: Worker;
+  const worker = await createWorker(settings.language, OEM.LSTM_ONLY, {
+    langPath: tesseractLangPath(),
+    cacheMethod: "none",
+    gzip: true,
+  });
   try {
-    worker = await createWorker(settings.language, OEM.LSTM_ONLY, {
-      langPath: tesseractLangPath(),
-      cacheMethod: "none",
-      gzip: true,
-    });
     // A fixed resolution: screenshots carry no (or arbitrary) DPI metadata, and Tesseract's
     // guess from it would make the same pixels read differently.
     await worker.setParameters({ tessedit_pageseg_mode: settings.pageSegMode as PSM, user_defined_dpi: settings.dpi });
   } catch (error) {
-    throw new IwrError("SETUP_MISSING", `OCR engine tesseract.js could not start: ${errorMessage(error)}`, {}, { cause: error });
+    await worker.terminate().catch(() => undefined);
+    throw error;
   }
+  return worker;
+}
+
+/** Readings wait here for the first idle worker, in the order they were asked for. */
+class WorkerPool {
+  private readonly idle: Worker[];
+  private readonly waiting: Array<(worker: Worker) => void> = [];
+
+  constructor(private readonly workers: readonly Worker[]) {
+    this.idle = [...workers];
+  }
+
+  async run<T>(job: (worker: Worker) => Promise<T>): Promise<T> {
+    const worker = this.idle.pop() ?? (await new Promise<Worker>((resolve) => this.waiting.push(resolve)));
+    try {
+      return await job(worker);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next(worker);
+      else this.idle.push(worker);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.terminate().catch(() => undefined)));
+  }
+}
+
+async function startTesseract(size: number): Promise<OcrEngine> {
+  const settings = EVALUATOR_SETTINGS.ocr;
+  const starting = Array.from({ length: size }, () => startTesseractWorker());
+  const started = await Promise.allSettled(starting);
+  const workers = started.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
+  const failure = started.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+  if (failure) {
+    await Promise.all(workers.map((worker) => worker.terminate().catch(() => undefined)));
+    throw new IwrError("SETUP_MISSING", `OCR engine tesseract.js could not start: ${errorMessage(failure.reason)}`, {}, { cause: failure.reason });
+  }
+  const pool = new WorkerPool(workers);
   const info: OcrEngineInfo = {
     name: settings.engine,
     version: packageVersion("tesseract.js"),
     detail: `${settings.language} ${settings.trainedData} psm ${settings.pageSegMode} dpi ${settings.dpi}`,
   };
-  logger.debug("OCR worker started", { engine: info });
+  logger.debug(`OCR pool of ${size} worker(s) started`, { engine: info });
   return {
     info,
     async readSegments(png) {
-      const result = await worker.recognize(png);
+      const result = await pool.run((worker) => worker.recognize(png));
       // Tesseract separates lines with "\n" (blocks with a blank line): one line is one segment.
       return result.data.text.split("\n");
     },
-    async close() {
-      await worker.terminate();
-    },
+    close: () => pool.close(),
   };
 }
 
+/**
+ * One more worker than evaluation workers (a task's evalpoint readings and its judge's
+ * region crops come in bursts together), never more than the CPUs.
+ */
+export function ocrPoolSizeFor(evaluationWorkers: number): number {
+  return Math.max(1, Math.min(os.availableParallelism(), Math.max(1, Math.floor(evaluationWorkers)) + 1));
+}
+
+let poolSize = ocrPoolSizeFor(1);
 let sharedEngine: Promise<OcrEngine> | undefined;
+
+/** How many Tesseract workers the next pool start uses (a running pool keeps its size until shutdownOcr()). */
+export function setOcrPoolSize(size: number): void {
+  if (!Number.isInteger(size) || size < 1) throw new IwrError("CONFIG_INVALID", `OCR pool size: expected a positive integer, got ${size}`);
+  poolSize = size;
+}
 const textCache = new Map<string, Promise<string>>();
 
 /** The process's OCR engine, started on first use. A failed start is not cached: the next call retries. */
 export function getOcrEngine(): Promise<OcrEngine> {
   if (!sharedEngine) {
-    const starting = startTesseract();
+    const starting = startTesseract(poolSize);
     sharedEngine = starting;
     starting.catch(() => {
       if (sharedEngine === starting) sharedEngine = undefined;
@@ -113,7 +169,7 @@ export function getOcrEngine(): Promise<OcrEngine> {
   return sharedEngine;
 }
 
-/** Ends the shared OCR worker (call once at shutdown; a later OCR call starts a new one). */
+/** Ends the shared OCR workers (call once at shutdown; a later OCR call starts a new one). */
 export async function shutdownOcr(): Promise<void> {
   const engine = sharedEngine;
   sharedEngine = undefined;
