@@ -19,12 +19,17 @@ import { createVisualScorers, shutdownVisualScorers, type VisualScorers } from "
 import { ocrPoolSizeFor, setOcrPoolSize } from "../evaluator/metrics/ocr.ts";
 import { createClientJudge } from "../evaluator/metrics/judge-call.ts";
 import { rescore } from "../evaluator/rescore.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
+import { redactString } from "../log/redact.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { createGrounder, type GrounderKind } from "../evaluator/grounding/index.ts";
 import { createAssertionJudge, type JudgeKind } from "../evaluator/judge/index.ts";
 import { EVAL_FILE, evaluateTask, type Evaluator, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
 
 const logger = log("evaluate");
+
+/** Beside a candidate whose evaluation could not finish: the error, for the researcher and the report. */
+export const EVAL_ERROR_FILE = "eval-error.json";
 
 export interface EvaluatorChoice {
   judge: JudgeKind;
@@ -139,7 +144,13 @@ export async function evaluateOneTask(
     };
   } catch (error) {
     logger.error(`task ${task.id}: evaluation failed: ${errorMessage(error)}`);
-    return { outcome: { taskId: task.id, status: "failed", error: toErrorRecord(error), wallMs: Date.now() - started } };
+    const record = toErrorRecord(error);
+    // Recorded in the task's own folder; no eval.json is written, so a rerun tries the task again.
+    writeFileAtomicSync(
+      path.join(candidateDir, EVAL_ERROR_FILE),
+      `${redactString(JSON.stringify({ taskId: task.id, model: options.model, failedAt: new Date().toISOString(), error: record }, null, 2))}\n`,
+    );
+    return { outcome: { taskId: task.id, status: "failed", error: record, wallMs: Date.now() - started } };
   }
 }
 

@@ -74,6 +74,9 @@ async function startTesseractWorker(): Promise<Worker> {
     langPath: tesseractLangPath(),
     cacheMethod: "none",
     gzip: true,
+    // Without a handler tesseract.js rethrows every failed job from its message loop, an
+    // uncaught exception that would end the whole run; the job's own promise still rejects.
+    errorHandler: (reason: unknown) => logger.debug(`tesseract job failed: ${String(reason)}`),
   });
   try {
     // A fixed resolution: screenshots carry no (or arbitrary) DPI metadata, and Tesseract's

@@ -1,0 +1,67 @@
+/**
+ * A task whose evaluation cannot finish (here: a corrupt reference checkpoint) is
+ * recorded in that task's folder as eval-error.json, gets no eval.json (so a rerun
+ * tries it again), and the run goes on to the next task.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.ts";
+import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { EVAL_ERROR_FILE } from "../../src/run/evaluate.ts";
+import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
+import { shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+
+const MODEL_DIR = "some-model";
+let dir: string;
+let set: TaskSetFixture;
+let resultDir: string;
+
+beforeAll(async () => {
+  dir = tempDir("evaluate-failure");
+  set = await writeValidTaskSet(dir, {
+    count: 2,
+    width: 640,
+    height: 360,
+    videoSeconds: 1,
+    actions: [
+      { type: "Type", parameters: { description: "the 'New item' field", text: "Pears" }, logical_assertion: "", visual_evaluation_flag: false },
+      { type: "Click", parameters: { description: "the blue 'Add' button" }, logical_assertion: "The list shows 'Pears'", visual_evaluation_flag: true },
+    ],
+  });
+  resultDir = path.join(dir, "results");
+  for (const id of set.ids) writeCandidate(path.join(resultDir, String(id), MODEL_DIR), shoppingListPage());
+  // Task 1's reference checkpoint is not an image any more.
+  fs.writeFileSync(path.join(set.taskDir(1), "checkpoints", "step_1.png"), "not a png");
+});
+
+afterAll(async () => {
+  await closeSharedBrowser();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a task whose evaluation fails", () => {
+  it("is recorded as eval-error.json beside its candidate, and the next task is still evaluated", async () => {
+    const lines: string[] = [];
+    const original = console.log;
+    console.log = (...parts: unknown[]) => void lines.push(parts.map(String).join(" "));
+    let code: number;
+    try {
+      code = await main(["node", "iwr", "--quiet", "evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", "Some-Model", "--judge", "heuristic", "--grounding", "heuristic"]);
+    } finally {
+      console.log = original;
+      process.exitCode = undefined;
+    }
+    // The run finishes every task, and its exit code says that one failed.
+    expect(code).toBe(1);
+    expect(lines.join("\n")).toMatch(/evaluated 1, skipped 0 .* failed 1/);
+
+    const failedDir = path.join(resultDir, "1", MODEL_DIR);
+    expect(fs.existsSync(path.join(failedDir, "eval.json"))).toBe(false);
+    const failure = JSON.parse(fs.readFileSync(path.join(failedDir, EVAL_ERROR_FILE), "utf8"));
+    expect(failure).toMatchObject({ taskId: 1, model: "Some-Model" });
+    expect(failure.error.message).toMatch(/step_1\.png|unsupported image format|Input buffer/i);
+
+    expect(fs.existsSync(path.join(resultDir, "2", MODEL_DIR, "eval.json"))).toBe(true);
+  });
+});
