@@ -14,7 +14,7 @@ import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { assetsUrlPath, candidateMounts, stageCandidate } from "../../src/evaluator/evaluate-task.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
 import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
-import { shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
 
 const MODEL = "GPT-4o";
 const MODEL_DIR = "gpt-4o";
@@ -49,16 +49,7 @@ async function iwr(...args: string[]): Promise<{ code: number; out: string }> {
 
 beforeAll(async () => {
   dir = tempDir("evaluate-cli");
-  set = await writeValidTaskSet(dir, {
-    count: 2,
-    width: 640,
-    height: 360,
-    videoSeconds: 1,
-    actions: [
-      { type: "Type", parameters: { description: "the 'New item' field", text: "Pears" }, logical_assertion: "", visual_evaluation_flag: false },
-      { type: "Click", parameters: { description: "the blue 'Add' button" }, logical_assertion: "The list shows 'Pears'", visual_evaluation_flag: true },
-    ],
-  });
+  set = await writeValidTaskSet(dir, { count: 2, ...SHOPPING_LIST_TASK_OPTIONS });
   resultDir = path.join(dir, "results");
   writeCandidate(candidateDir(1), candidateWithAsset(1));
   // Task 2 has no candidate at all.

@@ -10,7 +10,7 @@ import { main } from "../../src/cli/main.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { EVAL_ERROR_FILE } from "../../src/run/evaluate.ts";
 import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
-import { shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
 
 const MODEL_DIR = "some-model";
 let dir: string;
@@ -19,16 +19,7 @@ let resultDir: string;
 
 beforeAll(async () => {
   dir = tempDir("evaluate-failure");
-  set = await writeValidTaskSet(dir, {
-    count: 2,
-    width: 640,
-    height: 360,
-    videoSeconds: 1,
-    actions: [
-      { type: "Type", parameters: { description: "the 'New item' field", text: "Pears" }, logical_assertion: "", visual_evaluation_flag: false },
-      { type: "Click", parameters: { description: "the blue 'Add' button" }, logical_assertion: "The list shows 'Pears'", visual_evaluation_flag: true },
-    ],
-  });
+  set = await writeValidTaskSet(dir, { count: 2, ...SHOPPING_LIST_TASK_OPTIONS });
   resultDir = path.join(dir, "results");
   for (const id of set.ids) writeCandidate(path.join(resultDir, String(id), MODEL_DIR), shoppingListPage());
   // Task 1's reference checkpoint is not an image any more.

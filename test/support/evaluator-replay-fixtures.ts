@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Action } from "../../src/tasks/schema.ts";
+import type { TaskSetFixtureOptions } from "./tasks-fixtures.ts";
 import { ActionSchema } from "../../src/tasks/schema.ts";
 
 /** The candidate page. `tall: false` leaves nothing to scroll. */
@@ -79,3 +80,14 @@ export function writeCandidate(dir: string, html: string): string {
   fs.writeFileSync(path.join(dir, "index.html"), html);
   return dir;
 }
+
+/** The shopping-list trajectory as task-set fixture options: type an item, click Add, check the list. */
+export const SHOPPING_LIST_TASK_OPTIONS: TaskSetFixtureOptions = {
+  width: 640,
+  height: 360,
+  videoSeconds: 1,
+  actions: [
+    { type: "Type", parameters: { description: "the 'New item' field", text: "Pears" }, logical_assertion: "", visual_evaluation_flag: false },
+    { type: "Click", parameters: { description: "the blue 'Add' button" }, logical_assertion: "The list shows 'Pears'", visual_evaluation_flag: true },
+  ],
+};
