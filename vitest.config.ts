@@ -1,3 +1,5 @@
+import os from "node:os";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 // Real Chromium, real ffmpeg and real OCR run inside tests, on 2 cores:
@@ -9,5 +11,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     maxWorkers: 2,
     pool: "forks",
+    // Checkpoint OCR texts the tests read are kept for the test run only, not in the project's .cache.
+    env: { IWR_OCR_CACHE_DIR: path.join(os.tmpdir(), `iwr-test-ocr-text-${process.pid}`) },
   },
 });

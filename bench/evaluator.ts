@@ -9,8 +9,10 @@
  *           viewport screenshots — no grounding, judging, scoring, tracing or files.
  *
  * Prints ours(1 worker) / floor (target ≤ 1.3×) and the throughput of 2 workers over
- * 1 (target ≥ 1.6×). Process start-up (Chromium launch, OCR worker) is paid once and
- * reported separately, not in either figure. `-- --no-trace` measures without trace.zip.
+ * 1 (target ≥ 1.6×), each twice: with the checkpoints' OCR texts still to read (a
+ * suite's first evaluation) and found in the on-disk text store (every later one).
+ * Process start-up (Chromium launch, OCR worker) is paid once and reported separately,
+ * not in any figure. `-- --no-trace` measures without trace.zip.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -26,10 +28,11 @@ import { PROTOCOL } from "../src/tasks/protocol.ts";
 import { loadTasks } from "../src/tasks/loader.ts";
 import type { Task } from "../src/tasks/schema.ts";
 import sharp from "sharp";
-import { ocrPoolSizeFor, readImageText } from "../src/evaluator/metrics/ocr.ts";
+import { ocrPoolSizeFor, readImageText, setReferenceTextDir } from "../src/evaluator/metrics/ocr.ts";
 import { candidateMounts, evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
 import { closeEvaluator, createEvaluator } from "../src/run/evaluate.ts";
 import { writeCalibrationCandidate } from "../src/run/calibration.ts";
+import { runPipelined } from "../src/run/task-pipeline.ts";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -60,17 +63,13 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
   });
   const evaluator = startup.value;
   const replays = new Map<number, ReplayRecord>();
-  const limit = pLimit(workers);
+  // The same scheduling as `iwr evaluate --workers N`: N pages open, judging and scoring overlapping the next replay.
   const run = await timed(() =>
-    Promise.all(
-      tasks.map((task) =>
-        limit(async () => {
-          const candidateDir = path.join(resultDir, String(task.id), "reference");
-          const evaluation = await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true });
-          replays.set(task.id, evaluation.replay);
-        }),
-      ),
-    ),
+    runPipelined(tasks, { workers, weight: (task) => task.truth.actions.length }, async (task) => {
+      const candidateDir = path.join(resultDir, String(task.id), "reference");
+      const evaluation = await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true });
+      replays.set(task.id, evaluation.replay);
+    }),
   );
   await closeEvaluator();
   return { startupMs: startup.ms, runMs: run.ms, replays };
@@ -124,24 +123,41 @@ async function main(): Promise<number> {
     const actions = tasks.reduce((sum, task) => sum + task.truth.actions.length, 0);
     console.log(`${tasks.length} task(s), ${actions} action(s), reference pages, offline judge + grounding, trace ${trace ? "on" : "off"}; ${os.cpus().length} CPU(s), load ${os.loadavg()[0]?.toFixed(1)}`);
 
+    // The checkpoints' OCR texts are kept on disk between runs (reference-text-store.ts), so a
+    // suite's first evaluation ("cold") reads them and every later one ("warm") does not.
+    // Both are measured; each figure compares runs with the same cache state.
+    const textDir = (name: string) => path.join(resultDir, ".ocr-text", name);
+    setReferenceTextDir(textDir("first"));
     const one = await ours(tasks, resultDir, 1, trace);
     const executed = [...one.replays.values()].reduce((sum, replay) => sum + replay.executed, 0);
     const browser = await sharedBrowser();
     const floor = await timed(async () => {
       for (const task of tasks) await floorTask(browser, task, resultDir, one.replays.get(task.id)!);
     });
+    // Not a target: how far bare Playwright itself scales to 2 pages on this machine, for reading the 2-worker figure.
+    const floorTwo = await timed(async () => {
+      const limit = pLimit(2);
+      await Promise.all(tasks.map((task) => limit(() => floorTask(browser, task, resultDir, one.replays.get(task.id)!))));
+    });
     const waitsMs = tasks.length * PROTOCOL.initialSettleMs + executed * PROTOCOL.actionSettleMs;
     await closeEvaluator();
+    setReferenceTextDir(textDir("second"));
     const two = await ours(tasks, resultDir, 2, trace);
+    setReferenceTextDir(textDir("first"));
+    const oneWarm = await ours(tasks, resultDir, 1, trace);
+    const twoWarm = await ours(tasks, resultDir, 2, trace);
 
-    const ratio = one.runMs / floor.ms;
-    const throughput = one.runMs / two.runMs;
-    console.log(`protocol waits:         ${(waitsMs / 1000).toFixed(2)} s (${executed} executed actions)`);
-    console.log(`floor (waits + bare):   ${(floor.ms / 1000).toFixed(2)} s`);
-    console.log(`ours, 1 worker:         ${(one.runMs / 1000).toFixed(2)} s  (start-up ${(one.startupMs / 1000).toFixed(2)} s, not counted)`);
-    console.log(`ours, 2 workers:        ${(two.runMs / 1000).toFixed(2)} s  (start-up ${(two.startupMs / 1000).toFixed(2)} s, not counted)`);
-    console.log(`ratio ours(1) / floor:  ${ratio.toFixed(2)}x  (target <= 1.3x)`);
-    console.log(`throughput 2 vs 1:      ${throughput.toFixed(2)}x  (target >= 1.6x)`);
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+    console.log(`protocol waits:         ${seconds(waitsMs)} (${executed} executed actions)`);
+    console.log(`floor (waits + bare):   ${seconds(floor.ms)}`);
+    console.log(`bare Playwright, 2 pages at once: ${seconds(floorTwo.ms)} = ${(floor.ms / floorTwo.ms).toFixed(2)}x one (not a target: what this machine allows)`);
+    for (const [label, first, second] of [["cold", one, two], ["warm", oneWarm, twoWarm]] as const) {
+      console.log(`-- ${label}: checkpoint texts ${label === "cold" ? "read by OCR in the run (a suite's first evaluation)" : "found on disk (every later evaluation)"}`);
+      console.log(`ours, 1 worker:         ${seconds(first.runMs)}  (start-up ${seconds(first.startupMs)}, not counted)`);
+      console.log(`ours, 2 workers:        ${seconds(second.runMs)}  (start-up ${seconds(second.startupMs)}, not counted)`);
+      console.log(`ratio ours(1) / floor:  ${(first.runMs / floor.ms).toFixed(2)}x  (target <= 1.3x)`);
+      console.log(`throughput 2 vs 1:      ${(first.runMs / second.runMs).toFixed(2)}x  (target >= 1.6x)`);
+    }
     console.log(`load average at the end: ${os.loadavg()[0]?.toFixed(1)} (other processes on these ${os.cpus().length} CPUs skew every figure)`);
     return 0;
   } finally {

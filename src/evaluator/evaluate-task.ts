@@ -40,7 +40,15 @@ export interface Evaluator {
   hostTimeouts?: Partial<HostTimeouts>;
   /** Save a Playwright trace of each replay as trace.zip (default true). */
   trace?: boolean;
+  /**
+   * Shared by concurrent evaluateTask calls: at most this many candidate pages open at
+   * once (a p-limit). Without it every call opens its page at once.
+   */
+  pageSlots?: PageSlots;
 }
+
+/** Runs `open` when a page slot is free, holding it until `open` settles. */
+export type PageSlots = <T>(open: () => Promise<T>) => Promise<T>;
 
 export interface EvaluateTaskOptions {
   task: Task;
@@ -79,11 +87,11 @@ export interface ReplayRecord {
   incidents: PageIncident[];
   incidentCounts?: Record<string, number>;
   /**
-   * Where the time went: opening the page, the replay, waiting for the judge after it,
-   * closing (trace save + context close, which runs alongside the judge wait and the
-   * scoring), scoring.
+   * Where the time went: waiting for a free page slot (other tasks' replays), opening the
+   * page, the replay, waiting for the judge after it, closing (trace save + context close,
+   * which runs alongside the judge wait and the scoring), scoring.
    */
-  timings: { openMs: number; replayMs: number; judgeWaitMs: number; closeMs: number; scoreMs: number };
+  timings: { slotWaitMs: number; openMs: number; replayMs: number; judgeWaitMs: number; closeMs: number; scoreMs: number };
   wallMs: number;
 }
 
@@ -118,9 +126,12 @@ interface ReplayedAndJudged {
   timings: Omit<ReplayRecord["timings"], "scoreMs">;
 }
 
-/** Replays and judges; no scoring. The evalpoints end up in `<candidateDir>/evalpoints/`. The page closes in the background. */
+/**
+ * Replays (in a page slot) and judges; no scoring. The evalpoints end up in
+ * `<candidateDir>/evalpoints/`. The page closes in the background.
+ */
 async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAndJudged> {
-  const timings = { openMs: 0, replayMs: 0, judgeWaitMs: 0, closeMs: 0 };
+  const timings = { slotWaitMs: 0, openMs: 0, replayMs: 0, judgeWaitMs: 0, closeMs: 0 };
   let mark = Date.now();
   const lap = (): number => {
     const now = Date.now();
@@ -147,80 +158,88 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
     const checkpoint = task.truth.checkpointPaths[position];
     if (checkpoint === undefined || prefetched.has(position)) return;
     prefetched.add(position);
-    void fsp.readFile(checkpoint).then(readImageText).catch(() => undefined);
+    void fsp.readFile(checkpoint).then((png) => readImageText(png, { reference: true })).catch(() => undefined);
   };
   const stagingDir = path.join(candidateDir, `.${EVALPOINTS_DIR}.${process.pid}.${Date.now()}.tmp`);
-  const servedDir = await stageCandidate(candidateDir);
-  const sandbox = await openSandboxedPage({
-    mounts: candidateMounts(candidateDir, task.inputs.assetsDir, servedDir),
-    entry: CANDIDATE_FILE,
-    resolution: task.inputs.resolution,
-    ...(evaluator.trace === false ? {} : { tracePath: path.join(candidateDir, TRACE_FILE) }),
-    ...(evaluator.hostTimeouts ? { timeouts: evaluator.hostTimeouts } : {}),
-  }).catch(async (error: unknown) => {
-    await fsp.rm(servedDir, { recursive: true, force: true });
-    throw error;
-  });
-  timings.openMs = lap();
   const judged: Array<Promise<AssertionOutcome>> = [];
-  let replay: ReplayResult = empty;
-  let closing: Promise<void> = Promise.resolve();
-  try {
-    if (sandbox.loadError) {
-      replay = { ...empty, error: sandbox.loadError };
-    } else {
-      const shots: Buffer[] = [];
-      const ownPrefix = `${sandbox.server.origin}/`;
-      replay = await replayTrajectory({
-        surface: {
-          page: sandbox.page,
-          screenshot: () => sandbox.screenshot(),
-          withTimeout: (label, ms, run) => sandbox.withTimeout(label, ms, run),
-          leftTo: () => {
-            const url = sandbox.page.url();
-            return url.startsWith(ownPrefix) ? undefined : url;
-          },
-        },
-        actions,
-        grounder: evaluator.grounder,
-        evalpointsDir: stagingDir,
-        onEvalpoint: (index, png) => {
-          shots[index] = png;
-          void readImageText(png).catch(() => undefined);
-          prefetchCheckpoint(index);
-          const action = actions[index - 1];
-          const before = shots[index - 1];
-          if (index === 0 || !action || !before || !action.logical_assertion.trim()) return;
-          const assertion = action.logical_assertion;
-          judged.push(
-            evaluator.judge
-              .judge({ actionIndex: index - 1, actionType: action.type, actionDescription: action.parameters.description, assertion, before, after: png })
-              // Settled here, at once: a judge that throws is that step's recorded failure, never an unhandled rejection.
-              .catch((error: unknown): AssertionVerdict => ({
-                result: "No",
-                failure: { kind: "error", message: toErrorRecord(error).message },
-                replies: [],
-                attempts: 1,
-                latencyMs: 0,
-              }))
-              .then((verdict) => ({ actionIndex: index - 1, assertion, verdict })),
-          );
-        },
-      });
-    }
-    timings.replayMs = lap();
-  } finally {
-    task.truth.checkpointPaths.forEach((_, position) => prefetchCheckpoint(position));
-    // Saving the trace and closing the context need nothing from the judge or the scoring:
-    // they run while those do, and the record waits for them at the end.
-    const closeStarted = Date.now();
-    closing = sandbox.close().then(async () => {
+  const onEvalpoint = (shots: Buffer[], index: number, png: Buffer): void => {
+    shots[index] = png;
+    void readImageText(png).catch(() => undefined);
+    prefetchCheckpoint(index);
+    const action = actions[index - 1];
+    const before = shots[index - 1];
+    if (index === 0 || !action || !before || !action.logical_assertion.trim()) return;
+    const assertion = action.logical_assertion;
+    judged.push(
+      evaluator.judge
+        .judge({ actionIndex: index - 1, actionType: action.type, actionDescription: action.parameters.description, assertion, before, after: png })
+        // Settled here, at once: a judge that throws is that step's recorded failure, never an unhandled rejection.
+        .catch((error: unknown): AssertionVerdict => ({
+          result: "No",
+          failure: { kind: "error", message: toErrorRecord(error).message },
+          replies: [],
+          attempts: 1,
+          latencyMs: 0,
+        }))
+        .then((verdict) => ({ actionIndex: index - 1, assertion, verdict })),
+    );
+  };
+  // The page slot is held from opening the page to the end of its replay: judging, scoring
+  // and closing need no slot, so the next task's replay runs while they finish.
+  const inPageSlot = evaluator.pageSlots ?? (<T>(work: () => Promise<T>) => work());
+  const { sandbox, replay, closing } = await inPageSlot(async () => {
+    timings.slotWaitMs = lap();
+    const servedDir = await stageCandidate(candidateDir);
+    const sandbox = await openSandboxedPage({
+      mounts: candidateMounts(candidateDir, task.inputs.assetsDir, servedDir),
+      entry: CANDIDATE_FILE,
+      resolution: task.inputs.resolution,
+      ...(evaluator.trace === false ? {} : { tracePath: path.join(candidateDir, TRACE_FILE) }),
+      ...(evaluator.hostTimeouts ? { timeouts: evaluator.hostTimeouts } : {}),
+    }).catch(async (error: unknown) => {
       await fsp.rm(servedDir, { recursive: true, force: true });
-      timings.closeMs = Date.now() - closeStarted;
+      throw error;
     });
-    // Observed here too, so a replay that throws leaves no unhandled rejection behind.
-    closing.catch(() => undefined);
-  }
+    timings.openMs = lap();
+    let replay: ReplayResult = empty;
+    let closing: Promise<void> = Promise.resolve();
+    try {
+      if (sandbox.loadError) {
+        replay = { ...empty, error: sandbox.loadError };
+      } else {
+        const shots: Buffer[] = [];
+        const ownPrefix = `${sandbox.server.origin}/`;
+        replay = await replayTrajectory({
+          surface: {
+            page: sandbox.page,
+            screenshot: () => sandbox.screenshot(),
+            withTimeout: (label, ms, run) => sandbox.withTimeout(label, ms, run),
+            leftTo: () => {
+              const url = sandbox.page.url();
+              return url.startsWith(ownPrefix) ? undefined : url;
+            },
+          },
+          actions,
+          grounder: evaluator.grounder,
+          evalpointsDir: stagingDir,
+          onEvalpoint: (index, png) => onEvalpoint(shots, index, png),
+        });
+      }
+      timings.replayMs = lap();
+    } finally {
+      task.truth.checkpointPaths.forEach((_, position) => prefetchCheckpoint(position));
+      // Saving the trace and closing the context need nothing from the judge or the scoring:
+      // they run while those do, and the record waits for them at the end.
+      const closeStarted = Date.now();
+      closing = sandbox.close().then(async () => {
+        await fsp.rm(servedDir, { recursive: true, force: true });
+        timings.closeMs = Date.now() - closeStarted;
+      });
+      // Observed here too, so a replay that throws leaves no unhandled rejection behind.
+      closing.catch(() => undefined);
+    }
+    return { sandbox, replay, closing };
+  });
   const assertions = (await Promise.all(judged)).sort((a, b) => a.actionIndex - b.actionIndex);
   timings.judgeWaitMs = lap();
   await publishEvalpoints(candidateDir, stagingDir);

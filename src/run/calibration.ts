@@ -10,9 +10,9 @@ import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import type { Task } from "../tasks/schema.ts";
-import pLimit from "p-limit";
 import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
 import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+import { runPipelined } from "./task-pipeline.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { closeEvaluator, createEvaluator } from "./evaluate.ts";
 
@@ -64,23 +64,17 @@ export const CALIBRATION_TARGETS = Object.freeze({ referenceFinalMin: 0.9, blank
 
 /** Evaluates `reference` and `blank` for every task with the offline judge and grounding, under both pairings. */
 export async function runCalibration(options: CalibrationOptions): Promise<CalibrationRow[]> {
-  const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic" });
-  const limit = pLimit(options.workers);
+  const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: options.workers });
   const rows: CalibrationRow[] = [];
+  const runs = options.tasks.flatMap((task) => CALIBRATION_CANDIDATES.map((candidate) => ({ task, candidate })));
   try {
-    await Promise.all(
-      options.tasks.flatMap((task) =>
-        CALIBRATION_CANDIDATES.map((candidate) =>
-          limit(async () => {
-            const candidateDir = writeCalibrationCandidate(task, options.resultDir, candidate);
-            const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: CALIBRATION_MODES, evaluator, replace: true });
-            const row = { task, candidate, evaluation };
-            rows.push(row);
-            options.onRow?.(row);
-          }),
-        ),
-      ),
-    );
+    await runPipelined(runs, { workers: options.workers, weight: (run) => run.task.truth.actions.length }, async ({ task, candidate }) => {
+      const candidateDir = writeCalibrationCandidate(task, options.resultDir, candidate);
+      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: CALIBRATION_MODES, evaluator, replace: true });
+      const row = { task, candidate, evaluation };
+      rows.push(row);
+      options.onRow?.(row);
+    });
   } finally {
     await closeEvaluator();
   }

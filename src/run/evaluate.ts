@@ -1,13 +1,13 @@
 /**
  * Evaluating a results folder: every task of a task file whose candidate lives at
- * `<results>/<id>/<model-dir>/index.html`, `workers` tasks at a time in this one
- * process (one Chromium, a context per task; OCR and DINO loaded once), then the
+ * `<results>/<id>/<model-dir>/index.html`, `workers` pages open at a time in this one
+ * process (one Chromium, a context per task; OCR and DINO loaded once; see
+ * task-pipeline.ts for how replays overlap judging and scoring), then the
  * model's metrics report. A task whose evaluation breaks is recorded and the run
  * goes on; a finished eval.json is skipped unless `force` is set.
  */
 import fs from "node:fs";
 import path from "node:path";
-import pLimit from "p-limit";
 import { IwrError, errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { closeSharedBrowser } from "../browser/launch.ts";
@@ -24,6 +24,7 @@ import { redactString } from "../log/redact.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { createGrounder, type GrounderKind } from "../evaluator/grounding/index.ts";
 import { createAssertionJudge, type JudgeKind } from "../evaluator/judge/index.ts";
+import { createPageSlots, runPipelined } from "./task-pipeline.ts";
 import { EVAL_FILE, evaluateTask, type Evaluator, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
 
 const logger = log("evaluate");
@@ -44,7 +45,7 @@ export interface EvaluatorChoice {
   trace?: boolean;
   /** An already-built client for the `llm` parts (tests, or callers sharing one). */
   client?: ModelClient;
-  /** Tasks evaluated at once in this process (default 1); the OCR pool is sized for it. */
+  /** Candidate pages replayed at once in this process (default 1); the OCR pool is sized for it. */
   workers?: number;
 }
 
@@ -98,6 +99,7 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
     judgeModel: choice.judge === "llm" ? modelName : "none",
     ...(choice.hostTimeouts ? { hostTimeouts: choice.hostTimeouts } : {}),
     ...(choice.trace === false ? { trace: false } : {}),
+    pageSlots: createPageSlots(choice.workers ?? 1),
   };
 }
 
@@ -160,17 +162,12 @@ export async function runEvaluation(options: EvaluateRunOptions): Promise<Evalua
   if (!Number.isInteger(workers) || workers < 1) throw new IwrError("CONFIG_INVALID", `--workers: expected a positive integer, got ${workers}`);
   const tasks = selectTasks(await loadTasks(options.dataPath), options.ids, options.dataPath);
   const evaluator = await createEvaluator(options);
-  const limit = pLimit(workers);
   try {
-    const outcomes = await Promise.all(
-      tasks.map((task) =>
-        limit(async () => {
-          const { outcome } = await evaluateOneTask(task, options, evaluator);
-          options.onTask?.(outcome);
-          return outcome;
-        }),
-      ),
-    );
+    const outcomes = await runPipelined(tasks, { workers, weight: (task) => task.truth.actions.length }, async (task) => {
+      const { outcome } = await evaluateOneTask(task, options, evaluator);
+      options.onTask?.(outcome);
+      return outcome;
+    });
     let reportPath: string | undefined;
     if (outcomes.some((outcome) => outcome.status !== "failed")) {
       reportPath = rescore(options.resultDir, options.model).reportPath;

@@ -74,6 +74,22 @@ const FIND_MISSING_LITERALS_IN_PAGE = `(wanted) => {
 const NO_PACING: RecorderPacing = { pauseBeforeMs: 0, pauseAfterMs: 0, pointerTravelMs: 0, keystrokeMs: 0 };
 
 /** Executes one scripted action with the recorder's own code (so the check and the recording cannot drift apart). */
+/**
+ * Waits (up to 3 s) until window.scrollY stops moving: Chromium animates keyboard
+ * scrolling (End, PageDown), and on a loaded machine that outlasts a short settle.
+ */
+async function scrollAtRest(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const first = window.scrollY;
+        requestAnimationFrame(() => requestAnimationFrame(() => resolve(window.scrollY === first)));
+      }),
+    undefined,
+    { timeout: 3_000, polling: 50 },
+  );
+}
+
 export async function executeAction(page: Page, action: ScriptAction, stepNumber = 1): Promise<void> {
   await performAction(page, action, stepNumber, { x: 0, y: 0 }, NO_PACING);
 }
@@ -132,6 +148,7 @@ export async function replayScript(
     const scrollYBefore = (await page.evaluate("window.scrollY")) as number;
     if (locatorMatches === undefined || locatorMatches === 1) await executeAction(page, action, index + 1);
     await page.waitForTimeout(settleMs);
+    await scrollAtRest(page);
     const scrollYAfter = (await page.evaluate("window.scrollY")) as number;
     const missingLiterals = await literalsMissingFromView(page, quotedLiterals(action.assertion));
     if (options.shotsDir) await page.screenshot({ path: path.join(options.shotsDir, `step_${index + 1}.png`) });

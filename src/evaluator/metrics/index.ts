@@ -10,6 +10,7 @@
  *   ...at shutdown: await shutdownVisualScorers();
  */
 import fs from "node:fs/promises";
+import sharp from "sharp";
 import { IwrError, errorMessage } from "../../errors.ts";
 import type { EvalSettings, VisualStep } from "../eval-record.ts";
 import type { VisualPair } from "../pairing.ts";
@@ -67,9 +68,30 @@ async function readPng(file: string, role: string): Promise<Buffer> {
   }
 }
 
+/** Which of the two files is not a readable image, named for the error message; undefined when both decode. */
+async function unreadableImage(files: ReadonlyArray<{ role: string; file: string; png: Buffer }>): Promise<string | undefined> {
+  for (const { role, file, png } of files) {
+    const problem = await sharp(png).metadata().then(() => undefined, (error: unknown) => errorMessage(error));
+    if (problem !== undefined) return `${role} ${file} is not a readable image (${problem})`;
+  }
+  return undefined;
+}
+
 async function scorePair(pair: VisualPair, scorers: VisualScorers): Promise<VisualStep> {
   const [reference, candidate] = await Promise.all([readPng(pair.checkpointPath, "checkpoint"), readPng(pair.evalpointPath, "evalpoint")]);
-  const [ocr, dino] = await Promise.all([compareOcr(reference, candidate), scorers.visual.similarity(reference, candidate)]);
+  let scores: [Awaited<ReturnType<typeof compareOcr>>, number];
+  try {
+    scores = await Promise.all([compareOcr(reference, candidate), scorers.visual.similarity(reference, candidate)]);
+  } catch (error) {
+    // The metrics' own messages ("Input buffer contains unsupported image format") do not say which file.
+    const culprit = await unreadableImage([
+      { role: "checkpoint", file: pair.checkpointPath, png: reference },
+      { role: "evalpoint", file: pair.evalpointPath, png: candidate },
+    ]);
+    const where = culprit ?? `scoring evalpoint ${pair.evalpointPath} against checkpoint ${pair.checkpointPath} failed`;
+    throw new IwrError("EVALUATOR", `${where}: ${errorMessage(error)}`, { checkpoint: pair.checkpointPath, evalpoint: pair.evalpointPath }, { cause: error });
+  }
+  const [ocr, dino] = scores;
   const judgement = await scorers.judge.judge({ reference, candidate, ocrSimilarity: ocr.similarity, visualSimilarity: dino });
   return {
     position: pair.position,

@@ -15,17 +15,20 @@
  * the others: the judge's region crops behind the evalpoints, one task behind another).
  * The pool is started on first use, all at once, and reused; `setOcrPoolSize()` sizes it
  * before that and `shutdownOcr()` ends it. Texts are cached by the image's content hash,
- * so each reference checkpoint is read once however many candidates are compared with it.
+ * so each reference checkpoint is read once however many candidates are compared with it;
+ * reference texts are also kept on disk for later runs (reference-text-store.ts).
  */
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
 import { IwrError, errorMessage } from "../../errors.ts";
 import { log } from "../../log/logger.ts";
 import { EVALUATOR_SETTINGS } from "../settings.ts";
 import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
+import { defaultReferenceTextDir, openReferenceTextStore, type ReferenceTextStore } from "./reference-text-store.ts";
 
 export interface OcrEngineInfo {
   /** e.g. "tesseract.js" */
@@ -53,6 +56,7 @@ export interface OcrComparison {
 
 const logger = log("evaluator");
 const require = createRequire(import.meta.url);
+const OCR_WORKER_SCRIPT = fileURLToPath(new URL("./ocr-worker.cjs", import.meta.url));
 
 function packageVersion(name: string): string {
   const manifest: unknown = require(`${name}/package.json`);
@@ -74,6 +78,8 @@ async function startTesseractWorker(): Promise<Worker> {
     langPath: tesseractLangPath(),
     cacheMethod: "none",
     gzip: true,
+    // tesseract.js's worker script, run at a lower priority than the replay (see the file).
+    workerPath: OCR_WORKER_SCRIPT,
     // Without a handler tesseract.js rethrows every failed job from its message loop, an
     // uncaught exception that would end the whole run; the job's own promise still rejects.
     errorHandler: (reason: unknown) => logger.debug(`tesseract job failed: ${String(reason)}`),
@@ -184,13 +190,46 @@ function contentHash(png: Buffer): string {
   return createHash("sha256").update(png).digest("hex");
 }
 
-/** The space-joined OCR text of a PNG, cached by content hash. */
-export async function readImageText(png: Buffer): Promise<string> {
+let referenceStore: ReferenceTextStore | undefined | null = null;
+
+/** Where reference texts are kept between runs (undefined: nowhere). Default: defaultReferenceTextDir(). */
+export function setReferenceTextDir(dir: string | undefined): void {
+  referenceStore = dir === undefined ? undefined : openReferenceTextStore(dir);
+}
+
+function referenceTextStore(): ReferenceTextStore | undefined {
+  if (referenceStore === null) {
+    const dir = defaultReferenceTextDir();
+    referenceStore = dir === undefined ? undefined : openReferenceTextStore(dir);
+  }
+  return referenceStore;
+}
+
+export interface ReadTextOptions {
+  /**
+   * A reference picture (a task's checkpoint): its text is also kept on disk, so later
+   * runs do not read it again (see reference-text-store.ts).
+   */
+  reference?: boolean;
+}
+
+/** The space-joined OCR text of a PNG, cached by content hash (in memory; on disk too for references). */
+export async function readImageText(png: Buffer, options: ReadTextOptions = {}): Promise<string> {
   const engine = await getOcrEngine();
-  const key = `${engine.info.name}@${engine.info.version}:${contentHash(png)}`;
+  const engineKey = `${engine.info.name}@${engine.info.version} ${engine.info.detail}`;
+  const hash = contentHash(png);
+  const key = `${engineKey}:${hash}`;
   const cached = textCache.get(key);
   if (cached) return cached;
-  const reading = engine.readSegments(png).then(joinOcrSegments);
+  const store = options.reference ? referenceTextStore() : undefined;
+  const reading = store
+    ? store.get(engineKey, hash).then(async (stored) => {
+        if (stored !== undefined) return stored;
+        const text = joinOcrSegments(await engine.readSegments(png));
+        await store.put(engineKey, hash, text);
+        return text;
+      })
+    : engine.readSegments(png).then(joinOcrSegments);
   textCache.set(key, reading);
   reading.catch(() => textCache.delete(key));
   if (textCache.size > EVALUATOR_SETTINGS.ocr.textCacheEntries) {
@@ -202,7 +241,7 @@ export async function readImageText(png: Buffer): Promise<string> {
 
 /** OCR similarity of a reference checkpoint and a candidate screenshot (§3.5). */
 export async function compareOcr(checkpointPng: Buffer, screenshotPng: Buffer): Promise<OcrComparison> {
-  const [checkpointText, screenshotText] = await Promise.all([readImageText(checkpointPng), readImageText(screenshotPng)]);
+  const [checkpointText, screenshotText] = await Promise.all([readImageText(checkpointPng, { reference: true }), readImageText(screenshotPng)]);
   return { similarity: textSimilarity(checkpointText, screenshotText), checkpointText, screenshotText };
 }
 
