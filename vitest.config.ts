@@ -2,6 +2,10 @@ import os from "node:os";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
+// Checkpoint OCR texts the tests read are kept for this test run only, not in the
+// project's .cache (test/support/global-setup.ts removes the folder at the end).
+process.env.IWR_OCR_CACHE_DIR = path.join(os.tmpdir(), `iwr-test-ocr-text-${process.pid}`);
+
 // Real Chromium, real ffmpeg and real OCR run inside tests, on 2 cores:
 // generous per-test limits, and files run two at a time at most.
 export default defineConfig({
@@ -11,7 +15,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     maxWorkers: 2,
     pool: "forks",
-    // Checkpoint OCR texts the tests read are kept for the test run only, not in the project's .cache.
-    env: { IWR_OCR_CACHE_DIR: path.join(os.tmpdir(), `iwr-test-ocr-text-${process.pid}`) },
+    globalSetup: ["test/support/global-setup.ts"],
   },
 });

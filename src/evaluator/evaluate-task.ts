@@ -41,8 +41,9 @@ export interface Evaluator {
   /** Save a Playwright trace of each replay as trace.zip (default true). */
   trace?: boolean;
   /**
-   * Shared by concurrent evaluateTask calls: at most this many candidate pages open at
-   * once (a p-limit). Without it every call opens its page at once.
+   * Shared by concurrent evaluateTask calls: at most this many candidate pages opening
+   * or replaying at once (a p-limit; a replayed page's trace save and close run after
+   * its slot is freed). Without it every call opens its page at once.
    */
   pageSlots?: PageSlots;
 }

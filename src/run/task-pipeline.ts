@@ -1,8 +1,8 @@
 /**
  * How a run evaluates many tasks in one process. A task's evaluation has a browser part
  * (open the page, replay: mostly the protocol's waits) and a CPU part (OCR, judging,
- * scoring) that can finish after the page is closed. So `workers` pages are open at
- * once (the evaluator's page slots) while up to twice as many tasks are in flight: the
+ * scoring) that can finish after the replay. So `workers` pages open or replay at once
+ * (the evaluator's page slots) while up to twice as many tasks are in flight: the
  * next task replays while the previous one is judged and scored. Tasks start longest
  * first (most actions), so no long task is left to run alone at the end.
  */
@@ -12,7 +12,7 @@ import type { PageSlots } from "../evaluator/evaluate-task.ts";
 /** Tasks in flight per page slot: one replaying, one being judged and scored. */
 export const TASKS_IN_FLIGHT_PER_PAGE = 2;
 
-/** The page slots for `workers` pages open at once. */
+/** The page slots for `workers` pages opening or replaying at once. */
 export function createPageSlots(workers: number): PageSlots {
   const limit = pLimit(workers);
   return (open) => limit(open);

@@ -52,7 +52,7 @@ describe("reference OCR texts kept on disk", () => {
     expect(stored).toHaveLength(1);
     const [file, entry] = stored[0]!;
     expect(entry).toMatchObject({ version: 1, text });
-    expect((entry as { engine: string }).engine).toMatch(/^tesseract\.js@\d+\.\d+\.\d+ eng /);
+    expect((entry as { engine: string }).engine).toMatch(/^tesseract\.js@\d+\.\d+\.\d+ core@\S+ data@\S+ oem lstm eng \S+ psm \d+ dpi \d+ text-format \d+$/);
 
     // A later run (empty memory cache) must take the text from the store: mark the entry and see the mark come back.
     await shutdownOcr();

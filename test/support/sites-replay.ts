@@ -73,23 +73,26 @@ const FIND_MISSING_LITERALS_IN_PAGE = `(wanted) => {
 /** No pauses or pointer glide: the sites check needs the recorder's actions, not its pacing. */
 const NO_PACING: RecorderPacing = { pauseBeforeMs: 0, pauseAfterMs: 0, pointerTravelMs: 0, keystrokeMs: 0 };
 
-/** Executes one scripted action with the recorder's own code (so the check and the recording cannot drift apart). */
 /**
  * Waits (up to 3 s) until window.scrollY stops moving: Chromium animates keyboard
- * scrolling (End, PageDown), and on a loaded machine that outlasts a short settle.
+ * scrolling (End, PageDown), and on a loaded machine that outlasts a short settle. A
+ * page still scrolling after that is checked as it is (the literals check reports it).
  */
 async function scrollAtRest(page: Page): Promise<void> {
-  await page.waitForFunction(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const first = window.scrollY;
-        requestAnimationFrame(() => requestAnimationFrame(() => resolve(window.scrollY === first)));
-      }),
-    undefined,
-    { timeout: 3_000, polling: 50 },
-  );
+  await page
+    .waitForFunction(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const first = window.scrollY;
+          requestAnimationFrame(() => requestAnimationFrame(() => resolve(window.scrollY === first)));
+        }),
+      undefined,
+      { timeout: 3_000, polling: 50 },
+    )
+    .catch(() => undefined);
 }
 
+/** Executes one scripted action with the recorder's own code (so the check and the recording cannot drift apart). */
 export async function executeAction(page: Page, action: ScriptAction, stepNumber = 1): Promise<void> {
   await performAction(page, action, stepNumber, { x: 0, y: 0 }, NO_PACING);
 }

@@ -71,7 +71,8 @@ async function readPng(file: string, role: string): Promise<Buffer> {
 /** Which of the two files is not a readable image, named for the error message; undefined when both decode. */
 async function unreadableImage(files: ReadonlyArray<{ role: string; file: string; png: Buffer }>): Promise<string | undefined> {
   for (const { role, file, png } of files) {
-    const problem = await sharp(png).metadata().then(() => undefined, (error: unknown) => errorMessage(error));
+    // A full decode: a truncated PNG has a readable header.
+    const problem = await sharp(png).stats().then(() => undefined, (error: unknown) => errorMessage(error));
     if (problem !== undefined) return `${role} ${file} is not a readable image (${problem})`;
   }
   return undefined;
@@ -88,8 +89,9 @@ async function scorePair(pair: VisualPair, scorers: VisualScorers): Promise<Visu
       { role: "checkpoint", file: pair.checkpointPath, png: reference },
       { role: "evalpoint", file: pair.evalpointPath, png: candidate },
     ]);
-    const where = culprit ?? `scoring evalpoint ${pair.evalpointPath} against checkpoint ${pair.checkpointPath} failed`;
-    throw new IwrError("EVALUATOR", `${where}: ${errorMessage(error)}`, { checkpoint: pair.checkpointPath, evalpoint: pair.evalpointPath }, { cause: error });
+    // Both images fine: the metric itself failed (an OCR engine that cannot start...), its error says so.
+    if (culprit === undefined) throw error;
+    throw new IwrError("EVALUATOR", `${culprit}: ${errorMessage(error)}`, { checkpoint: pair.checkpointPath, evalpoint: pair.evalpointPath }, { cause: error });
   }
   const [ocr, dino] = scores;
   const judgement = await scorers.judge.judge({ reference, candidate, ocrSimilarity: ocr.similarity, visualSimilarity: dino });

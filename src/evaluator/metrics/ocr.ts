@@ -57,6 +57,25 @@ export interface OcrComparison {
 const logger = log("evaluator");
 const require = createRequire(import.meta.url);
 const OCR_WORKER_SCRIPT = fileURLToPath(new URL("./ocr-worker.cjs", import.meta.url));
+/** tesseract.js's own Node worker script, which OCR_WORKER_SCRIPT loads. */
+const TESSERACT_WORKER_SCRIPT = "tesseract.js/src/worker-script/node/index.js";
+/** Bumped when the stored form of a text changes (today: segments joined by joinOcrSegments). */
+const STORED_TEXT_FORMAT = 1;
+
+/**
+ * The lower-priority wrapper when tesseract.js's worker script is where it expects it;
+ * otherwise tesseract.js's default (a worker thread that cannot load would end the
+ * process rather than fail the start).
+ */
+function workerScriptOption(): { workerPath?: string } {
+  try {
+    require.resolve(TESSERACT_WORKER_SCRIPT);
+    return { workerPath: OCR_WORKER_SCRIPT };
+  } catch {
+    logger.debug(`OCR: ${TESSERACT_WORKER_SCRIPT} not found; Tesseract workers run at normal priority`);
+    return {};
+  }
+}
 
 function packageVersion(name: string): string {
   const manifest: unknown = require(`${name}/package.json`);
@@ -78,8 +97,8 @@ async function startTesseractWorker(): Promise<Worker> {
     langPath: tesseractLangPath(),
     cacheMethod: "none",
     gzip: true,
-    // tesseract.js's worker script, run at a lower priority than the replay (see the file).
-    workerPath: OCR_WORKER_SCRIPT,
+    // tesseract.js's worker script, run at a lower priority than the replay (see ocr-worker.cjs).
+    ...workerScriptOption(),
     // Without a handler tesseract.js rethrows every failed job from its message loop, an
     // uncaught exception that would end the whole run; the job's own promise still rejects.
     errorHandler: (reason: unknown) => logger.debug(`tesseract job failed: ${String(reason)}`),
@@ -190,6 +209,27 @@ function contentHash(png: Buffer): string {
   return createHash("sha256").update(png).digest("hex");
 }
 
+/**
+ * Everything that decides the text read from an image: the engine, its WASM core, the
+ * language data, the options and how segments are joined. Keys both text caches.
+ */
+function engineIdentity(info: OcrEngineInfo): string {
+  let identity = engineIdentities.get(info);
+  if (identity === undefined) {
+    identity = [
+      `${info.name}@${info.version}`,
+      `core@${packageVersion("tesseract.js-core")}`,
+      `data@${packageVersion("@tesseract.js-data/eng")}`,
+      "oem lstm",
+      info.detail,
+      `text-format ${STORED_TEXT_FORMAT}`,
+    ].join(" ");
+    engineIdentities.set(info, identity);
+  }
+  return identity;
+}
+const engineIdentities = new WeakMap<OcrEngineInfo, string>();
+
 let referenceStore: ReferenceTextStore | undefined | null = null;
 
 /** Where reference texts are kept between runs (undefined: nowhere). Default: defaultReferenceTextDir(). */
@@ -216,7 +256,7 @@ export interface ReadTextOptions {
 /** The space-joined OCR text of a PNG, cached by content hash (in memory; on disk too for references). */
 export async function readImageText(png: Buffer, options: ReadTextOptions = {}): Promise<string> {
   const engine = await getOcrEngine();
-  const engineKey = `${engine.info.name}@${engine.info.version} ${engine.info.detail}`;
+  const engineKey = engineIdentity(engine.info);
   const hash = contentHash(png);
   const key = `${engineKey}:${hash}`;
   const cached = textCache.get(key);
