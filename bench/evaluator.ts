@@ -32,7 +32,7 @@ import { ocrPoolSizeFor, readImageText, setReferenceTextDir } from "../src/evalu
 import { candidateMounts, evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
 import { closeEvaluator, createEvaluator } from "../src/run/evaluate.ts";
 import { writeCalibrationCandidate } from "../src/run/calibration.ts";
-import { runPipelined } from "../src/run/task-pipeline.ts";
+import { runPipelined, trajectoryLength } from "../src/run/task-pipeline.ts";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -65,7 +65,7 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
   const replays = new Map<number, ReplayRecord>();
   // The same scheduling as `iwr evaluate --workers N`: N pages open, judging and scoring overlapping the next replay.
   const run = await timed(() =>
-    runPipelined(tasks, { workers, weight: (task) => task.truth.actions.length }, async (task) => {
+    runPipelined(tasks, { workers, weight: trajectoryLength }, async (task) => {
       const candidateDir = path.join(resultDir, String(task.id), "reference");
       const evaluation = await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true });
       replays.set(task.id, evaluation.replay);

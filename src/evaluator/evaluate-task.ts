@@ -163,7 +163,8 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
   };
   const stagingDir = path.join(candidateDir, `.${EVALPOINTS_DIR}.${process.pid}.${Date.now()}.tmp`);
   const judged: Array<Promise<AssertionOutcome>> = [];
-  const onEvalpoint = (shots: Buffer[], index: number, png: Buffer): void => {
+  const shots: Buffer[] = [];
+  const onEvalpoint = (index: number, png: Buffer): void => {
     shots[index] = png;
     void readImageText(png).catch(() => undefined);
     prefetchCheckpoint(index);
@@ -208,7 +209,6 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
       if (sandbox.loadError) {
         replay = { ...empty, error: sandbox.loadError };
       } else {
-        const shots: Buffer[] = [];
         const ownPrefix = `${sandbox.server.origin}/`;
         replay = await replayTrajectory({
           surface: {
@@ -223,7 +223,7 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
           actions,
           grounder: evaluator.grounder,
           evalpointsDir: stagingDir,
-          onEvalpoint: (index, png) => onEvalpoint(shots, index, png),
+          onEvalpoint,
         });
       }
       timings.replayMs = lap();

@@ -12,7 +12,7 @@ import { writeFileAtomicSync } from "../files/atomic.ts";
 import type { Task } from "../tasks/schema.ts";
 import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
 import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
-import { runPipelined } from "./task-pipeline.ts";
+import { runPipelined, trajectoryLength } from "./task-pipeline.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { closeEvaluator, createEvaluator } from "./evaluate.ts";
 
@@ -68,7 +68,7 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
   const rows: CalibrationRow[] = [];
   const runs = options.tasks.flatMap((task) => CALIBRATION_CANDIDATES.map((candidate) => ({ task, candidate })));
   try {
-    await runPipelined(runs, { workers: options.workers, weight: (run) => run.task.truth.actions.length }, async ({ task, candidate }) => {
+    await runPipelined(runs, { workers: options.workers, weight: (run) => trajectoryLength(run.task) }, async ({ task, candidate }) => {
       const candidateDir = writeCalibrationCandidate(task, options.resultDir, candidate);
       const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: CALIBRATION_MODES, evaluator, replace: true });
       const row = { task, candidate, evaluation };

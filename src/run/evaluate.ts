@@ -24,7 +24,7 @@ import { redactString } from "../log/redact.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { createGrounder, type GrounderKind } from "../evaluator/grounding/index.ts";
 import { createAssertionJudge, type JudgeKind } from "../evaluator/judge/index.ts";
-import { createPageSlots, runPipelined } from "./task-pipeline.ts";
+import { createPageSlots, runPipelined, trajectoryLength } from "./task-pipeline.ts";
 import { EVAL_FILE, evaluateTask, type Evaluator, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
 
 const logger = log("evaluate");
@@ -163,7 +163,7 @@ export async function runEvaluation(options: EvaluateRunOptions): Promise<Evalua
   const tasks = selectTasks(await loadTasks(options.dataPath), options.ids, options.dataPath);
   const evaluator = await createEvaluator(options);
   try {
-    const outcomes = await runPipelined(tasks, { workers, weight: (task) => task.truth.actions.length }, async (task) => {
+    const outcomes = await runPipelined(tasks, { workers, weight: trajectoryLength }, async (task) => {
       const { outcome } = await evaluateOneTask(task, options, evaluator);
       options.onTask?.(outcome);
       return outcome;

@@ -8,9 +8,15 @@
  */
 import pLimit from "p-limit";
 import type { PageSlots } from "../evaluator/evaluate-task.ts";
+import type { Task } from "../tasks/schema.ts";
 
 /** Tasks in flight per page slot: one replaying, one being judged and scored. */
 export const TASKS_IN_FLIGHT_PER_PAGE = 2;
+
+/** The weight runs schedule tasks by: the trajectory's length, which the replay's time follows. */
+export function trajectoryLength(task: Task): number {
+  return task.truth.actions.length;
+}
 
 /** The page slots for `workers` pages opening or replaying at once. */
 export function createPageSlots(workers: number): PageSlots {

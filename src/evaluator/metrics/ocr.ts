@@ -41,6 +41,11 @@ export interface OcrEngineInfo {
 
 export interface OcrEngine {
   readonly info: OcrEngineInfo;
+  /**
+   * Everything that decides the text read from an image: the engine, its WASM core, the
+   * language data, the options and how segments are joined. Keys both text caches.
+   */
+  readonly identity: string;
   /** Text segments (lines) in reading order. */
   readSegments(png: Buffer): Promise<string[]>;
   close(): Promise<void>;
@@ -156,8 +161,17 @@ async function startTesseract(size: number): Promise<OcrEngine> {
     detail: `${settings.language} ${settings.trainedData} psm ${settings.pageSegMode} dpi ${settings.dpi}`,
   };
   logger.debug(`OCR pool of ${size} worker(s) started`, { engine: info });
+  const identity = [
+    `${info.name}@${info.version}`,
+    `core@${packageVersion("tesseract.js-core")}`,
+    `data@${packageVersion("@tesseract.js-data/eng")}`,
+    "oem lstm",
+    info.detail,
+    `text-format ${STORED_TEXT_FORMAT}`,
+  ].join(" ");
   return {
     info,
+    identity,
     async readSegments(png) {
       const result = await pool.run((worker) => worker.recognize(png));
       // Tesseract separates lines with "\n" (blocks with a blank line): one line is one segment.
@@ -209,40 +223,17 @@ function contentHash(png: Buffer): string {
   return createHash("sha256").update(png).digest("hex");
 }
 
-/**
- * Everything that decides the text read from an image: the engine, its WASM core, the
- * language data, the options and how segments are joined. Keys both text caches.
- */
-function engineIdentity(info: OcrEngineInfo): string {
-  let identity = engineIdentities.get(info);
-  if (identity === undefined) {
-    identity = [
-      `${info.name}@${info.version}`,
-      `core@${packageVersion("tesseract.js-core")}`,
-      `data@${packageVersion("@tesseract.js-data/eng")}`,
-      "oem lstm",
-      info.detail,
-      `text-format ${STORED_TEXT_FORMAT}`,
-    ].join(" ");
-    engineIdentities.set(info, identity);
-  }
-  return identity;
-}
-const engineIdentities = new WeakMap<OcrEngineInfo, string>();
-
-let referenceStore: ReferenceTextStore | undefined | null = null;
+/** Unset until first used or set; then the store, or "off". */
+let referenceStore: ReferenceTextStore | "off" | undefined;
 
 /** Where reference texts are kept between runs (undefined: nowhere). Default: defaultReferenceTextDir(). */
 export function setReferenceTextDir(dir: string | undefined): void {
-  referenceStore = dir === undefined ? undefined : openReferenceTextStore(dir);
+  referenceStore = dir === undefined ? "off" : openReferenceTextStore(dir);
 }
 
 function referenceTextStore(): ReferenceTextStore | undefined {
-  if (referenceStore === null) {
-    const dir = defaultReferenceTextDir();
-    referenceStore = dir === undefined ? undefined : openReferenceTextStore(dir);
-  }
-  return referenceStore;
+  if (referenceStore === undefined) setReferenceTextDir(defaultReferenceTextDir());
+  return referenceStore === "off" ? undefined : referenceStore;
 }
 
 export interface ReadTextOptions {
@@ -256,7 +247,7 @@ export interface ReadTextOptions {
 /** The space-joined OCR text of a PNG, cached by content hash (in memory; on disk too for references). */
 export async function readImageText(png: Buffer, options: ReadTextOptions = {}): Promise<string> {
   const engine = await getOcrEngine();
-  const engineKey = engineIdentity(engine.info);
+  const engineKey = engine.identity;
   const hash = contentHash(png);
   const key = `${engineKey}:${hash}`;
   const cached = textCache.get(key);

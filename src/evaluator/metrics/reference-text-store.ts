@@ -23,8 +23,6 @@ import { log } from "../../log/logger.ts";
 const logger = log("evaluator");
 
 export interface ReferenceTextStore {
-  /** Where the entries live. */
-  readonly dir: string;
   get(engineKey: string, sha256: string): Promise<string | undefined>;
   put(engineKey: string, sha256: string, text: string): Promise<void>;
 }
@@ -38,7 +36,7 @@ export function defaultReferenceTextDir(env: NodeJS.ProcessEnv = process.env): s
   return path.resolve(configured || path.join(".cache", "ocr-text"));
 }
 
-/** A short folder name for an engine description such as "tesseract.js@7.0.0 eng 4.0.0_best_int psm 3 dpi 96". */
+/** A short folder name for an engine identity such as "tesseract.js@7.0.0 core@7.0.0 … psm 3 dpi 96 text-format 1". */
 function engineFolder(engineKey: string): string {
   return createHash("sha256").update(engineKey).digest("hex").slice(0, 16);
 }
@@ -46,7 +44,6 @@ function engineFolder(engineKey: string): string {
 export function openReferenceTextStore(dir: string): ReferenceTextStore {
   const entryPath = (engineKey: string, sha256: string) => path.join(dir, engineFolder(engineKey), `${sha256}.json`);
   return {
-    dir,
     async get(engineKey, sha256) {
       let raw: string;
       try {
