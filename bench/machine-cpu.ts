@@ -2,14 +2,15 @@
  * How busy the machine's CPUs were over a stretch of time, from the operating system's
  * per-CPU counters (os.cpus(), so it works on Linux, macOS and Windows). It counts every
  * process — our Node threads, Chromium's processes, and anything else running — which is
- * what decides whether more workers can still go faster.
+ * what decides whether more workers can still go faster. The counters cover every CPU the
+ * OS reports: in a container held to fewer CPUs by a quota, the figures overstate them.
  */
 import os from "node:os";
 
 export interface CpuReading {
   /** CPU-seconds spent running anything (user, nice, system, irq), summed over the CPUs. */
   busySeconds: number;
-  /** CPU-seconds the CPUs had in the stretch (wall time × CPUs). */
+  /** Busy plus idle CPU-seconds in the stretch (about wall time × CPUs; time the OS counts as neither is left out). */
   capacitySeconds: number;
   cpus: number;
 }
