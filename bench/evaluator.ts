@@ -23,6 +23,7 @@
  * its screenshots' texts are already read): not a real evaluation, it shows how the
  * rest of the evaluator scales once OCR takes no CPU.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -38,7 +39,7 @@ import { loadTasks } from "../src/tasks/loader.ts";
 import type { Task } from "../src/tasks/schema.ts";
 import sharp from "sharp";
 import { ocrPoolSizeFor, readImageText, setReferenceTextDir } from "../src/evaluator/metrics/ocr.ts";
-import { candidateMounts, evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
+import { EVALPOINTS_DIR, candidateMounts, evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
 import { closeEvaluator, createEvaluator } from "../src/run/evaluate.ts";
 import { writeCalibrationCandidate } from "../src/run/calibration.ts";
 import { runPipelined, trajectoryLength } from "../src/run/task-pipeline.ts";
@@ -62,13 +63,25 @@ interface OursRun {
   runMs: number;
   cpu: CpuReading;
   replays: Map<number, ReplayRecord>;
+  /** sha256 of every evalpoint the run took. */
+  screenshotHashes: Set<string>;
+}
+
+function evalpointHashes(tasks: readonly Task[], resultDir: string): Set<string> {
+  const hashes = new Set<string>();
+  for (const task of tasks) {
+    const dir = path.join(resultDir, String(task.id), "reference", EVALPOINTS_DIR);
+    if (!fs.existsSync(dir)) continue;
+    for (const name of fs.readdirSync(dir)) hashes.add(createHash("sha256").update(fs.readFileSync(path.join(dir, name))).digest("hex"));
+  }
+  return hashes;
 }
 
 /**
  * Evaluates every task's reference page with `workers` at once; start-up timed apart.
- * `keepTexts` leaves the evaluator (and its in-memory OCR texts) running for the next call.
+ * `keepEvaluator` leaves it (browser, OCR workers and their in-memory texts) running for the next call.
  */
-async function ours(tasks: readonly Task[], resultDir: string, workers: number, trace: boolean, keepTexts = false): Promise<OursRun> {
+async function ours(tasks: readonly Task[], resultDir: string, workers: number, trace: boolean, keepEvaluator = false): Promise<OursRun> {
   const startup = await timed(async () => {
     const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", trace, workers });
     await sharedBrowser();
@@ -94,8 +107,8 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
       }),
     );
     const cpu = cpuSinceStart();
-    if (!keepTexts) await closeEvaluator();
-    return { startupMs: startup.ms, runMs: run.ms, cpu, replays };
+    if (!keepEvaluator) await closeEvaluator();
+    return { startupMs: startup.ms, runMs: run.ms, cpu, replays, screenshotHashes: evalpointHashes(tasks, resultDir) };
   } catch (error) {
     await closeEvaluator();
     throw error;
@@ -173,7 +186,8 @@ async function main(): Promise<number> {
     setReferenceTextDir(textDir("first"));
     const oneWarm = await ours(tasks, resultDir, 1, trace);
     const twoWarm = await ours(tasks, resultDir, 2, trace, true);
-    // The page renders the same pixels every run, so the last run's texts serve these two.
+    // The page renders the same pixels every run, so the last run's texts serve these two
+    // (checked below: a screenshot the run before did not take was read by OCR).
     const oneKnown = await ours(tasks, resultDir, 1, trace, true);
     const twoKnown = await ours(tasks, resultDir, 2, trace);
 
@@ -198,6 +212,10 @@ async function main(): Promise<number> {
       if (real) console.log(`ratio ours(1) / floor:  ${(first.runMs / floor.ms).toFixed(2)}x  (target <= 1.3x)`);
       console.log(`throughput 2 vs 1:      ${(first.runMs / second.runMs).toFixed(2)}x${real ? "  (target >= 1.6x)" : ""}`);
       console.log(`CPU ceiling of 2 vs 1:  ${ceiling.toFixed(2)}x on these ${first.cpu.cpus} CPUs (CPU 2 / 1 = ${(second.cpu.busySeconds / first.cpu.busySeconds).toFixed(2)})`);
+      if (!real) {
+        const unseen = (run: OursRun, before: OursRun) => [...run.screenshotHashes].filter((hash) => !before.screenshotHashes.has(hash)).length;
+        console.log(`screenshots new to the run before (read by OCR after all): 1 worker ${unseen(first, twoWarm)} of ${first.screenshotHashes.size}, 2 workers ${unseen(second, first)} of ${second.screenshotHashes.size}`);
+      }
     }
     console.log(`load average at the end: ${os.loadavg()[0]?.toFixed(1)} (other processes on these ${os.cpus().length} CPUs skew every figure)`);
     return 0;
