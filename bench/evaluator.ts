@@ -34,12 +34,14 @@ import { configureLogger } from "../src/log/logger.ts";
 import { sharedBrowser } from "../src/browser/launch.ts";
 import { startStaticServer } from "../src/browser/static-server.ts";
 import { normalizeKey } from "../src/browser/actions.ts";
-import { PROTOCOL } from "../src/tasks/protocol.ts";
+import { PROTOCOL } from "../src/protocol.ts";
 import { loadTasks } from "../src/tasks/loader.ts";
 import type { Task } from "../src/tasks/schema.ts";
 import sharp from "sharp";
 import { ocrPoolSizeFor, readImageText, setReferenceTextDir } from "../src/evaluator/metrics/ocr.ts";
-import { EVALPOINTS_DIR, candidateMounts, evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
+import { evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
+import { candidateMounts } from "../src/replay/candidate-serving.ts";
+import { candidateFiles } from "../src/results/layout.ts";
 import { closeEvaluator, createEvaluator } from "../src/run/evaluate.ts";
 import { writeCalibrationCandidate } from "../src/run/calibration.ts";
 import { runPipelined, trajectoryLength } from "../src/run/task-pipeline.ts";
@@ -70,7 +72,7 @@ interface OursRun {
 function evalpointHashes(tasks: readonly Task[], resultDir: string): Set<string> {
   const hashes = new Set<string>();
   for (const task of tasks) {
-    const dir = path.join(resultDir, String(task.id), "reference", EVALPOINTS_DIR);
+    const dir = candidateFiles(path.join(resultDir, String(task.id), "reference")).evalpoints;
     if (!fs.existsSync(dir)) continue;
     for (const name of fs.readdirSync(dir)) hashes.add(createHash("sha256").update(fs.readFileSync(path.join(dir, name))).digest("hex"));
   }

@@ -7,9 +7,12 @@
  * prompt hash, image counts and raw reply beside the error and go on.
  */
 import { toErrorRecord, type ErrorRecord } from "../../src/errors.ts";
+import { describeRequest } from "../../src/models/index.ts";
 import type { TaskInputs } from "../../src/tasks/schema.ts";
 import { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
-import { stateInputs, type SinglePassContext, type SinglePassValues } from "./state.ts";
+import { prepareInputs } from "./nodes/prepare-inputs.ts";
+import { singlePassMessage } from "./request.ts";
+import { TaskInputsSchema, stateInputs, type SinglePassContext, type SinglePassValues } from "./state.ts";
 
 export { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
 export { assetsBasePath, extractPageFromReply } from "./html-reply.ts";
@@ -37,4 +40,14 @@ export async function runSinglePass(inputs: TaskInputs, context: SinglePassConte
   }
   if (state.html !== undefined) return { state, html: state.html };
   return { state, failure: state.failure ?? { code: "MODEL_REPLY", message: "the graph finished without a page" } };
+}
+
+/**
+ * The cache key of the request the graph would send for these inputs (prompt, images,
+ * model settings), without sending it: a rerun compares it with the one recorded in
+ * generation.json to tell a finished page from one made by another prompt or model.
+ */
+export async function singlePassRequestHash(inputs: TaskInputs, context: SinglePassContext): Promise<string> {
+  const prepared = await prepareInputs({ inputs: TaskInputsSchema.parse(stateInputs(inputs)) }, { context });
+  return describeRequest(context.model.spec, [singlePassMessage({ prompt: prepared.prompt, images: prepared.images ?? [] })]).hash;
 }

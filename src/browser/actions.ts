@@ -4,7 +4,7 @@
  * choosing the number is the grounder's job, not this module's.
  */
 import type { Page } from "playwright";
-import { PROTOCOL } from "../tasks/protocol.ts";
+import { PROTOCOL } from "../protocol.ts";
 import { elementLocator } from "./element-index.ts";
 
 export interface ActionOutcome {

@@ -8,7 +8,7 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright";
 import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
-import { PROTOCOL } from "../tasks/protocol.ts";
+import { MAX_VIEWPORT_SIDE, PROTOCOL } from "../protocol.ts";
 import { closeSharedBrowser, sharedBrowser } from "./launch.ts";
 import { settleWithin } from "./deadline.ts";
 import type { TargetIds } from "./teardown.ts";
@@ -96,8 +96,8 @@ export interface SandboxedPage {
 function checkResolution(resolution: Resolution): void {
   for (const side of ["width", "height"] as const) {
     const value = resolution[side];
-    if (!Number.isInteger(value) || value < 1 || value > 8192) {
-      throw new IwrError("BROWSER", `openSandboxedPage: resolution.${side}: expected an integer 1..8192, got ${String(value)}`);
+    if (!Number.isInteger(value) || value < 1 || value > MAX_VIEWPORT_SIDE) {
+      throw new IwrError("BROWSER", `openSandboxedPage: resolution.${side}: expected an integer 1..${MAX_VIEWPORT_SIDE}, got ${String(value)}`);
     }
   }
 }

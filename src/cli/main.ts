@@ -4,8 +4,11 @@
  */
 import { Command, CommanderError } from "commander";
 import { configureLogger, type LogLevel } from "../log/logger.ts";
+import fs from "node:fs";
+import path from "node:path";
 import { IwrError, errorMessage } from "../errors.ts";
 import { registerCommands } from "./commands/index.ts";
+import { EXIT_CODES, exitCodeForError } from "./exit-codes.ts";
 
 export interface GlobalOptions {
   verbose?: boolean;
@@ -24,13 +27,30 @@ export function buildProgram(): Command {
   program.hook("preAction", (thisCommand) => {
     const options = thisCommand.opts<GlobalOptions>();
     const level: LogLevel = options.verbose ? "debug" : options.quiet ? "warn" : "info";
+    if (options.logFile !== undefined) checkLogFile(options.logFile);
     configureLogger({ level, file: options.logFile });
   });
   registerCommands(program);
   return program;
 }
 
-/** Runs the CLI and returns the exit code (never calls process.exit itself). */
+/** A log file the run can write, or a usage error naming the flag. */
+function checkLogFile(file: string): void {
+  const problem = file.trim() === ""
+    ? "expected a file path, got an empty one"
+    : fs.existsSync(file) && fs.statSync(file).isDirectory()
+      ? `${file} is a folder; give a file path such as ${file.replace(/\/+$/, "")}/run.jsonl`
+      : undefined;
+  if (problem) throw new IwrError("CONFIG_INVALID", `--log-file: ${problem}`);
+  try {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    fs.closeSync(fs.openSync(file, "a"));
+  } catch (error) {
+    throw new IwrError("CONFIG_INVALID", `--log-file: cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}`);
+  }
+}
+
+/** Runs the CLI and returns the exit code (never calls process.exit itself; see exit-codes.ts). */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
@@ -38,11 +58,11 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // --help and --version arrive here as "errors" with exit code 0.
-      return error.exitCode;
+      // --help and --version arrive here as "errors" with exit code 0; the rest are usage errors.
+      return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
     }
     const prefix = error instanceof IwrError ? `${error.code}: ` : "";
     console.error(`iwr: ${prefix}${errorMessage(error)}`);
-    return 1;
+    return exitCodeForError(error);
   }
 }

@@ -97,8 +97,13 @@ function expectation(issue: z.core.$ZodIssue): string {
     case "invalid_format":
       if (custom) return issue.message;
       return issue.format === "regex" && issue.pattern ? `expected text matching ${issue.pattern}` : `expected a valid ${issue.format}`;
-    case "invalid_union":
-      return custom ? issue.message : "expected a value matching one of the allowed forms";
+    case "invalid_union": {
+      if (custom) return issue.message;
+      // A discriminated union names its allowed discriminator values.
+      const options = (issue as { options?: unknown }).options;
+      if (Array.isArray(options) && options.length > 0) return `expected one of ${options.map(String).join("|")}`;
+      return "expected a value matching one of the allowed forms";
+    }
     default:
       return issue.message;
   }

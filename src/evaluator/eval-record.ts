@@ -82,6 +82,13 @@ export const TaskScoresSchema = z.object({
   countedSteps: z.number().int().nonnegative(),
 });
 
+/** What the record scored, as hashes (eval-keys.ts): a rerun redoes the task when any of them changed. */
+export const EvalInputKeysSchema = z.object({
+  candidate: z.string().nullable(),
+  task: z.string(),
+  settings: z.string(),
+});
+
 export const EvalRecordSchema = z.object({
   version: z.literal(EVAL_RECORD_VERSION),
   taskId: z.number().int().nonnegative(),
@@ -100,6 +107,8 @@ export const EvalRecordSchema = z.object({
   truncated: z.array(z.object({ position: z.number().int(), actionIndex: z.number().int().nullable(), evalpoint: z.number().int() })),
   scores: TaskScoresSchema,
   settings: EvalSettingsSchema,
+  /** Absent in records written before results were keyed: such a record is always redone. */
+  inputs: EvalInputKeysSchema.optional(),
 });
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
 
@@ -173,6 +182,7 @@ export interface EvalRecordParts {
   pairing: Pick<PairingResult, "truncated" | "mode">;
   /** Everything but pairingMode and source, which come from `pairing` and this evaluator. */
   settings: Omit<EvalSettings, "pairingMode" | "source">;
+  inputs?: z.infer<typeof EvalInputKeysSchema>;
   createdAt?: Date;
 }
 
@@ -199,6 +209,7 @@ export function buildEvalRecord(parts: EvalRecordParts): EvalRecord {
     truncated: parts.pairing.truncated.map(({ position, actionIndex, evalpoint }) => ({ position, actionIndex, evalpoint })),
     scores,
     settings: { ...parts.settings, pairingMode: parts.pairing.mode, source: "iwr" },
+    ...(parts.inputs ? { inputs: parts.inputs } : {}),
   };
   return parseEvalRecord(record, `eval record of task ${parts.taskId}`);
 }

@@ -7,11 +7,10 @@
  * DINO or its fallback, pairing mode, prompt hashes): anything else is refused with the
  * keys that differ, so no table silently blends two evaluators.
  */
-import path from "node:path";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError } from "../errors.ts";
 import { redactString } from "../log/redact.ts";
-import { modelDirName } from "../models/index.ts";
+import { metricsReportPath, modelFolderName } from "../results/layout.ts";
 import { averageScores, type TaskScores } from "./aggregate.ts";
 import { comparableSettings, type EvalSettings } from "./eval-record.ts";
 import { EVALUATOR_SETTINGS } from "./settings.ts";
@@ -101,7 +100,7 @@ export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[],
 
 /** Writes `<resultsDir>/reports/<model-dir>_metrics.md` atomically; returns its path. */
 export function writeMetricsReport(resultsDir: string, model: string, rows: readonly ReportRow[], options: ReportOptions = {}): string {
-  const file = path.join(resultsDir, "reports", `${modelDirName(model)}_metrics.md`);
+  const file = metricsReportPath(resultsDir, modelFolderName(model));
   writeFileAtomicSync(file, redactString(renderMetricsMarkdown(model, rows, options)));
   return file;
 }

@@ -21,10 +21,9 @@
  *   they average with each other but never with ours.
  */
 import fs from "node:fs";
-import path from "node:path";
 import { IwrError, errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { modelDirName } from "../models/index.ts";
+import { candidateDirFor, candidateFiles, modelFolderName } from "../results/layout.ts";
 import { aggregateTask, type AggregationInput } from "./aggregate.ts";
 import { EVAL_RECORD_VERSION, parseEvalRecord, readJsonFile, type EvalSettings } from "./eval-record.ts";
 import { writeMetricsReport, type ReportRow } from "./report-md.ts";
@@ -154,7 +153,7 @@ export interface RescoreResult {
 
 /** Recomputes every task's scores for `model` under `resultsDir` and writes its metrics report. */
 export function rescore(resultsDir: string, model: string): RescoreResult {
-  const modelDir = modelDirName(model);
+  const modelDir = modelFolderName(model);
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(resultsDir, { withFileTypes: true });
@@ -168,7 +167,7 @@ export function rescore(resultsDir: string, model: string): RescoreResult {
   const rows: ReportRow[] = [];
   const missing: number[] = [];
   for (const taskId of taskIds) {
-    const file = path.join(resultsDir, String(taskId), modelDir, "eval.json");
+    const file = candidateFiles(candidateDirFor(resultsDir, taskId, model)).eval;
     if (!fs.existsSync(file)) {
       missing.push(taskId);
       continue;

@@ -4,7 +4,7 @@
  * evaluator needs (metric engines, the judge's score pattern, pairing modes, edge-case
  * choices) lives here, named after what it stands for.
  */
-import { PROTOCOL } from "../tasks/protocol.ts";
+import { PROTOCOL } from "../protocol.ts";
 
 export const PAIRING_MODES = ["official", "aligned"] as const;
 export type PairingMode = (typeof PAIRING_MODES)[number];

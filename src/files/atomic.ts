@@ -5,13 +5,80 @@
  * rename is only atomic within one file system.
  */
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 
-/** A temp name beside `file`, unique across processes and concurrent writers. */
+/** This machine, as temp names carry it (a results folder may be shared between machines). */
+const HOST_TAG = os.hostname().replace(/[^A-Za-z0-9-]/g, "-").slice(0, 40) || "host";
+
+/**
+ * A temp name beside `file` (a file or a folder), unique across processes, machines and
+ * concurrent writers: `.<name>.<host>~<pid>.<ms>.<random>.tmp`. The writer's host and pid
+ * are in the name so a later run can tell an abandoned temp from one still being written
+ * (see sweepAbandonedTemps).
+ */
 export function tempPathBeside(file: string): string {
-  const unique = `${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2, 10)}`;
+  const unique = `${HOST_TAG}~${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2, 10)}`;
   return path.join(path.dirname(file), `.${path.basename(file)}.${unique}.tmp`);
+}
+
+export interface TempName {
+  /** The name of the file the temp stands in for. */
+  target: string;
+  host: string;
+  pid: number;
+  createdMs: number;
+}
+
+const TEMP_NAME = /^\.(.+)\.([A-Za-z0-9-]+)~(\d+)\.(\d+)\.([a-z0-9]+)\.tmp$/;
+
+/** The parts of a name made by tempPathBeside, or undefined for any other name. */
+export function parseTempName(name: string): TempName | undefined {
+  const match = TEMP_NAME.exec(name);
+  if (!match) return undefined;
+  return { target: match[1] ?? "", host: match[2] ?? "", pid: Number(match[3]), createdMs: Number(match[4]) };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A temp written on another machine is only taken for abandoned after this long. */
+export const FOREIGN_TEMP_AGE_MS = 24 * 3600 * 1000;
+
+/** Whether a temp of this name was abandoned: its writer on this machine is gone, or it is a day old from another machine. */
+export function isAbandonedTemp(temp: TempName, nowMs = Date.now()): boolean {
+  if (temp.host === HOST_TAG) return temp.pid !== process.pid && !processAlive(temp.pid);
+  return nowMs - temp.createdMs > FOREIGN_TEMP_AGE_MS;
+}
+
+/**
+ * Removes the abandoned temps (files or folders) directly inside `dir`: what a killed
+ * run left behind. Temps of live writers and every other entry are left alone. Returns
+ * the names removed; a missing folder has none.
+ */
+export function sweepAbandonedTemps(dir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const temp = parseTempName(name);
+    if (!temp || !isAbandonedTemp(temp)) continue;
+    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
 }
 
 function writeFailure(file: string, error: unknown): IwrError {

@@ -15,7 +15,7 @@ import fs from "node:fs";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { findFfmpeg } from "../setup/find-tools.ts";
-import { PROTOCOL } from "../tasks/protocol.ts";
+import { PROTOCOL } from "../protocol.ts";
 import { readMp4DurationSec } from "./mp4-duration.ts";
 import { probeVideo } from "./probe.ts";
 
@@ -50,6 +50,8 @@ export interface FramePlan {
 /** Tolerance for container durations such as 10.000001 s, which must not earn an 11th frame. */
 const DURATION_EPSILON_SEC = 1e-3;
 const STDERR_TAIL_CHARS = 2000;
+/** Frames a sampling may come up short of its plan (a container rounding its duration up). */
+const MISSING_FRAMES_TOLERATED = 1;
 
 /**
  * Which moments to sample from a video of `durationSec`: every 1/fps seconds from 0 while
@@ -162,11 +164,18 @@ export async function sampleFrames(videoPath: string, options: SampleFramesOptio
   );
   const pngs = splitPngStream(output, videoPath);
   if (pngs.length === 0) throw new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}`, { file: videoPath });
-  // Container durations can overstate the stream by a frame; fewer frames than planned are
-  // sent as they are rather than padded with copies, so what we send is what the video holds.
-  if (pngs.length < plan.count) {
-    log("media").debug(`sampled ${pngs.length} of ${plan.count} planned frames from ${videoPath}`);
+  // Container durations can overstate the stream by a frame: one frame short is sent as it
+  // is (not padded with copies). More missing means the video stops decoding before its
+  // stated end (truncated or damaged): sampling it would silently describe only its start.
+  if (pngs.length < plan.count - MISSING_FRAMES_TOLERATED) {
+    const lastTime = plan.times[pngs.length - 1] ?? 0;
+    throw new IwrError(
+      "MEDIA",
+      `video ${videoPath} decodes only to about ${lastTime.toFixed(1)} s of its stated ${durationSec.toFixed(1)} s: ${pngs.length} of ${plan.count} frames (truncated or damaged? \`iwr tasks validate\` decodes it whole)`,
+      { file: videoPath, frames: pngs.length, planned: plan.count },
+    );
   }
+  if (pngs.length < plan.count) log("media").debug(`sampled ${pngs.length} of ${plan.count} planned frames from ${videoPath}`);
   log("media").debug(`sampled ${pngs.length} frames from ${videoPath} in ${Math.round(performance.now() - started)} ms`);
   return pngs.map((png, index) => ({ index, timeSec: plan.times[index] ?? index / plan.rate, png }));
 }

@@ -6,10 +6,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
+import { parseTempName } from "../files/atomic.ts";
 import { modelDirName } from "./spec.ts";
 
 const ENTRY_FILE = /^[0-9a-f]{64}\.json$/;
-const TEMP_FILE = /^[0-9a-f]{64}\.json\.\d+\.[a-z0-9]+\.tmp$/;
+/** A temp file the cache's atomic write left beside an entry (see tempPathBeside). */
+const isEntryTemp = (name: string): boolean => ENTRY_FILE.test(parseTempName(name)?.target ?? "");
 
 export interface ModelCacheStats {
   /** The model's folder name (lower-cased, "/" as "__"). */
@@ -75,7 +77,7 @@ export function clearCache(dir: string, options: { model?: string } = {}): Clear
     const folderPath = path.join(absolute, folder);
     for (const name of fs.readdirSync(folderPath)) {
       const isEntry = ENTRY_FILE.test(name);
-      if (!isEntry && !TEMP_FILE.test(name)) continue;
+      if (!isEntry && !isEntryTemp(name)) continue;
       const file = path.join(folderPath, name);
       if (isEntry) {
         removedEntries += 1;

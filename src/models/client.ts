@@ -67,7 +67,7 @@ function failureError(spec: ModelSpec, connection: Connection, last: AttemptFail
       message = `${who}: no reply within ${seconds(spec.timeoutMs)} (timeoutMs); the call was not retried`;
       break;
     case "connection":
-      message = `${who}: cannot connect${tries}: ${failure.detail}`;
+      message = `${who}: the connection failed or dropped${tries}: ${failure.detail}`;
       break;
     case "aborted":
       message = `${who}: call cancelled`;

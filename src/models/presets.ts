@@ -12,10 +12,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { LineCounter, isNode, parseDocument } from "yaml";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { fieldProblemText, formatZodIssue } from "../config/zod-issues.ts";
+import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
 import { ModelSpecSchema, type ModelSpec, type ModelSpecInput } from "./spec.ts";
 
 /** configs/models/ of this checkout (src/models/ → ../../configs/models). */
@@ -26,79 +26,28 @@ export interface LoadModelSpecOptions {
   presetsDir?: string;
   /** Environment for `${VAR}` substitution (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Where the name came from, for messages (e.g. "--model"). */
+  source?: string;
 }
 
 const YAML_FILE = /\.ya?ml$/i;
-const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-type LineOf = (issuePath: readonly PropertyKey[]) => number | undefined;
-
-function location(file: string, line: number | undefined): string {
-  return line ? `${file}:${line}` : file;
-}
-
-/** Replaces `${VAR}` / `${VAR:-default}` in every string value, depth first. */
-function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, file: string, lineOf: LineOf, at: PropertyKey[] = []): unknown {
-  if (typeof value === "string") {
-    return value.replace(ENV_REFERENCE, (_match, name: string, fallback: string | undefined) => {
-      const found = env[name];
-      if (found !== undefined && found !== "") return found;
-      if (fallback !== undefined) return fallback;
-      throw new IwrError("CONFIG_INVALID", `${location(file, lineOf(at))}: ${at.join(".")}: environment variable ${name} is not set (write \${${name}:-default} to give a default)`, { file });
-    });
-  }
-  if (Array.isArray(value)) return value.map((item, index) => substituteEnv(item, env, file, lineOf, [...at, index]));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, substituteEnv(inner, env, file, lineOf, [...at, key])]));
-  }
-  return value;
-}
-
-interface PresetFile {
-  file: string;
-  data: Record<string, unknown>;
-  lineOf: LineOf;
-}
-
-function readPresetFile(file: string): PresetFile {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (error) {
-    throw new IwrError("CONFIG_INVALID", `cannot read model file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file });
-  }
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false });
-  const firstError = document.errors[0];
-  if (firstError) {
-    const line = firstError.linePos?.[0]?.line;
-    throw new IwrError("CONFIG_INVALID", `${location(file, line)}: not valid YAML: ${firstError.message.split("\n")[0]}`, { file });
-  }
-  const lineOf: LineOf = (issuePath) => {
-    // A missing key has no node: walk up to the nearest one that exists.
-    for (let depth = issuePath.length; depth >= 0; depth--) {
-      const keys = issuePath.slice(0, depth).map((part) => (typeof part === "symbol" ? String(part) : part));
-      const node = depth === 0 ? document.contents : document.getIn(keys, true);
-      if (isNode(node) && node.range) return lineCounter.linePos(node.range[0]).line;
-    }
-    return undefined;
-  };
-  const data: unknown = document.toJS();
+/** A preset file as a mapping of settings (positions kept for messages). */
+function readPresetFile(file: string, env?: NodeJS.ProcessEnv): { source: YamlSource; data: Record<string, unknown> } {
+  const source = readYamlSource(file, { code: "CONFIG_INVALID", what: "model file", expected: "a YAML mapping of model settings", ...(env ? { env } : {}) });
+  const { data } = source;
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    throw new IwrError("CONFIG_INVALID", `${file}: expected a mapping of model settings, got ${Array.isArray(data) ? "a list" : String(data)}`, { file });
+    source.fail([{ where: file, message: `expected a mapping of model settings, got ${Array.isArray(data) ? "a list" : String(data)}` }]);
   }
-  return { file, data: data as Record<string, unknown>, lineOf };
+  return { source, data: data as Record<string, unknown> };
 }
 
-function validate(input: unknown, source: string, lineOf: LineOf): ModelSpec {
+/** A spec from settings that came from no file (a bare model name, CLI overrides). */
+function validateUnfiled(input: unknown, label: string): ModelSpec {
   const result = ModelSpecSchema.safeParse(input);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    // An unexpected key has the mapping as its path; its own line is more useful.
-    const at = issue.code === "unrecognized_keys" && issue.keys[0] !== undefined ? [...issue.path, issue.keys[0]] : issue.path;
-    return `${location(source, lineOf(at))}: ${fieldProblemText(formatZodIssue(issue, input))}`;
-  });
-  throw new IwrError("CONFIG_INVALID", `invalid model settings:\n  ${problems.join("\n  ")}`, { file: source, problems });
+  const problems = result.error.issues.map((issue) => `${label}: ${fieldProblemText(formatZodIssue(issue, input))}`);
+  throw new IwrError("CONFIG_INVALID", `invalid model settings:\n  ${problems.join("\n  ")}`, { problems });
 }
 
 /** Every preset file's path and declared name (the file name when it declares none). */
@@ -137,12 +86,18 @@ export function loadModelSpec(nameOrFile: string, overrides: Partial<ModelSpecIn
   if (file === undefined) {
     const known = listModelPresets(presetsDir).map((preset) => preset.name);
     log("models").warn(`no preset named '${nameOrFile}': using default settings (known presets: ${known.join(", ") || "none"})`);
-    return validate({ ...overrides, name: overrides.name ?? nameOrFile }, `model '${nameOrFile}'`, () => undefined);
+    return validateUnfiled({ ...overrides, name: overrides.name ?? nameOrFile }, `${options.source ?? "model"} '${nameOrFile}'`);
   }
-  const preset = readPresetFile(file);
-  const data = substituteEnv(preset.data, env, file, preset.lineOf) as Record<string, unknown>;
-  const merged = { ...data, ...overrides, name: overrides.name ?? data.name ?? path.basename(file).replace(YAML_FILE, "") };
-  // Overridden fields have no line in the file, so only the file's own fields get one.
-  const lineOf: LineOf = (issuePath) => (issuePath[0] !== undefined && String(issuePath[0]) in overrides ? undefined : preset.lineOf(issuePath));
-  return validate(merged, file, lineOf);
+  const preset = readPresetFile(file, env);
+  const merged = { ...preset.data, ...overrides, name: overrides.name ?? preset.data.name ?? path.basename(file).replace(YAML_FILE, "") };
+  // Overridden fields have no place in the file: their problems name the override instead.
+  const overridden = ModelSpecSchema.safeParse(merged);
+  if (overridden.success) return overridden.data;
+  return preset.source.fail(
+    overridden.error.issues.map((issue) => {
+      const at = issue.code === "unrecognized_keys" && issue.keys[0] !== undefined ? [...issue.path, issue.keys[0]] : issue.path;
+      const fromOverride = at[0] !== undefined && String(at[0]) in overrides;
+      return { where: fromOverride ? `${file} (overridden by ${options.source ?? "an option"})` : preset.source.where(at), message: fieldProblemText(formatZodIssue(issue, merged)) };
+    }),
+  );
 }

@@ -2,7 +2,8 @@
  * Our own retry loop for model calls. ChatOpenAI is built with `maxRetries: 0`
  * (its default of 6, on top of ours, would multiply waits), and this loop decides:
  *
- * - 429, 408, 409 and 5xx, and failures to connect: retried, waiting what the
+ * - 429, 408, 409 and 5xx, failures to connect, and connections dropped on the way
+ *   (reset, closed mid-reply: undici's "terminated"): retried, waiting what the
  *   server's `retry-after-ms` / `retry-after` (seconds or an HTTP date) asks, else
  *   exponential backoff with jitter; every wait capped at `retryMaxDelayMs`.
  * - A timeout is not retried: the limit is long (minutes) and a model that ran out
@@ -56,6 +57,25 @@ function firstLine(error: unknown): string {
   return redactString(errorMessage(error).split("\n")[0] ?? "").trim();
 }
 
+/** Socket-level error codes (Node and undici) that mean the connection broke, not that the request was wrong. */
+const TRANSPORT_CODES = new Set([
+  "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN", "EAI_AGAIN",
+  "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_ABORTED", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
+]);
+/** What fetch (undici) says when a connection drops while the body is read, or cannot be made. */
+const TRANSPORT_MESSAGES = /^(terminated|fetch failed|other side closed|socket hang up|premature close)$/i;
+
+/** Whether the error, or one of its causes, is a broken connection (the reply never arrived whole). */
+export function isTransportFailure(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current !== null && typeof current === "object" && depth < 6; depth++) {
+    const code = "code" in current ? (current as { code?: unknown }).code : undefined;
+    if (typeof code === "string" && TRANSPORT_CODES.has(code)) return true;
+    if (current instanceof Error && TRANSPORT_MESSAGES.test(current.message.trim())) return true;
+    current = "cause" in current ? (current as { cause?: unknown }).cause : undefined;
+  }
+  return false;
+}
+
 /** Reads an error thrown by ChatOpenAI / the openai SDK (duck-typed: the SDK is not our direct dependency). */
 export function classifyFailure(error: unknown): FailureInfo {
   const detail = firstLine(error);
@@ -72,7 +92,7 @@ export function classifyFailure(error: unknown): FailureInfo {
     const retryable = RETRYABLE_STATUS.has(status) || status >= 500;
     return retryAfterMs === undefined ? { kind: "http", retryable, status, detail } : { kind: "http", retryable, status, retryAfterMs, detail };
   }
-  if (constructorName === "APIConnectionError") return { kind: "connection", retryable: true, detail };
+  if (constructorName === "APIConnectionError" || isTransportFailure(error)) return { kind: "connection", retryable: true, detail };
   // SyntaxError (body not JSON), TypeError (JSON without choices) and the like: the endpoint is not speaking the protocol.
   return { kind: "reply", retryable: false, detail };
 }

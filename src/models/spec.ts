@@ -5,6 +5,7 @@
  * where a model differs from them.
  */
 import { z } from "zod";
+import { folderNameProblem, modelDirName } from "../files/safe-name.ts";
 
 /** The benchmark harness reads these two variables; so do we, unless a spec names others. */
 export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
@@ -22,8 +23,11 @@ export const PricingSchema = z.strictObject({
 });
 
 export const ModelSpecSchema = z.strictObject({
-  /** The name experiments and result folders use (e.g. "gpt-4o", "claude-sonnet-4"). */
-  name: z.string().min(1),
+  /** The name experiments and result folders use (e.g. "gpt-4o", "claude-sonnet-4"); its folder name must be a safe one. */
+  name: z.string().min(1).superRefine((name, ctx) => {
+    const problem = folderNameProblem(modelDirName(name));
+    if (problem) ctx.addIssue({ code: "custom", message: `'${name}' cannot name a result folder: ${problem}` });
+  }),
   /** The model id sent to the endpoint when it differs from `name` (e.g. a dated snapshot). */
   apiModel: z.string().min(1).optional(),
   /** The endpoint, e.g. "http://127.0.0.1:8000/v1". Wins over `baseURLEnv`. */
@@ -66,10 +70,7 @@ export function apiModelId(spec: ModelSpec): string {
   return spec.apiModel ?? spec.name;
 }
 
-/** The benchmark's folder name for a model: lower-cased, "/" replaced by "__". */
-export function modelDirName(name: string): string {
-  return name.toLowerCase().replaceAll("/", "__");
-}
+export { modelDirName };
 
 /** Dollars for a number of tokens at a spec's prices. */
 export function costUsd(spec: Pick<ModelSpec, "pricing">, usage: { inputTokens: number; outputTokens: number }): number {

@@ -9,7 +9,7 @@
 import type { Locator, Page } from "playwright";
 import { pressKey, scrollDown } from "../browser/actions.ts";
 import { IwrError } from "../errors.ts";
-import { PROTOCOL } from "../tasks/protocol.ts";
+import { PROTOCOL } from "../protocol.ts";
 import type { ScriptAction } from "./script-schema.ts";
 
 /** How the recording is paced. Not protocol timings: these only shape the video. */

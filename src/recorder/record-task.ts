@@ -69,7 +69,7 @@ async function openSite(site: string): Promise<ResolvedSite> {
   if (isUrl(site)) {
     const url = new URL(site);
     if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
-      throw new IwrError("RECORDER", `--site ${site}: only sites served from 127.0.0.1 can be recorded (no network access here)`, { site });
+      throw new IwrError("CONFIG_INVALID", `--site ${site}: only sites served from 127.0.0.1 can be recorded (no network access here)`, { site });
     }
     let response: Response;
     try {
@@ -102,7 +102,7 @@ function requireFfmpegPath(): string {
 }
 
 function taskFolderFor(data: string): string {
-  if (!data.endsWith(".jsonl")) throw new IwrError("RECORDER", `--data ${data}: expected a <name>.jsonl path`, { data });
+  if (!data.endsWith(".jsonl")) throw new IwrError("CONFIG_INVALID", `--data ${data}: expected a <name>.jsonl path`, { data });
   return data.slice(0, -".jsonl".length);
 }
 
@@ -193,10 +193,10 @@ export async function recordTask(options: RecordTaskOptions): Promise<RecordedTa
   const started = Date.now();
   const loaded = typeof options.script === "string" ? loadActionScript(options.script) : options.script;
   const site = options.site ?? loaded.siteDir;
-  if (!site) throw new IwrError("RECORDER", `${loaded.file}: no site: give --site or a site: field in the script`, { file: loaded.file });
+  if (!site) throw new IwrError("CONFIG_INVALID", `${loaded.file}: no site: give --site or a site: field in the script`, { file: loaded.file });
   const resolutionText = options.resolution ?? loaded.script.resolution;
   if (!ResolutionString.safeParse(resolutionText).success) {
-    throw new IwrError("RECORDER", `--resolution: expected WIDTHxHEIGHT (e.g. 1280x720), got '${resolutionText}'`);
+    throw new IwrError("CONFIG_INVALID", `--resolution: expected WIDTHxHEIGHT (e.g. 1280x720), got '${resolutionText}'`);
   }
   const ffmpegPath = requireFfmpegPath();
   const jsonl = path.resolve(options.data);
@@ -219,10 +219,10 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
   const id = options.id ?? nextFreeTaskId(jsonl);
   const targetDir = path.join(nameDir, String(id));
   if (!options.force && ids.includes(id)) {
-    throw new IwrError("RECORDER", `task id ${id} already exists in ${jsonl}; pass --force to re-record it`, { id });
+    throw new IwrError("CONFIG_INVALID", `task id ${id} already exists in ${jsonl}; pass --force to re-record it`, { id });
   }
   if (!options.force && fs.existsSync(targetDir)) {
-    throw new IwrError("RECORDER", `${targetDir} already exists (not listed in ${path.basename(jsonl)}); remove it or pass --force`, { id });
+    throw new IwrError("CONFIG_INVALID", `${targetDir} already exists (not listed in ${path.basename(jsonl)}); remove it or pass --force`, { id });
   }
 
   const workDir = makeWorkingFolder(nameDir, id);

@@ -2,16 +2,14 @@
  * The recorder's input: an action script (CONTRACTS.md "Action script"), a YAML file
  * that says which site to open, how to classify the task, and what a person does on
  * it. `loadActionScript` parses and validates one, and every problem is reported as
- * "file:line: field.path: message" so a script author can jump straight to it.
+ * "file:line:col: field.path: message" so a script author can jump straight to it.
  *
  * Objects are strict: a misspelt key (`locatr:`) is an error, not a silently ignored
  * field, because a script that records the wrong interaction wastes a whole recording.
  */
-import fs from "node:fs";
 import path from "node:path";
-import { LineCounter, isMap, isNode, isScalar, parseDocument } from "yaml";
 import { z } from "zod";
-import { IwrError } from "../errors.ts";
+import { readYamlSource } from "../config/yaml-source.ts";
 import { INTERACTION_CLASSES, ResolutionString, VISUAL_CLASSES } from "../tasks/schema.ts";
 
 export const MIN_SCRIPT_ACTIONS = 3;
@@ -103,77 +101,11 @@ export interface LoadedActionScript {
   readonly siteDir?: string;
 }
 
-function formatPath(issuePath: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of issuePath) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out || "(root)";
-}
-
-function valueAt(data: unknown, issuePath: readonly PropertyKey[]): unknown {
-  let current = data;
-  for (const part of issuePath) {
-    if (current === null || typeof current !== "object" || typeof part === "symbol") return undefined;
-    current = (current as Record<string | number, unknown>)[part];
-  }
-  return current;
-}
-
-/**
- * Validates already-parsed script data. `source` names it in messages; `lineOf`
- * maps an issue path to a 1-based line when the YAML positions are known.
- */
-export function parseActionScript(
-  data: unknown,
-  source = "<script>",
-  lineOf: (issuePath: readonly PropertyKey[]) => number | undefined = () => undefined,
-): ActionScript {
-  const result = ActionScriptSchema.safeParse(data);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const line = lineOf(issue.path);
-    // zod's own text names the received type; the concrete value helps more.
-    const value = valueAt(data, issue.path);
-    const got = value !== undefined && (typeof value !== "object" || value === null) ? `, got ${JSON.stringify(value)}` : "";
-    return `${source}${line ? `:${line}` : ""}: ${formatPath(issue.path)}: ${issue.message}${got}`;
-  });
-  throw new IwrError("RECORDER", `invalid action script:\n  ${problems.join("\n  ")}`, { file: source, problems });
-}
-
-/** Parses and validates `tasks/scripts/<site>.yaml`. */
+/** Parses and validates `tasks/scripts/<site>.yaml`; every problem names file:line:col and the field. */
 export function loadActionScript(file: string): LoadedActionScript {
   const absolute = path.resolve(file);
-  let text: string;
-  try {
-    text = fs.readFileSync(absolute, "utf8");
-  } catch (error) {
-    throw new IwrError("RECORDER", `cannot read action script ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file });
-  }
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (document.errors.length > 0) {
-    const first = document.errors[0]!;
-    const line = lineCounter.linePos(first.pos[0]).line;
-    throw new IwrError("RECORDER", `${file}${line ? `:${line}` : ""}: not valid YAML: ${first.message.split("\n")[0]}`, { file });
-  }
-  const lineOf = (issuePath: readonly PropertyKey[]): number | undefined => {
-    // Walk up the path until a node exists (a missing key points at its parent).
-    for (let depth = issuePath.length; depth >= 0; depth--) {
-      const keys = issuePath.slice(0, depth).map((part) => (typeof part === "symbol" ? String(part) : part));
-      // A mapping's field is reported at its key, where the author wrote it.
-      const parent = depth === 0 ? undefined : depth === 1 ? document.contents : document.getIn(keys.slice(0, -1), true);
-      if (isMap(parent)) {
-        const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === keys[keys.length - 1]);
-        if (isNode(pair?.key) && pair.key.range) return lineCounter.linePos(pair.key.range[0]).line;
-      }
-      const node = depth === 0 ? document.contents : document.getIn(keys, true);
-      if (isNode(node) && node.range) return lineCounter.linePos(node.range[0]).line;
-    }
-    return undefined;
-  };
-  const script = parseActionScript(document.toJS(), file, lineOf);
+  const source = readYamlSource(file, { code: "RECORDER", what: "action script", expected: "an action script" });
+  const script = source.validate(ActionScriptSchema);
   const siteDir = script.site
     ? path.isAbsolute(script.site)
       ? script.site

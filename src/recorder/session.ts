@@ -12,7 +12,7 @@ import { sharedBrowser } from "../browser/launch.ts";
 import { IwrError, errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { encodeFramesToMp4 } from "../media/encode.ts";
-import { PROTOCOL } from "../tasks/protocol.ts";
+import { PROTOCOL } from "../protocol.ts";
 import type { Resolution } from "../tasks/schema.ts";
 import { AssetCollector, type RecordedAsset } from "./assets.ts";
 import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";

@@ -7,14 +7,13 @@
  * goes on; a finished eval.json is skipped unless `force` is set.
  */
 import fs from "node:fs";
-import path from "node:path";
 import { IwrError, errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { closeSharedBrowser } from "../browser/launch.ts";
 import type { HostTimeouts } from "../browser/host.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
-import { createModelClient, loadModelSpec, modelDirName, openResponseCache, preflightModel, type ModelClient } from "../models/index.ts";
+import { createModelClient, loadModelSpec, openResponseCache, preflightModel, type ModelClient } from "../models/index.ts";
 import { createVisualScorers, shutdownVisualScorers, type VisualScorers } from "../evaluator/metrics/index.ts";
 import { ocrPoolSizeFor, setOcrPoolSize } from "../evaluator/metrics/ocr.ts";
 import { createClientJudge } from "../evaluator/metrics/judge-call.ts";
@@ -22,15 +21,15 @@ import { rescore } from "../evaluator/rescore.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { redactString } from "../log/redact.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
-import { createGrounder, type GrounderKind } from "../evaluator/grounding/index.ts";
+import { createGrounder, type GrounderKind } from "../replay/grounding/index.ts";
 import { createAssertionJudge, type JudgeKind } from "../evaluator/judge/index.ts";
 import { createPageSlots, runPipelined, trajectoryLength } from "./task-pipeline.ts";
-import { EVAL_FILE, evaluateTask, type Evaluator, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+import { evaluateTask, evaluationInputs, type Evaluator, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+import { sameInputs } from "../evaluator/eval-keys.ts";
+import { readEvalRecord } from "../evaluator/eval-record.ts";
+import { candidateDirFor, candidateFiles, modelFolderName } from "../results/layout.ts";
 
 const logger = log("evaluate");
-
-/** Beside a candidate whose evaluation could not finish: the error, for the researcher and the report. */
-export const EVAL_ERROR_FILE = "eval-error.json";
 
 export interface EvaluatorChoice {
   judge: JudgeKind;
@@ -52,7 +51,7 @@ export interface EvaluatorChoice {
 export interface EvaluateRunOptions extends EvaluatorChoice {
   dataPath: string;
   resultDir: string;
-  /** The candidates' model name; its folder is modelDirName(model). */
+  /** The candidates' model name; its folder is modelDirName(model), refused when unsafe. */
   model: string;
   pairing: PairingMode;
   ids?: readonly number[];
@@ -64,7 +63,10 @@ export interface EvaluateRunOptions extends EvaluatorChoice {
 
 export interface TaskRunOutcome {
   taskId: number;
+  /** `skipped`: a finished eval.json scored this very page, task and settings already. */
   status: "evaluated" | "skipped" | "failed";
+  /** Where its records are. */
+  candidateDir: string;
   final?: number;
   ifs?: number;
   error?: ErrorRecord;
@@ -120,39 +122,54 @@ function selectTasks(tasks: readonly Task[], ids: readonly number[] | undefined,
   return tasks.filter((task) => wanted.has(task.id));
 }
 
+/** Whether the finished eval.json scored exactly these inputs (false when it is absent, unreadable or stale). */
+function unchangedRecord(file: string, current: Awaited<ReturnType<typeof evaluationInputs>>): boolean {
+  if (!fs.existsSync(file)) return false;
+  try {
+    return sameInputs(readEvalRecord(file).inputs, current);
+  } catch (error) {
+    logger.warn(`${file}: ${errorMessage(error)}; the task is evaluated again`);
+    return false;
+  }
+}
+
+/**
+ * Evaluates one task's candidate unless its eval.json already scored this very page,
+ * task and evaluator (then "skipped"). A changed or new page is scored again; when that
+ * fails, the old eval.json no longer describes the page and moves to eval.stale.json, so
+ * no report averages it, and the error goes to eval-error.json.
+ */
 export async function evaluateOneTask(
   task: Task,
   options: { resultDir: string; model: string; pairing: PairingMode | readonly PairingMode[]; force?: boolean },
   evaluator: Evaluator,
 ): Promise<{ outcome: TaskRunOutcome; evaluation?: TaskEvaluation }> {
   const started = Date.now();
-  const candidateDir = path.join(options.resultDir, String(task.id), modelDirName(options.model));
-  if (!options.force && fs.existsSync(path.join(candidateDir, EVAL_FILE))) {
-    return { outcome: { taskId: task.id, status: "skipped", wallMs: 0 } };
-  }
+  const candidateDir = candidateDirFor(options.resultDir, task.id, options.model);
+  const files = candidateFiles(candidateDir);
+  const modes = typeof options.pairing === "string" ? [options.pairing] : [...options.pairing];
   try {
-    const evaluation = await evaluateTask({
-      task,
-      candidateDir,
-      model: options.model,
-      pairingModes: typeof options.pairing === "string" ? [options.pairing] : options.pairing,
-      evaluator,
-      replace: options.force ?? false,
-    });
+    const primaryMode = modes[0];
+    if (!options.force && primaryMode && unchangedRecord(files.eval, await evaluationInputs(task, candidateDir, evaluator, primaryMode))) {
+      return { outcome: { taskId: task.id, status: "skipped", candidateDir, wallMs: 0 } };
+    }
+    const evaluation = await evaluateTask({ task, candidateDir, model: options.model, pairingModes: modes, evaluator, replace: true });
+    fs.rmSync(files.evalError, { force: true });
     const scores = evaluation.records[0]?.record.scores;
     return {
-      outcome: { taskId: task.id, status: "evaluated", final: scores?.final, ifs: scores?.ifs, wallMs: Date.now() - started },
+      outcome: { taskId: task.id, status: "evaluated", candidateDir, final: scores?.final, ifs: scores?.ifs, wallMs: Date.now() - started },
       evaluation,
     };
   } catch (error) {
     logger.error(`task ${task.id}: evaluation failed: ${errorMessage(error)}`);
     const record = toErrorRecord(error);
-    // Recorded in the task's own folder; no eval.json is written, so a rerun tries the task again.
+    if (fs.existsSync(files.eval)) fs.renameSync(files.eval, files.staleEval);
+    // Recorded in the task's own folder; no eval.json is left, so a rerun tries the task again.
     writeFileAtomicSync(
-      path.join(candidateDir, EVAL_ERROR_FILE),
+      files.evalError,
       `${redactString(JSON.stringify({ taskId: task.id, model: options.model, failedAt: new Date().toISOString(), error: record }, null, 2))}\n`,
     );
-    return { outcome: { taskId: task.id, status: "failed", error: record, wallMs: Date.now() - started } };
+    return { outcome: { taskId: task.id, status: "failed", candidateDir, error: record, wallMs: Date.now() - started } };
   }
 }
 
@@ -160,6 +177,7 @@ export async function runEvaluation(options: EvaluateRunOptions): Promise<Evalua
   const started = Date.now();
   const workers = options.workers ?? 1;
   if (!Number.isInteger(workers) || workers < 1) throw new IwrError("CONFIG_INVALID", `--workers: expected a positive integer, got ${workers}`);
+  modelFolderName(options.model);
   const tasks = selectTasks(await loadTasks(options.dataPath), options.ids, options.dataPath);
   const evaluator = await createEvaluator(options);
   try {

@@ -7,16 +7,19 @@
  *                                              latency, cache hit, prompt hash, image
  *                                              counts, model settings, error record
  *
- * A task with an index.html is finished and skipped unless `force`. generation.json is
- * written before index.html, both atomically, so a run killed in between redoes the
- * task instead of leaving a page without its record. Per-task failures are recorded
- * and the run goes on; only a dead endpoint (preflight) stops it before any work.
+ * A task is finished, and skipped, when its index.html was made by the very request a
+ * run would send now (the request hash in generation.json: same prompt, images and
+ * model settings); a changed prompt or model setting regenerates it, and `force`
+ * regenerates everything. A page without a generation.json was not made here and is
+ * left alone (unless `force`). generation.json is written before index.html, both
+ * atomically, so a run killed in between redoes the task instead of leaving a page
+ * without its record. Per-task failures are recorded and the run goes on; only a dead
+ * endpoint (preflight) stops it before any work.
  */
 import fs from "node:fs";
-import path from "node:path";
 import pLimit from "p-limit";
-import { runSinglePass, type SinglePassOutcome } from "../../agents/single-pass/index.ts";
-import type { ErrorRecord } from "../errors.ts";
+import { runSinglePass, singlePassRequestHash, type SinglePassOutcome } from "../../agents/single-pass/index.ts";
+import { errorMessage, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import {
@@ -24,14 +27,14 @@ import {
   createModelClient,
   displayURL,
   emptyUsageTotals,
-  modelDirName,
   openResponseCache,
   preflightModel,
   type CacheMode,
   type ModelSpec,
   type UsageTotals,
 } from "../models/index.ts";
-import { writeFileAtomic } from "../files/atomic.ts";
+import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
+import { candidateDirFor, candidateFiles, modelDirName } from "../results/layout.ts";
 import type { TaskInputs } from "../tasks/schema.ts";
 
 export const GENERATION_RECORD_VERSION = 1;
@@ -46,7 +49,7 @@ export interface GenerateOptions {
   cacheDir?: string;
   /** Tasks in progress at once (default: the spec's concurrency). */
   workers?: number;
-  /** Regenerate tasks that already have an index.html. */
+  /** Regenerate every task, also finished ones and pages made elsewhere. */
   force?: boolean;
   onProgress?: (progress: GenerateProgress) => void;
 }
@@ -58,6 +61,8 @@ export interface TaskGenerationResult {
   status: TaskStatus;
   outputDir: string;
   error?: ErrorRecord;
+  /** Skipped: why ("unchanged": made by this very request; "foreign": a page without generation.json). */
+  skipReason?: "unchanged" | "foreign";
 }
 
 export interface GenerateProgress {
@@ -98,7 +103,19 @@ export function publicModelSpec(spec: ModelSpec): Record<string, unknown> {
 }
 
 export function taskOutputDir(resultDir: string, taskId: number, modelName: string): string {
-  return path.join(resultDir, String(taskId), modelDirName(modelName));
+  return candidateDirFor(resultDir, taskId, modelName);
+}
+
+/** The request hash generation.json recorded for its page, if it is readable and has one. */
+function recordedRequestHash(file: string): string | undefined {
+  try {
+    const record: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
+    if (record === null || typeof record !== "object" || !("reply" in record)) return undefined;
+    const reply = (record as { reply?: { requestHash?: unknown } }).reply;
+    return typeof reply?.requestHash === "string" ? reply.requestHash : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function buildRecord(inputs: TaskInputs, spec: ModelSpec, outcome: SinglePassOutcome, started: Date): GenerationRecord {
@@ -129,8 +146,8 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
   const logger = log("generate");
   const started = performance.now();
   const { spec, resultDir } = options;
-  const pagePath = (id: number): string => path.join(taskOutputDir(resultDir, id, spec.name), "index.html");
-  const pending = options.tasks.filter((task) => options.force || !fs.existsSync(pagePath(task.id)));
+  const cache = openResponseCache(options.cacheDir, options.cacheMode);
+  const model = createModelClient(spec, { cache });
   const progress: GenerateProgress = { total: options.tasks.length, done: 0, generated: 0, failed: 0, skipped: 0, usage: emptyUsageTotals() };
   const results: TaskGenerationResult[] = [];
 
@@ -140,30 +157,56 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
     progress[result.status] += 1;
     options.onProgress?.({ ...progress });
   };
-  for (const task of options.tasks) {
-    if (!pending.includes(task)) finish({ id: task.id, status: "skipped", outputDir: taskOutputDir(resultDir, task.id, spec.name) });
-  }
+  // What is finished: a page made by the request we would send now. Checked two at a
+  // time (each check samples the video again, as the request would).
+  type Decision = { generate: true } | { generate: false; skipReason: "unchanged" | "foreign" };
+  const decide = async (task: TaskInputs): Promise<Decision> => {
+    const outputDir = taskOutputDir(resultDir, task.id, spec.name);
+    const files = candidateFiles(outputDir);
+    sweepAbandonedTemps(outputDir);
+    if (options.force || !fs.existsSync(files.page)) return { generate: true };
+    const recorded = recordedRequestHash(files.generation);
+    if (recorded === undefined) {
+      logger.warn(`task ${task.id}: ${files.page} has no generation.json (not made by iwr generate): left as it is; --force replaces it`);
+      return { generate: false, skipReason: "foreign" };
+    }
+    try {
+      if ((await singlePassRequestHash(task, { model, outputDir })) === recorded) return { generate: false, skipReason: "unchanged" };
+      logger.info(`task ${task.id}: its page was made by another request (prompt, images or model settings changed); generating it again`);
+    } catch (error) {
+      logger.warn(`task ${task.id}: cannot rebuild its request to compare (${errorMessage(error)}); generating it again`);
+    }
+    return { generate: true };
+  };
+  const checkLimit = pLimit(2);
+  const decisions = await Promise.all(options.tasks.map((task) => checkLimit(() => decide(task))));
+  const pending: TaskInputs[] = [];
+  options.tasks.forEach((task, position) => {
+    const decision = decisions[position];
+    if (!decision || decision.generate) pending.push(task);
+    else finish({ id: task.id, status: "skipped", outputDir: taskOutputDir(resultDir, task.id, spec.name), skipReason: decision.skipReason });
+  });
   // A replay needs no endpoint; otherwise one clear error before any work beats the same one in every task.
   if (pending.length > 0 && options.cacheMode !== "replay") await preflightModel(spec);
 
-  const cache = openResponseCache(options.cacheDir, options.cacheMode);
-  const model = createModelClient(spec, { cache });
   const limit = pLimit(Math.max(1, options.workers ?? spec.concurrency));
 
   await Promise.all(
     pending.map((inputs) =>
       limit(async () => {
         const outputDir = taskOutputDir(resultDir, inputs.id, spec.name);
+        const files = candidateFiles(outputDir);
         const startedAt = new Date();
         const outcome = await runSinglePass(inputs, { model, outputDir });
         const record = buildRecord(inputs, spec, outcome, startedAt);
         if (outcome.state.reply) progress.usage = addCallToTotals(progress.usage, outcome.state.reply);
         // The page goes first and comes back last: a run killed in between leaves a task
         // with no index.html, which a resume regenerates, never an old page beside a new record.
-        await fs.promises.rm(path.join(outputDir, "index.html"), { force: true });
-        await writeFileAtomic(path.join(outputDir, "generation.json"), `${redactString(JSON.stringify(record, null, 2))}\n`);
+        await fs.promises.rm(files.page, { force: true });
+        await writeFileAtomic(files.generation, `${redactString(JSON.stringify(record, null, 2))}\n`);
         if (outcome.html !== undefined) {
-          await writeFileAtomic(path.join(outputDir, "index.html"), outcome.html);
+          // A reply may quote the API key (a model echoing its instructions): pages are redacted like every record.
+          await writeFileAtomic(files.page, redactString(outcome.html));
           finish({ id: inputs.id, status: "generated", outputDir });
           return;
         }

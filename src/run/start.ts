@@ -17,7 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { validateAndList } from "../tasks/cli-views.ts";
+import { validateAndList } from "../cli/task-views.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
 import { calibrationProblems, calibrationTable, runCalibration } from "./calibration.ts";

@@ -20,9 +20,29 @@ export interface TaskLinesResult {
   fileRead: boolean;
 }
 
+/** Lines that are not JSON are listed one by one up to this many; the rest are counted (a binary file is one big mistake). */
+export const MAX_SYNTAX_PROBLEMS = 20;
+
+/** Why bytes are not a UTF-8 text file, or undefined when they are. */
+function notUtf8Text(bytes: Buffer): string | undefined {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    return "the file is UTF-16 text; save it as UTF-8 (one JSON object per line)";
+  }
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) return `the file is not text (a NUL byte at offset ${nul}); expected UTF-8 JSON lines`;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return "the file is not valid UTF-8; expected UTF-8 JSON lines";
+  }
+  return undefined;
+}
+
 async function readText(file: string): Promise<{ text?: string; problem?: string }> {
   try {
-    return { text: await fs.readFile(file, "utf8") };
+    const bytes = await fs.readFile(file);
+    const problem = notUtf8Text(bytes);
+    return problem ? { problem } : { text: bytes.toString("utf8") };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { problem: "file not found" };
@@ -51,6 +71,7 @@ export async function readTaskLines(file: string): Promise<TaskLinesResult> {
   const problems: TaskProblem[] = [];
   const firstLineOfId = new Map<number, number>();
   let taskLines = 0;
+  let syntaxProblems = 0;
 
   // One task per line. Blank lines (between tasks, or the trailing newline) are
   // allowed and skipped: people separate groups of tasks with them, and they carry
@@ -65,7 +86,8 @@ export async function readTaskLines(file: string): Promise<TaskLinesResult> {
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      problems.push({ file, line, message: `not valid JSON: ${jsonErrorText(error)}` });
+      syntaxProblems += 1;
+      if (syntaxProblems <= MAX_SYNTAX_PROBLEMS) problems.push({ file, line, message: `not valid JSON: ${jsonErrorText(error)}` });
       continue;
     }
 
@@ -96,6 +118,9 @@ export async function readTaskLines(file: string): Promise<TaskLinesResult> {
     entries.push({ line, task: parsed.data });
   }
 
+  if (syntaxProblems > MAX_SYNTAX_PROBLEMS) {
+    problems.push({ file, message: `${syntaxProblems - MAX_SYNTAX_PROBLEMS} more line(s) are not valid JSON either (${syntaxProblems} of ${taskLines}); is this a task file?` });
+  }
   if (taskLines === 0) problems.push({ file, message: "the file holds no tasks (it is empty)" });
   return { entries, problems, fileRead: true };
 }

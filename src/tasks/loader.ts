@@ -26,6 +26,8 @@ export interface TaskSet {
   tasks: Task[];
   /** Every problem found, in file order. */
   problems: TaskProblem[];
+  /** Things to know that do not stop a task (e.g. a checkpoint of another size), in file order. */
+  warnings: TaskProblem[];
   /** Probe results by task id (only with checkMedia). */
   videos: Map<number, VideoInfo>;
 }
@@ -54,6 +56,7 @@ function buildTask(task: TaskLine, files: TaskFiles): Task {
   return {
     id: task.id,
     dir: absolute(files.dir),
+    setDir: absolute(path.dirname(files.dir)),
     line: task,
     meta: {
       id: task.id,
@@ -72,15 +75,18 @@ interface EntryOutcome {
   task?: Task;
   video?: VideoInfo;
   problems: TaskProblem[];
+  warnings: TaskProblem[];
 }
 
 async function loadEntry(file: string, entry: TaskLineEntry, options: LoadOptions): Promise<EntryOutcome> {
   const check = await checkTaskFolder(file, entry.task, options);
-  const problems = check.problems.map((message) => ({ file, line: entry.line, taskId: entry.task.id, message }));
+  const located = (message: string): TaskProblem => ({ file, line: entry.line, taskId: entry.task.id, message });
+  const problems = check.problems.map(located);
   return {
     ...(check.files && problems.length === 0 ? { task: buildTask(entry.task, check.files) } : {}),
     ...(check.video ? { video: check.video } : {}),
     problems,
+    warnings: check.warnings.map(located),
   };
 }
 
@@ -93,13 +99,15 @@ export async function loadTaskSet(jsonlPath: string, options: LoadOptions = {}):
   const tasks: Task[] = [];
   const videos = new Map<number, VideoInfo>();
   const problems: TaskProblem[] = [...lines.problems];
+  const warnings: TaskProblem[] = [];
   for (const outcome of outcomes) {
     if (outcome.task) tasks.push(outcome.task);
     if (outcome.task && outcome.video) videos.set(outcome.task.id, outcome.video);
     problems.push(...outcome.problems);
+    warnings.push(...outcome.warnings);
   }
-  logger.debug(`loaded ${tasks.length} task(s) from ${jsonlPath}; ${problems.length} problem(s)`);
-  return { tasks, problems: sortProblems(problems), videos };
+  logger.debug(`loaded ${tasks.length} task(s) from ${jsonlPath}; ${problems.length} problem(s), ${warnings.length} warning(s)`);
+  return { tasks, problems: sortProblems(problems), warnings: sortProblems(warnings), videos };
 }
 
 /** Every task of the file, or one IwrError("TASK_INVALID") listing every problem. */

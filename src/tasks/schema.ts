@@ -7,14 +7,19 @@
  * loader that reads it "unchanged" must not reject them.
  */
 import { z } from "zod";
+import { MAX_VIEWPORT_SIDE } from "../protocol.ts";
 
 export const ACTION_TYPES = ["Click", "Type", "Scroll", "Press"] as const;
 export const INTERACTION_CLASSES = ["L1", "L2", "L3", "L4"] as const;
 export const VISUAL_CLASSES = ["V1", "V2", "V3", "V4"] as const;
 
-export const ResolutionString = z
-  .string()
-  .regex(/^[1-9]\d{1,4}x[1-9]\d{1,4}$/, { message: "resolution must be 'WIDTHxHEIGHT', e.g. '1280x720'" });
+export const ResolutionString = z.string().superRefine((text, ctx) => {
+  if (!/^[1-9]\d{1,4}x[1-9]\d{1,4}$/.test(text)) {
+    ctx.addIssue({ code: "custom", message: "resolution must be 'WIDTHxHEIGHT', e.g. '1280x720'" });
+  } else if (text.split("x").some((side) => Number(side) > MAX_VIEWPORT_SIDE)) {
+    ctx.addIssue({ code: "custom", message: `resolution: each side must be at most ${MAX_VIEWPORT_SIDE} px (the largest page the evaluator opens)` });
+  }
+});
 
 export const ActionParametersSchema = z.looseObject({
   description: z.string().min(1, { message: "description must not be empty" }),
@@ -103,6 +108,8 @@ export interface Task {
   readonly id: number;
   /** `<name>/<id>/`: the task's folder. */
   readonly dir: string;
+  /** `<name>/`: the task set's folder; every file of the task resolves inside it. */
+  readonly setDir: string;
   readonly line: TaskLine;
   readonly meta: TaskMeta;
   readonly inputs: TaskInputs;

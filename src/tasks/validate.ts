@@ -3,16 +3,24 @@
  * assets folder and the reference checkpoints. Every problem is reported, each
  * naming the path it is about ("tasks/x/7/video.mp4: the video is empty (0 bytes)").
  *
- * Without `checkMedia` only the file system is consulted (cheap); with it, the video
- * is probed with ffprobe and every PNG's header is read, which is what
- * `iwr tasks validate` does before an expensive run.
+ * Every path must resolve inside the task set's folder once symbolic links are
+ * followed: a task whose `assets/` (or any file) points elsewhere, e.g. at /etc, is
+ * refused, since the evaluator would serve it to an untrusted page.
+ *
+ * Without `checkMedia` only the file system is consulted (cheap: sizes, links); with
+ * it, the video is probed and decoded to its end, and every PNG is decoded, which is
+ * what `iwr tasks validate` does before an expensive run. What later steps can live
+ * with but a researcher should know (a checkpoint of another size than the task's
+ * resolution, decode errors in a video that still decodes to its end) is a warning.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
 import { errorMessage } from "../errors.ts";
-import { probeImage, probeVideo, type VideoInfo } from "../media/probe.ts";
-import { TASK_FILES, checkpointFileName, checkpointStep, isSheetFileName, sortSheetNames, taskDir } from "./layout.ts";
-import { expectedCheckpointCount, type TaskLine } from "./schema.ts";
+import sharp from "sharp";
+import { checkVideoDecodes } from "../media/decode-check.ts";
+import { probeVideo, type VideoInfo } from "../media/probe.ts";
+import { TASK_FILES, checkpointFileName, checkpointStep, isSheetFileName, sortSheetNames, taskDir, taskSetDir } from "./layout.ts";
+import { expectedCheckpointCount, parseResolution, type TaskLine } from "./schema.ts";
 
 /** The files of a task folder that passed every check. */
 export interface TaskFiles {
@@ -30,6 +38,8 @@ export interface FolderCheck {
   video?: VideoInfo;
   /** Messages, each starting with the path it is about. */
   problems: string[];
+  /** Things to know that do not stop the task (same form). */
+  warnings: string[];
 }
 
 export interface FolderCheckOptions {
@@ -50,13 +60,37 @@ async function entryAt(target: string): Promise<Entry> {
   }
 }
 
-/** Names of the plain files in a folder (hidden files such as .DS_Store left out), sorted. */
+/** Names of the files in a folder, symbolic links included (hidden files such as .DS_Store left out), sorted. */
 async function fileNames(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { withFileTypes: true });
   return entries
-    .filter((entry) => entry.isFile() && !entry.name.startsWith("."))
+    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && !entry.name.startsWith("."))
     .map((entry) => entry.name)
     .sort();
+}
+
+function isInside(folder: string, candidate: string): boolean {
+  const relative = path.relative(folder, candidate);
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+}
+
+/**
+ * Reports every path of `targets` whose real location (symbolic links followed) lies
+ * outside `root`; returns whether all are inside. A dangling link is reported too.
+ */
+async function checkConfined(root: string, targets: readonly string[], problems: string[]): Promise<boolean> {
+  let inside = true;
+  for (const target of targets) {
+    const real = await fs.realpath(target).catch(() => undefined);
+    if (real === undefined) {
+      problems.push(`${target}: a symbolic link to nothing (or unreadable)`);
+      inside = false;
+    } else if (!isInside(root, real)) {
+      problems.push(`${target}: resolves to ${real}, outside the task set ${root}; files outside the dataset are never served`);
+      inside = false;
+    }
+  }
+  return inside;
 }
 
 async function requireFolder(dir: string, what: string, problems: string[], expectation = ""): Promise<boolean> {
@@ -116,13 +150,24 @@ async function checkCheckpoints(checkpointsDir: string, task: TaskLine, problems
   return steps.map((step) => path.join(checkpointsDir, checkpointFileName(step)));
 }
 
-/** Reads every PNG's header; an unreadable one becomes a problem. */
-async function checkImages(files: readonly string[], problems: string[]): Promise<void> {
+/** Empty files cannot be images: found without decoding anything. */
+async function checkNotEmpty(files: readonly string[], what: string, problems: string[]): Promise<void> {
+  for (const file of files) {
+    const entry = await entryAt(file);
+    if (entry.kind === "file" && entry.size === 0) problems.push(`${file}: the ${what} is empty (0 bytes)`);
+  }
+}
+
+/** Decodes every PNG whole (a truncated one has a readable header); checkpoints of another size than the task's are a warning. */
+async function checkImages(files: readonly string[], problems: string[], warnings: string[], expected?: { width: number; height: number }): Promise<void> {
   for (const file of files) {
     try {
-      await probeImage(file);
+      const { info } = await sharp(file).raw().toBuffer({ resolveWithObject: true });
+      if (expected && (info.width !== expected.width || info.height !== expected.height)) {
+        warnings.push(`${file}: ${info.width}x${info.height}, not the task's resolution ${expected.width}x${expected.height} (the evaluator compares it with screenshots of that size)`);
+      }
     } catch (error) {
-      problems.push(errorMessage(error));
+      problems.push(`${file}: not a readable image: ${errorMessage(error)}`);
     }
   }
 }
@@ -130,27 +175,44 @@ async function checkImages(files: readonly string[], problems: string[]): Promis
 export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options: FolderCheckOptions = {}): Promise<FolderCheck> {
   const dir = taskDir(jsonlPath, task.id);
   const problems: string[] = [];
-  if (!(await requireFolder(dir, "the task folder", problems))) return { problems };
+  const warnings: string[] = [];
+  if (!(await requireFolder(dir, "the task folder", problems))) return { problems, warnings };
+  const root = await fs.realpath(taskSetDir(jsonlPath));
+  if (!(await checkConfined(root, [dir], problems))) return { problems, warnings };
 
   const videoPath = path.join(dir, TASK_FILES.video);
   const videoPresent = await checkVideo(videoPath, problems);
-  const sheetPaths = await checkSheets(path.join(dir, TASK_FILES.sheetsDir), problems);
+  const sheetsDir = path.join(dir, TASK_FILES.sheetsDir);
+  const sheetPaths = await checkSheets(sheetsDir, problems);
   const assetsDir = path.join(dir, TASK_FILES.assetsDir);
   const assetFiles = (await requireFolder(assetsDir, "the assets folder", problems)) ? await fileNames(assetsDir) : [];
-  const checkpointPaths = await checkCheckpoints(path.join(dir, TASK_FILES.checkpointsDir), task, problems);
+  const checkpointsDir = path.join(dir, TASK_FILES.checkpointsDir);
+  const checkpointPaths = await checkCheckpoints(checkpointsDir, task, problems);
+  const present = (target: string) => entryAt(target).then((entry) => entry.kind !== "missing");
+  const linked = [videoPath, sheetsDir, ...sheetPaths, assetsDir, ...assetFiles.map((name) => path.join(assetsDir, name)), checkpointsDir, ...checkpointPaths];
+  const existing: string[] = [];
+  for (const target of linked) if (await present(target)) existing.push(target);
+  // Nothing outside the dataset is opened, not even to check it.
+  const confined = await checkConfined(root, existing, problems);
+  await checkNotEmpty(checkpointPaths, "checkpoint", problems);
+  await checkNotEmpty(sheetPaths, "asset sheet", problems);
 
   let video: VideoInfo | undefined;
-  if (options.checkMedia) {
+  if (options.checkMedia && confined) {
     if (videoPresent) {
       try {
         video = await probeVideo(videoPath);
+        const decoded = await checkVideoDecodes(videoPath, video.durationSec, video.fps);
+        if (decoded.problem) problems.push(decoded.problem);
+        if (decoded.warning) warnings.push(decoded.warning);
       } catch (error) {
         problems.push(errorMessage(error));
       }
     }
-    await checkImages([...sheetPaths, ...checkpointPaths], problems);
+    await checkImages(sheetPaths, problems, warnings);
+    await checkImages(checkpointPaths, problems, warnings, parseResolution(task.recording_details.resolution));
   }
 
-  if (problems.length > 0) return { problems, ...(video ? { video } : {}) };
-  return { files: { dir, videoPath, sheetPaths, assetsDir, assetFiles, checkpointPaths }, problems, ...(video ? { video } : {}) };
+  if (problems.length > 0) return { problems, warnings, ...(video ? { video } : {}) };
+  return { files: { dir, videoPath, sheetPaths, assetsDir, assetFiles, checkpointPaths }, problems, warnings, ...(video ? { video } : {}) };
 }

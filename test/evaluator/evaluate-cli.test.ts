@@ -11,7 +11,7 @@ import { main } from "../../src/cli/main.ts";
 import { openSandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
-import { assetsUrlPath, candidateMounts, stageCandidate } from "../../src/evaluator/evaluate-task.ts";
+import { assetsUrlPath, candidateMounts, stageCandidate } from "../../src/replay/candidate-serving.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
 import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
@@ -91,9 +91,10 @@ describe("iwr evaluate", () => {
     expect(report).toMatch(/\| avg \|/);
   });
 
-  it("skips finished tasks on a second run, and --rescore rebuilds the report from eval.json", async () => {
+  it("skips tasks whose eval.json scored the same page, task and settings, and --rescore rebuilds the report from eval.json", async () => {
     const before = fs.statSync(path.join(candidateDir(1), "eval.json")).mtimeMs;
-    const again = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--ids", "1");
+    const again = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--visual-pairing", "aligned", "--ids", "1");
+    expect(again.code).toBe(0);
     expect(again.out).toMatch(/evaluated 0, skipped 1/);
     expect(fs.statSync(path.join(candidateDir(1), "eval.json")).mtimeMs).toBe(before);
     const rescored = await iwr("evaluate", "--rescore", "--result", resultDir, "--model", MODEL);
@@ -101,17 +102,22 @@ describe("iwr evaluate", () => {
     expect(rescored.out).toMatch(/rescored 2 task\(s\)/);
   });
 
-  it("refuses bad arguments with a precise message", async () => {
+  it("refuses bad arguments with a precise message and the usage exit code", async () => {
     const errors: string[] = [];
-    const original = console.error;
+    const original = { error: console.error, write: process.stderr.write };
     console.error = (...parts: unknown[]) => void errors.push(parts.map(String).join(" "));
+    // commander reports option errors on stderr itself.
+    process.stderr.write = ((chunk: string | Uint8Array) => errors.push(String(chunk)) > 0) as typeof process.stderr.write;
     try {
-      expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", "1,x")).code).toBe(1);
-      expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", "9", "--judge", "heuristic", "--grounding", "heuristic")).code).toBe(1);
+      expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", "1,x")).code).toBe(2);
+      expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", ",")).code).toBe(2);
+      expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", "9", "--judge", "heuristic", "--grounding", "heuristic")).code).toBe(2);
     } finally {
-      console.error = original;
+      console.error = original.error;
+      process.stderr.write = original.write;
     }
-    expect(errors.join("\n")).toMatch(/--ids: expected task ids .* got 'x'/);
+    expect(errors.join("\n")).toMatch(/--ids <ids\.\.\.>' argument '1,x' is invalid\. expected task ids .* got 'x'/);
+    expect(errors.join("\n")).toMatch(/argument ',' is invalid\. expected task ids like 1,2,7, got ',' \(no id in it\)/);
     expect(errors.join("\n")).toMatch(/--ids: task\(s\) 9 are not in/);
   });
 });

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
-import { EVAL_ERROR_FILE } from "../../src/run/evaluate.ts";
+import { RESULT_FILES } from "../../src/results/layout.ts";
 import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
 
@@ -49,7 +49,7 @@ describe("a task whose evaluation fails", () => {
 
     const failedDir = path.join(resultDir, "1", MODEL_DIR);
     expect(fs.existsSync(path.join(failedDir, "eval.json"))).toBe(false);
-    const failure = JSON.parse(fs.readFileSync(path.join(failedDir, EVAL_ERROR_FILE), "utf8"));
+    const failure = JSON.parse(fs.readFileSync(path.join(failedDir, RESULT_FILES.evalError), "utf8"));
     expect(failure).toMatchObject({ taskId: 1, model: "Some-Model" });
     // The message names the broken file, not only the image library's complaint.
     expect(failure.error.message).toContain(`checkpoint ${path.join(set.taskDir(1), "checkpoints", "step_1.png")} is not a readable image`);

@@ -63,8 +63,8 @@ afterEach(() => {
 });
 
 describe("iwr generate", () => {
-  it("writes index.html and generation.json per task, records a reply without HTML and goes on", async () => {
-    expect(await cli("--result", resultDir(), "--workers", "2")).toBe(0);
+  it("writes index.html and generation.json per task, records a reply without HTML, goes on, and exits 1 for the failed task", async () => {
+    expect(await cli("--result", resultDir(), "--workers", "2")).toBe(1);
     expect(server.chatRequests()).toHaveLength(3);
     expect(server.requests.filter((request) => request.path.endsWith("/models"))).toHaveLength(1);
 
@@ -94,11 +94,12 @@ describe("iwr generate", () => {
     expect(server.chatRequests()[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
   });
 
-  it("skips finished tasks on a rerun, and a replay of the cache sends no request at all", async () => {
+  it("skips pages made by the same request on a rerun, and a replay of the cache sends no request at all", async () => {
     const pageBefore = fs.readFileSync(path.join(outputDir(2), "index.html"), "utf8");
     const recordBefore = readRecord(2);
     const chatBefore = server.chatRequests().length;
-    expect(await cli("--result", resultDir())).toBe(0);
+    // Task 1 is tried again (no page) and fails again: exit 1.
+    expect(await cli("--result", resultDir())).toBe(1);
     // Tasks 2 and 3 had pages; task 1 was retried and answered from the cache.
     expect(server.chatRequests()).toHaveLength(chatBefore);
     expect(readRecord(2)).toEqual(recordBefore);
@@ -106,7 +107,7 @@ describe("iwr generate", () => {
     expect(readRecord(1).reply?.cacheHit).toBe(true);
 
     const allBefore = server.requests.length;
-    expect(await cli("--result", resultDir(), "--force", "--cache", "replay")).toBe(0);
+    expect(await cli("--result", resultDir(), "--force", "--cache", "replay")).toBe(1);
     expect(server.requests).toHaveLength(allBefore);
     expect(readRecord(2).reply?.cacheHit).toBe(true);
     expect(readRecord(2).startedAt).not.toBe(recordBefore.startedAt);
@@ -126,14 +127,14 @@ describe("iwr generate", () => {
     errors.mockClear();
     const dead = "http://127.0.0.1:9/v1";
     const code = await main(["node", "iwr", "generate", "--data", jsonlPath, "--result", path.join(dir, "dead"), "--model", MODEL, "--base-url", dead]);
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(errors.mock.calls.map((call) => String(call[0])).join("\n")).toMatch(/MODEL: model 'gpt-4o': endpoint http:\/\/127\.0\.0\.1:9\/v1 is not reachable/);
     expect(fs.existsSync(path.join(dir, "dead"))).toBe(false);
 
     delete process.env.OPENAI_API_KEY;
     try {
       const noKey = await main(["node", "iwr", "generate", "--data", jsonlPath, "--result", path.join(dir, "nokey"), "--model", MODEL, "--base-url", "https://models.example.test/v1"]);
-      expect(noKey).toBe(1);
+      expect(noKey).toBe(3);
       expect(String(errors.mock.calls.at(-1)?.[0])).toContain("needs an API key");
       expect(fs.existsSync(path.join(dir, "nokey"))).toBe(false);
     } finally {

@@ -70,6 +70,21 @@ describe("model client over HTTP", () => {
     expect(server.chatRequests()).toHaveLength(2);
   });
 
+  it("retries a connection dropped before the answer or in the middle of it, like a 5xx", async () => {
+    server.enqueue({ drop: "before-headers" }, { drop: "mid-body" }, "third time lucky");
+    const result = await createModelClient(specFor(server.baseURL, { maxRetries: 2, retryBaseDelayMs: 0 })).invoke([userMessage("flaky proxy")]);
+    expect(result.text).toBe("third time lucky");
+    expect(server.chatRequests()).toHaveLength(3);
+  });
+
+  it("gives up on connections that keep dropping after maxRetries, as a connection failure naming the attempts", async () => {
+    server.enqueue({ drop: "mid-body" }, { drop: "mid-body" });
+    const error = await failureOf(createModelClient(specFor(server.baseURL, { maxRetries: 1, retryBaseDelayMs: 0 })), "always cut");
+    expect(error.code).toBe("MODEL");
+    expect(error.message).toMatch(/the connection failed or dropped after 2 attempts/);
+    expect(server.chatRequests()).toHaveLength(2);
+  });
+
   it("waits what retry-after asks on a 429", async () => {
     server.enqueue({ status: 429, retryAfter: 1 }, "after the wait");
     const result = await createModelClient(specFor(server.baseURL, { retryBaseDelayMs: 0 })).invoke([userMessage("rate limited")]);

@@ -72,15 +72,15 @@ describe("model presets", () => {
     const file = writeYaml("bad.yaml", "name: broken\nmaxTokens: lots\nmax_tokens: 5\npricing:\n  inputPerMillion: -1\n");
     const error = errorOf(() => loadModelSpec(file));
     expect(error.code).toBe("CONFIG_INVALID");
-    expect(error.message).toContain(`${file}:2: maxTokens: expected number, got 'lots'`);
-    expect(error.message).toContain(`${file}:3: unexpected key 'max_tokens'`);
-    expect(error.message).toContain(`${file}:5: pricing.inputPerMillion: expected a value at least 0, got -1`);
+    expect(error.message).toContain(`${file}:2:12: maxTokens: expected number, got 'lots'`);
+    expect(error.message).toContain(`${file}:3:13: unexpected key 'max_tokens'`);
+    expect(error.message).toContain(`${file}:5:20: pricing.inputPerMillion: expected a value at least 0, got -1`);
   });
 
   it("names an unset environment variable a file refers to", () => {
     const file = writeYaml("env.yaml", "name: gateway-model\nbaseURL: ${IWR_TEST_SURELY_UNSET_URL}\n");
     expect(errorOf(() => loadModelSpec(file, {}, { env: {} })).message).toBe(
-      `${file}:2: baseURL: environment variable IWR_TEST_SURELY_UNSET_URL is not set (write \${IWR_TEST_SURELY_UNSET_URL:-default} to give a default)`,
+      `${file}:2:10: baseURL: environment variable IWR_TEST_SURELY_UNSET_URL is not set (set it, or give a default with \${IWR_TEST_SURELY_UNSET_URL:-value})`,
     );
   });
 

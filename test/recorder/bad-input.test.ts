@@ -80,8 +80,8 @@ describe("recorder bad input", () => {
     const printed = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
       const code = await main(["node", "iwr", "record", "--script", RECORDER_SCRIPT, "--data", jsonl, "--id", "1"]);
-      expect(code).toBe(1);
-      expect(printed.mock.calls.flat().join("\n")).toMatch(/iwr: RECORDER: task id 1 already exists in .*set\.jsonl; pass --force to re-record it/);
+      expect(code).toBe(2);
+      expect(printed.mock.calls.flat().join("\n")).toMatch(/iwr: CONFIG_INVALID: task id 1 already exists in .*set\.jsonl; pass --force to re-record it/);
     } finally {
       printed.mockRestore();
     }

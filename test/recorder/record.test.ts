@@ -14,7 +14,7 @@ import { readImageText, shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
 import { probeVideo } from "../../src/media/probe.ts";
 import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
-import { PROTOCOL } from "../../src/tasks/protocol.ts";
+import { PROTOCOL } from "../../src/protocol.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
 import { RECORDER_SCRIPT, RECORDER_SITE, listTree, makeScratchDir } from "../support/recorder-fixtures.ts";
 

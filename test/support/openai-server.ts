@@ -35,6 +35,12 @@ export type ScriptedReply =
   | { status: number; message?: string; retryAfter?: number | string; retryAfterMs?: number }
   /** Accept the request and never answer (until the server closes). */
   | { hang: true }
+  /**
+   * Cut the connection: `before-headers` destroys the socket without a byte of answer;
+   * `mid-body` sends 200, the headers and half of a completion's JSON, then destroys it
+   * (a proxy or load balancer dropping a long reply).
+   */
+  | { drop: "before-headers" | "mid-body" }
   /** 200 with a body that is not JSON (default: an HTML page, as a misconfigured proxy sends). */
   | { garbage: true; body?: string }
   /** 200 with `content: ""` (what a reasoning model sends when its token budget ran out). */
@@ -168,6 +174,17 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     }
     const reply = typeof scripted === "string" ? { text: scripted } : scripted;
     if ("hang" in reply) return; // the socket stays open until close()
+    if ("drop" in reply) {
+      if (reply.drop === "before-headers") {
+        response.socket?.destroy();
+        return;
+      }
+      const text = JSON.stringify(completion(record.body, "this reply is cut off in the middle", undefined, "stop"));
+      response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+      response.write(text.slice(0, Math.floor(text.length / 2)));
+      setTimeout(() => response.socket?.destroy(), 20);
+      return;
+    }
     if ("garbage" in reply) {
       response.writeHead(200, { "content-type": "application/json" });
       response.end(reply.body ?? DEFAULT_GARBAGE);

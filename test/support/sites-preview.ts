@@ -6,7 +6,7 @@
 import path from "node:path";
 import { sharedBrowser, closeSharedBrowser } from "../../src/browser/launch.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
-import { PROTOCOL } from "../../src/tasks/protocol.ts";
+import { PROTOCOL } from "../../src/protocol.ts";
 import { loadSuiteScripts } from "./sites-scripts.ts";
 import { replayScript } from "./sites-replay.ts";
 

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright";
-import { PROTOCOL } from "../../src/tasks/protocol.ts";
+import { PROTOCOL } from "../../src/protocol.ts";
 import { performAction, type RecorderPacing } from "../../src/recorder/perform.ts";
 import type { ScriptAction } from "./sites-scripts.ts";
 

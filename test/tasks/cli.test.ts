@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validateAndList } from "../../src/tasks/cli-views.ts";
+import { validateAndList } from "../../src/cli/task-views.ts";
 import { taskLine, writeJsonl, writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

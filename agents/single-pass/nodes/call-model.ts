@@ -3,19 +3,12 @@
  * sheets before frames — sent through the model client (cache, retries, usage).
  * Temperature and the output budget come from the model's spec (0 and 16384 by default).
  */
-import { HumanMessage } from "@langchain/core/messages";
-import { IwrError } from "../../../src/errors.ts";
+import { singlePassMessage } from "../request.ts";
 import { contextOf, type SinglePassConfig, type SinglePassUpdate, type SinglePassValues } from "../state.ts";
 
 export async function callModel(state: SinglePassValues, config: SinglePassConfig): Promise<SinglePassUpdate> {
   const { model } = contextOf(config);
-  if (!state.prompt) throw new IwrError("CONFIG_INVALID", "call-model ran before prepare-inputs: no prompt in state");
-  const message = new HumanMessage({
-    content: [
-      { type: "text", text: state.prompt.text },
-      ...state.images.map((image) => ({ type: "image_url" as const, image_url: { url: image.dataUrl } })),
-    ],
-  });
+  const message = singlePassMessage(state);
   const result = await model.invoke([message], config.signal ? { signal: config.signal } : {});
   return {
     reply: {

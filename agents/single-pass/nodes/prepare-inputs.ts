@@ -31,7 +31,7 @@ async function readSheet(file: string, maxSide: number | undefined): Promise<Buf
   return maxSide === undefined ? png : resizeToMaxSide(png, maxSide);
 }
 
-export async function prepareInputs(state: SinglePassValues, config: SinglePassConfig): Promise<SinglePassUpdate> {
+export async function prepareInputs(state: Pick<SinglePassValues, "inputs">, config: SinglePassConfig): Promise<SinglePassUpdate> {
   const context = contextOf(config);
   const { spec } = context.model;
   const { inputs } = state;

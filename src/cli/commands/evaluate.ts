@@ -1,5 +1,7 @@
 import { Option, type Command } from "commander";
 import { IwrError } from "../../errors.ts";
+import { exitCodeForRun } from "../exit-codes.ts";
+import { positiveInteger, taskIdList } from "../options.ts";
 
 interface EvaluateCliOptions {
   data?: string;
@@ -8,24 +10,14 @@ interface EvaluateCliOptions {
   judge: "llm" | "heuristic";
   grounding: "llm" | "heuristic";
   visualPairing: "official" | "aligned";
-  workers: string;
-  ids?: string[];
+  workers: number;
+  ids?: number[];
   judgeModel?: string;
   baseUrl?: string;
   cacheDir?: string;
   force?: boolean;
   rescore?: boolean;
   trace: boolean;
-}
-
-/** "--ids 1,2 5" → [1, 2, 5]; anything that is not a task id is an error naming it. */
-export function parseIds(values: readonly string[] | undefined): number[] | undefined {
-  if (!values) return undefined;
-  const ids = values.flatMap((value) => value.split(",")).map((part) => part.trim()).filter(Boolean);
-  return ids.map((part) => {
-    if (!/^\d+$/.test(part)) throw new IwrError("CONFIG_INVALID", `--ids: expected task ids (non-negative integers), got '${part}'`);
-    return Number(part);
-  });
 }
 
 function percent(value: number | undefined): string {
@@ -43,15 +35,18 @@ export function registerEvaluateCommand(program: Command): void {
     .addOption(new Option("--judge <kind>", "assertion judge (and MLLM visual judge): llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
     .addOption(new Option("--grounding <kind>", "Click/Type grounding: llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
     .addOption(new Option("--visual-pairing <mode>", "evalpoint/checkpoint pairing: official (the harness's) or aligned").choices(["official", "aligned"]).default("official"))
-    .option("--workers <n>", "tasks evaluated at once in this process", "1")
-    .option("--ids <ids...>", "only these task ids (comma or space separated)")
+    .option("--workers <n>", "tasks evaluated at once in this process", positiveInteger, 1)
+    .option("--ids <ids...>", "only these task ids (comma or space separated)", taskIdList)
     .option("--judge-model <name>", "model preset or file for every llm part (default gpt-4o)")
     .option("--base-url <url>", "OpenAI-compatible endpoint for the judge model")
     .option("--cache-dir <dir>", "cache model responses in this folder")
-    .option("--force", "re-evaluate tasks that already have an eval.json")
+    .option("--force", "re-evaluate every task, also those whose eval.json scored the current page, task and settings")
     .option("--no-trace", "do not save a Playwright trace (trace.zip) of each replay")
     .option("--rescore", "recompute scores and the report from existing eval.json files only")
     .action(async (options: EvaluateCliOptions) => {
+      const { modelFolderName } = await import("../../results/layout.ts");
+      // The model's folder name is checked before anything is read or written.
+      modelFolderName(options.model, "--model");
       if (options.rescore) {
         const { rescore } = await import("../../evaluator/rescore.ts");
         const result = rescore(options.result, options.model);
@@ -60,10 +55,8 @@ export function registerEvaluateCommand(program: Command): void {
         return;
       }
       if (!options.data) throw new IwrError("CONFIG_INVALID", "--data <jsonl> is required (unless --rescore)");
-      const workers = Number(options.workers);
-      if (!Number.isInteger(workers) || workers < 1) throw new IwrError("CONFIG_INVALID", `--workers: expected a positive integer, got '${options.workers}'`);
       const { runEvaluation } = await import("../../run/evaluate.ts");
-      const ids = parseIds(options.ids);
+      const { workers, ids } = options;
       const summary = await runEvaluation({
         dataPath: options.data,
         resultDir: options.result,
@@ -86,9 +79,13 @@ export function registerEvaluateCommand(program: Command): void {
       const failed = summary.tasks.filter((task) => task.status === "failed");
       const skipped = summary.tasks.filter((task) => task.status === "skipped");
       console.log(
-        `evaluated ${summary.tasks.length - failed.length - skipped.length}, skipped ${skipped.length} (eval.json exists; --force to redo), failed ${failed.length} in ${(summary.wallMs / 1000).toFixed(1)} s`,
+        `evaluated ${summary.tasks.length - failed.length - skipped.length}, skipped ${skipped.length} (unchanged since their eval.json; --force to redo), failed ${failed.length} in ${(summary.wallMs / 1000).toFixed(1)} s`,
       );
       if (summary.reportPath) console.log(`report: ${summary.reportPath}`);
-      if (failed.length > 0) process.exitCode = 1;
+      if (failed.length > 0) {
+        console.log(`${failed.length} of ${summary.tasks.length} task(s) failed; their errors are in eval-error.json beside each:`);
+        for (const task of failed) console.log(`  task ${task.taskId}: ${task.candidateDir}/eval-error.json`);
+      }
+      process.exitCode = exitCodeForRun(failed.length);
     });
 }

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
-import { InvalidArgumentError } from "commander";
 import type { GenerateProgress } from "../../run/generate.ts";
+import { exitCodeForRun } from "../exit-codes.ts";
+import { positiveInteger, taskIdList } from "../options.ts";
 
 interface GenerateCommandOptions {
   data: string;
@@ -12,19 +13,6 @@ interface GenerateCommandOptions {
   cacheDir?: string;
   force?: boolean;
   ids?: number[];
-}
-
-function positiveInteger(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`expected a positive integer, got '${text}'`);
-  return value;
-}
-
-function idList(text: string): number[] {
-  const ids = text.split(",").map((part) => part.trim()).filter((part) => part !== "");
-  const bad = ids.filter((id) => !/^\d+$/.test(id));
-  if (ids.length === 0 || bad.length > 0) throw new InvalidArgumentError(`expected task ids like 1,2,7, got '${text}'`);
-  return ids.map(Number);
 }
 
 /** `iwr generate`: the single-pass generator over a task set, into the benchmark's results layout. */
@@ -39,8 +27,8 @@ export function registerGenerateCommand(program: Command): void {
     .option("--workers <n>", "tasks in progress at once (default: the model's concurrency)", positiveInteger)
     .option("--cache <mode>", "response cache: read-write | replay | off", "read-write")
     .option("--cache-dir <dir>", "response cache folder (default .cache/responses, or IWR_CACHE_DIR)")
-    .option("--force", "regenerate tasks that already have an index.html")
-    .option("--ids <list>", "only these task ids, e.g. 1,2", idList)
+    .option("--force", "regenerate every task, also finished ones and pages not made by iwr generate")
+    .option("--ids <list>", "only these task ids, e.g. 1,2", taskIdList)
     .action(async (options: GenerateCommandOptions) => {
       process.exitCode = await generateAction(options);
     });
@@ -48,14 +36,18 @@ export function registerGenerateCommand(program: Command): void {
 
 async function generateAction(options: GenerateCommandOptions): Promise<number> {
   // Loaded on use, so `iwr --help` does not pay for LangChain and sharp.
-  const [{ loadModelSpec, parseCacheMode }, { loadTasks }, { runGeneration, summaryLine }, { IwrError }] = await Promise.all([
+  const [{ loadModelSpec, parseCacheMode }, { loadTasks }, { runGeneration, summaryLine }, { IwrError }, { modelFolderName }] = await Promise.all([
     import("../../models/index.ts"),
     import("../../tasks/loader.ts"),
     import("../../run/generate.ts"),
     import("../../errors.ts"),
+    import("../../results/layout.ts"),
   ]);
   const cacheMode = parseCacheMode(options.cache);
-  const spec = loadModelSpec(options.model, { baseURL: options.baseUrl });
+  // A bare model name becomes the result folder's name: checked before anything is read or written
+  // (a preset's own `name:` is checked, with its file and line, when the preset is read).
+  if (!/\.ya?ml$/i.test(options.model)) modelFolderName(options.model, "--model");
+  const spec = loadModelSpec(options.model, { baseURL: options.baseUrl }, { source: "--model" });
   let tasks = await loadTasks(options.data);
   if (options.ids) {
     const known = new Set(tasks.map((task) => task.id));
@@ -79,10 +71,12 @@ async function generateAction(options: GenerateCommandOptions): Promise<number> 
     });
     progress.stop();
     console.error(summaryLine(summary, spec.name));
-    for (const failed of summary.results.filter((result) => result.status === "failed")) {
-      console.error(`  task ${failed.id}: ${failed.error?.code ?? "FAILED"}: ${failed.error?.message ?? "no page"} (see ${failed.outputDir}/generation.json)`);
+    const failed = summary.results.filter((result) => result.status === "failed");
+    if (failed.length > 0) console.error(`${failed.length} of ${summary.total} task(s) failed; each error is in its generation.json:`);
+    for (const task of failed) {
+      console.error(`  task ${task.id}: ${task.error?.code ?? "FAILED"}: ${task.error?.message ?? "no page"} (see ${task.outputDir}/generation.json)`);
     }
-    return 0;
+    return exitCodeForRun(failed.length);
   } finally {
     progress.stop();
   }

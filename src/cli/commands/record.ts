@@ -12,7 +12,7 @@ interface RecordFlags {
 
 function parseId(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text)) throw new IwrError("RECORDER", `--id: expected a non-negative integer, got '${text}'`);
+  if (!/^\d+$/.test(text)) throw new IwrError("CONFIG_INVALID", `--id: expected a non-negative integer, got '${text}'`);
   return Number(text);
 }
 

@@ -1,11 +1,5 @@
 import type { Command } from "commander";
-import { InvalidArgumentError } from "commander";
-
-function positiveInteger(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`expected a positive integer, got '${text}'`);
-  return value;
-}
+import { positiveInteger } from "../options.ts";
 
 interface StartCommandOptions {
   data: string;

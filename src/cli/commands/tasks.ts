@@ -10,7 +10,7 @@ export function registerTasksCommand(program: Command): void {
     .argument("<data>", "the task file, e.g. tasks/iwr-mini.jsonl")
     .option("--no-media", "skip probing videos with ffprobe and reading PNG headers (faster, less thorough)")
     .action(async (data: string, options: { media: boolean }) => {
-      const { validateTaskFile } = await import("../../tasks/cli-views.ts");
+      const { validateTaskFile } = await import("../task-views.ts");
       process.exitCode = await validateTaskFile(data, { checkMedia: options.media });
     });
 
@@ -19,7 +19,7 @@ export function registerTasksCommand(program: Command): void {
     .description("print a table of the tasks: id, domain, L/V class, actions, video length, assets")
     .argument("<data>", "the task file, e.g. tasks/iwr-mini.jsonl")
     .action(async (data: string) => {
-      const { listTaskFile } = await import("../../tasks/cli-views.ts");
+      const { listTaskFile } = await import("../task-views.ts");
       process.exitCode = await listTaskFile(data);
     });
 }

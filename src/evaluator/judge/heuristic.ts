@@ -17,7 +17,7 @@
 import sharp from "sharp";
 import { distance } from "fastest-levenshtein";
 import { readImageText } from "../metrics/ocr.ts";
-import { displayedNumbers, expectedQuotedStrings, normalizeText } from "../grounding/description-text.ts";
+import { displayedNumbers, expectedQuotedStrings, normalizeText } from "../../replay/grounding/description-text.ts";
 import { changedRegions, pixelDiff, type Region } from "./pixel-diff.ts";
 import type { AssertionJudge, AssertionInput, AssertionVerdict, HeuristicEvidence } from "./types.ts";
 

@@ -71,8 +71,11 @@ async function readPng(file: string, role: string): Promise<Buffer> {
 /** Which of the two files is not a readable image, named for the error message; undefined when both decode. */
 async function unreadableImage(files: ReadonlyArray<{ role: string; file: string; png: Buffer }>): Promise<string | undefined> {
   for (const { role, file, png } of files) {
-    // A full decode: a truncated PNG has a readable header.
-    const problem = await sharp(png).stats().then(() => undefined, (error: unknown) => errorMessage(error));
+    if (png.length === 0) return `${role} ${file} is empty (0 bytes)`;
+    // A full decode: a truncated PNG has a readable header. (sharp throws at construction for some inputs.)
+    const problem = await Promise.resolve()
+      .then(() => sharp(png).stats())
+      .then(() => undefined, (error: unknown) => errorMessage(error));
     if (problem !== undefined) return `${role} ${file} is not a readable image (${problem})`;
   }
   return undefined;

@@ -1,13 +1,14 @@
 /**
  * What `iwr tasks validate`, `iwr tasks list` and `npm start` print. Each function
  * returns the process exit code (0 all good, 1 any problem) and never exits itself.
+ * Warnings are printed apart from problems and do not change the exit code.
  */
 import fs from "node:fs";
 import { log } from "../log/logger.ts";
 import type { VideoInfo } from "../media/probe.ts";
-import { loadTaskSet } from "./loader.ts";
-import { formatProblem, type TaskProblem } from "./problems.ts";
-import type { Task } from "./schema.ts";
+import { loadTaskSet, type TaskSet } from "../tasks/loader.ts";
+import { formatProblem, type TaskProblem } from "../tasks/problems.ts";
+import type { Task } from "../tasks/schema.ts";
 
 export interface Output {
   out: (text: string) => void;
@@ -57,6 +58,13 @@ function printProblems(problems: readonly TaskProblem[], write: (text: string) =
   for (const problem of problems) write(formatProblem(problem));
 }
 
+/** Warnings apart from problems: they do not fail the check, but a researcher should read them. */
+function printWarnings(set: TaskSet, write: (text: string) => void): void {
+  if (set.warnings.length === 0) return;
+  write(`${plural(set.warnings.length, "warning")}:`);
+  for (const warning of set.warnings) write(`  warning: ${formatProblem(warning)}`);
+}
+
 export interface ValidateOptions {
   /** Probe videos and read PNG headers (default true). */
   checkMedia?: boolean;
@@ -67,8 +75,9 @@ export async function validateTaskFile(jsonlPath: string, options: ValidateOptio
   const started = Date.now();
   const set = await loadTaskSet(jsonlPath, { checkMedia: options.checkMedia ?? true });
   logger.info(`checked ${jsonlPath} in ${Date.now() - started} ms`);
+  printWarnings(set, io.out);
   if (set.problems.length === 0) {
-    io.out(`${plural(set.tasks.length, "task")} OK`);
+    io.out(`${plural(set.tasks.length, "task")} OK${set.warnings.length > 0 ? ` (${plural(set.warnings.length, "warning")})` : ""}`);
     return 0;
   }
   printProblems(set.problems, io.out);
@@ -94,6 +103,7 @@ export async function validateAndList(jsonlPath: string, io: Output = standardOu
   }
   const set = await loadTaskSet(jsonlPath, { checkMedia: true });
   if (set.tasks.length > 0) io.out(formatTaskTable(set.tasks, set.videos));
+  printWarnings(set, io.err);
   if (set.problems.length === 0) {
     io.out(`${plural(set.tasks.length, "task")} OK in ${jsonlPath}`);
     return 0;

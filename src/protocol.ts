@@ -29,3 +29,10 @@ export const PROTOCOL = Object.freeze({
 });
 
 export type ProtocolSettings = typeof PROTOCOL;
+
+/**
+ * The largest viewport side we open a page at (Chromium's own limits and memory make
+ * anything larger impractical). One limit, read by the task validator and the page
+ * host, so a task that validates is a task the evaluator can open.
+ */
+export const MAX_VIEWPORT_SIDE = 8192;

@@ -1,7 +1,12 @@
 /**
- * Replaying the true trajectory on a candidate page (IWR-PROTOCOL.md §3.1–§3.2):
+ * Replaying a list of actions on a candidate page (IWR-PROTOCOL.md §3.1–§3.2):
  * settle, evalpoint 0, then each action in order (grounded, executed within the
  * action limit), settle, evalpoint i; the first failing action ends the replay.
+ *
+ * One engine, two callers: the evaluator replays the task's true trajectory, the
+ * self-check replays actions the agent inferred from the video. The actions are plain
+ * `ReplayAction`s (type, target description, text or key), so nothing here needs a
+ * task's truth.
  *
  * The page is opened by the caller (the sandboxed host); this module only needs a
  * page, a time-limited screenshot and a way to time-limit a page call, so the same
@@ -10,9 +15,10 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
-import { PROTOCOL } from "../tasks/protocol.ts";
+import { PROTOCOL } from "../protocol.ts";
 import type { Action, ActionType } from "../tasks/schema.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { evalpointRelativePath } from "../results/layout.ts";
 import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import {
@@ -40,12 +46,31 @@ export interface ReplaySurface {
   leftTo?(): string | undefined;
 }
 
+/** One action to replay: what to do and to what, in words (the grounder finds the element). */
+export interface ReplayAction {
+  type: ActionType;
+  /** The target in natural language, e.g. "the blue 'Add to cart' button". */
+  description: string;
+  /** Type: the text to enter, when known (the benchmark's own lines carry it only in the description). */
+  text?: string;
+  /** Press: the key, when known (else the grounder names it from the description). */
+  key?: string;
+}
+
+/** A task line's action as the replay needs it. */
+export function replayActionOf(action: Action): ReplayAction {
+  const { description, text, key } = action.parameters;
+  return { type: action.type, description, ...(text !== undefined ? { text } : {}), ...(key !== undefined ? { key } : {}) };
+}
+
 export interface ReplayOptions {
   surface: ReplaySurface;
-  actions: readonly Action[];
+  actions: readonly ReplayAction[];
   grounder: Grounder;
   /** Folder for `<i>.png`; created when missing. */
   evalpointsDir: string;
+  /** How a step cites its screenshot (default `evalpoints/<i>.png`, the evaluator's folder). */
+  screenshotLabel?: (index: number) => string;
   /** Called as each evalpoint is taken, so judging and OCR can run during the settle waits. */
   onEvalpoint?: (index: number, png: Buffer) => void;
 }
@@ -75,7 +100,7 @@ export interface ReplayStep {
   scroll?: { before: number; after: number };
   exchanges: GroundingExchange[];
   durationMs: number;
-  /** Relative to the model folder, e.g. "evalpoints/2.png"; absent when the action failed. */
+  /** Relative to the candidate folder, e.g. "evalpoints/2.png"; absent when the action failed. */
   evalpoint?: string;
 }
 
@@ -108,15 +133,15 @@ interface StepOutcome {
 }
 
 /** Grounds the target (Click/Type) and executes the action. */
-async function runAction(surface: ReplaySurface, action: Action, grounder: Grounder): Promise<StepOutcome> {
+async function runAction(surface: ReplaySurface, action: ReplayAction, grounder: Grounder): Promise<StepOutcome> {
   const { page } = surface;
   const limit = PROTOCOL.actionTimeoutMs;
-  const description = action.parameters.description;
+  const description = action.description;
   switch (action.type) {
     case "Scroll":
       return { outcome: await surface.withTimeout("scroll", limit, () => scrollDown(page, limit)) };
     case "Press": {
-      let key = action.parameters.key?.trim();
+      let key = action.key?.trim();
       let grounding: GroundingAnswer | undefined;
       if (!key) {
         const named = await grounder.nameKey(description);
@@ -143,7 +168,7 @@ async function runAction(surface: ReplaySurface, action: Action, grounder: Groun
         },
       };
       const grounding = await grounder.locate(
-        { actionType: action.type, description, ...(action.type === "Type" ? { text: action.parameters.text ?? "" } : {}) },
+        { actionType: action.type, description, ...(action.type === "Type" ? { text: action.text ?? "" } : {}) },
         context,
       );
       const element = elements.find((el) => el.index === grounding.index);
@@ -157,7 +182,7 @@ async function runAction(surface: ReplaySurface, action: Action, grounder: Groun
       if (action.type === "Click") {
         return { outcome: await surface.withTimeout("click", limit + 1_000, () => clickElement(page, element.index, limit)), grounding, target };
       }
-      const text = grounding.text ?? action.parameters.text ?? "";
+      const text = grounding.text ?? action.text ?? "";
       const outcome = await surface.withTimeout("type", limit + 1_000, () => typeIntoElement(page, element.index, text, limit));
       return { outcome, grounding, target, typedText: text };
     }
@@ -187,7 +212,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
 
   for (const [index, action] of actions.entries()) {
     const started = Date.now();
-    const step: ReplayStep = { index, type: action.type, description: action.parameters.description, ok: false, exchanges: [], durationMs: 0 };
+    const step: ReplayStep = { index, type: action.type, description: action.description, ok: false, exchanges: [], durationMs: 0 };
     steps.push(step);
     try {
       const result = await runAction(surface, action, grounder);
@@ -222,7 +247,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
     try {
       await sleep(PROTOCOL.actionSettleMs);
       await capture(index + 1);
-      step.evalpoint = `evalpoints/${index + 1}.png`;
+      step.evalpoint = (options.screenshotLabel ?? evalpointRelativePath)(index + 1);
     } catch (error) {
       // The action ran but its evalpoint could not be taken: it does not count as executed.
       step.ok = false;

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { indexInteractiveElements, type InteractiveElement } from "../../src/browser/element-index.ts";
-import { createHeuristicGrounder, keyFromDescription } from "../../src/evaluator/grounding/heuristic.ts";
-import type { GroundingContext, GroundingQuery } from "../../src/evaluator/grounding/types.ts";
+import { createHeuristicGrounder, keyFromDescription } from "../../src/replay/grounding/heuristic.ts";
+import type { GroundingContext, GroundingQuery } from "../../src/replay/grounding/types.ts";
 
 const PAGE = `<!doctype html><html><body>
   <nav><a href="#home">Home</a> <a href="#pricing" id="nav-pricing">Pricing</a> <a href="#about">About us</a></nav>

@@ -8,8 +8,9 @@ import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
-import { createHeuristicGrounder } from "../../src/evaluator/grounding/heuristic.ts";
-import { replayTrajectory } from "../../src/evaluator/replay.ts";
+import { createHeuristicGrounder } from "../../src/replay/grounding/heuristic.ts";
+import { replayActionOf, replayTrajectory } from "../../src/replay/replay.ts";
+import type { Action } from "../../src/tasks/schema.ts";
 import { action, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
 
 const RESOLUTION = { width: 640, height: 480 };
@@ -20,7 +21,7 @@ afterAll(async () => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function replayOn(html: string, actions: Parameters<typeof replayTrajectory>[0]["actions"]) {
+async function replayOn(html: string, actions: Action[]) {
   const dir = tempDir("replay");
   dirs.push(dir);
   const candidateDir = writeCandidate(path.join(dir, "candidate"), html);
@@ -28,7 +29,7 @@ async function replayOn(html: string, actions: Parameters<typeof replayTrajector
   const evalpointsDir = path.join(dir, "evalpoints");
   const sandbox = await openSandboxedPage({ root: candidateDir, entry: "index.html", resolution: RESOLUTION, tracePath });
   try {
-    const result = await replayTrajectory({ surface: sandbox, actions, grounder: createHeuristicGrounder(), evalpointsDir });
+    const result = await replayTrajectory({ surface: sandbox, actions: actions.map(replayActionOf), grounder: createHeuristicGrounder(), evalpointsDir });
     const listText = await sandbox.page.locator("#list").innerText();
     return { result, listText, evalpointsDir, tracePath, sandbox };
   } finally {

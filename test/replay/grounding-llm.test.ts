@@ -14,8 +14,8 @@ import {
   showHighlights,
   type InteractiveElement,
 } from "../../src/browser/element-index.ts";
-import { createLlmGrounder, parseGroundingReply } from "../../src/evaluator/grounding/llm.ts";
-import type { GroundingContext } from "../../src/evaluator/grounding/types.ts";
+import { createLlmGrounder, parseGroundingReply } from "../../src/replay/grounding/llm.ts";
+import type { GroundingContext } from "../../src/replay/grounding/types.ts";
 import { ModelSpecSchema, createModelClient } from "../../src/models/index.ts";
 import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 import { shoppingListPage } from "../support/evaluator-replay-fixtures.ts";

@@ -1,0 +1,73 @@
+/**
+ * What an eval.json scored, as hashes, so a result is redone exactly when something it
+ * depends on changed: the candidate's page files, the task (its line, checkpoints and
+ * assets) and the evaluator's settings (judge, grounding, metrics, prompts, pairing,
+ * protocol constants). `iwr evaluate` skips a task only when all three match the
+ * finished eval.json; a page that appeared, was regenerated or edited is scored again.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { canonicalJson } from "../models/request-key.ts";
+import { RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
+import { PROTOCOL } from "../protocol.ts";
+import type { Task } from "../tasks/schema.ts";
+import { comparableSettings, type EvalSettings } from "./eval-record.ts";
+
+export interface EvalInputKeys {
+  /** sha256 over the candidate's page files (names and contents); null when it had no index.html. */
+  candidate: string | null;
+  /** sha256 of the task line, its checkpoints and its assets. */
+  task: string;
+  /** sha256 of the comparable settings and the protocol constants. */
+  settings: string;
+}
+
+const sha256 = (data: string | Buffer): string => createHash("sha256").update(data).digest("hex");
+
+/** Files under `dir` (recursively), relative paths with "/", sorted; `skipTop` filters the first level. */
+async function listFiles(dir: string, skipTop: (name: string) => boolean): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (folder: string, prefix: string): Promise<void> => {
+    const entries = await fs.readdir(folder, { withFileTypes: true });
+    for (const entry of entries) {
+      if (prefix === "" && skipTop(entry.name)) continue;
+      const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) await walk(path.join(folder, entry.name), relative);
+      else found.push(relative);
+    }
+  };
+  await walk(dir, "");
+  return found.sort();
+}
+
+async function hashFiles(root: string, files: readonly string[]): Promise<string> {
+  const lines: string[] = [];
+  for (const file of files) {
+    const content = await fs.readFile(path.join(root, file)).catch(() => Buffer.from("(unreadable)"));
+    lines.push(`${file}\t${sha256(content)}`);
+  }
+  return sha256(lines.join("\n"));
+}
+
+/** The page files the evaluator serves (see stageCandidate); null without an index.html. */
+export async function candidateKey(candidateDir: string): Promise<string | null> {
+  const present = await fs.stat(path.join(candidateDir, RESULT_FILES.page)).then((stat) => stat.isFile(), () => false);
+  if (!present) return null;
+  const files = await listFiles(candidateDir, (name) => RECORD_ENTRIES.has(name) || name.startsWith("."));
+  return hashFiles(candidateDir, files);
+}
+
+export async function taskKey(task: Task): Promise<string> {
+  const checkpoints = await Promise.all(task.truth.checkpointPaths.map(async (file) => sha256(await fs.readFile(file).catch(() => Buffer.alloc(0)))));
+  const assets = await hashFiles(task.inputs.assetsDir, task.inputs.assetFiles);
+  return sha256(canonicalJson({ line: task.line, checkpoints, assets }));
+}
+
+export function settingsKey(settings: EvalSettings): string {
+  return sha256(canonicalJson({ settings: comparableSettings(settings), protocol: PROTOCOL }));
+}
+
+export function sameInputs(a: EvalInputKeys | undefined, b: EvalInputKeys): boolean {
+  return a !== undefined && a.candidate === b.candidate && a.task === b.task && a.settings === b.settings;
+}

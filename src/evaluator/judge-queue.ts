@@ -1,0 +1,52 @@
+/**
+ * The assertion judge's queue during a replay (IWR-PROTOCOL.md §3.3): as each evalpoint
+ * is taken, the assertion of the action that led to it (if it has one) is sent to the
+ * judge with the evalpoint before it, so judging runs while the replay waits out its
+ * settle times. A judge that throws is that step's recorded failure ("No"), never an
+ * unhandled rejection.
+ */
+import { toErrorRecord } from "../errors.ts";
+import type { Action } from "../tasks/schema.ts";
+import type { AssertionJudge, AssertionVerdict } from "./judge/types.ts";
+
+export interface AssertionOutcome {
+  actionIndex: number;
+  assertion: string;
+  verdict: AssertionVerdict;
+}
+
+export class AssertionQueue {
+  private readonly shots: Buffer[] = [];
+  private readonly pending: Array<Promise<AssertionOutcome>> = [];
+
+  constructor(
+    private readonly judge: AssertionJudge,
+    private readonly actions: readonly Action[],
+  ) {}
+
+  /** Evalpoint `index` was taken: judge action `index - 1`'s assertion, if it has one. */
+  readonly onEvalpoint = (index: number, png: Buffer): void => {
+    this.shots[index] = png;
+    const action = this.actions[index - 1];
+    const before = this.shots[index - 1];
+    if (index === 0 || !action || !before || !action.logical_assertion.trim()) return;
+    const assertion = action.logical_assertion;
+    this.pending.push(
+      this.judge
+        .judge({ actionIndex: index - 1, actionType: action.type, actionDescription: action.parameters.description, assertion, before, after: png })
+        .catch((error: unknown): AssertionVerdict => ({
+          result: "No",
+          failure: { kind: "error", message: toErrorRecord(error).message },
+          replies: [],
+          attempts: 1,
+          latencyMs: 0,
+        }))
+        .then((verdict) => ({ actionIndex: index - 1, assertion, verdict })),
+    );
+  };
+
+  /** Every verdict asked for so far, in action order. */
+  async settled(): Promise<AssertionOutcome[]> {
+    return (await Promise.all(this.pending)).sort((a, b) => a.actionIndex - b.actionIndex);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The results folder's layout, in one place. It follows the benchmark's (IWR-PROTOCOL.md
+ * §2, §3.7) and adds our records beside each page:
+ *
+ *   <result>/<id>/<model-dir>/index.html        the candidate page
+ *   <result>/<id>/<model-dir>/generation.json   how it was made (request hash, reply, usage)
+ *   <result>/<id>/<model-dir>/eval.json         what the evaluator found (keyed by what it scored)
+ *   <result>/<id>/<model-dir>/eval-error.json   why an evaluation could not finish
+ *   <result>/<id>/<model-dir>/eval.stale.json   an eval.json whose page or settings changed since
+ *   <result>/<id>/<model-dir>/replay.json       every step, grounding and judge exchange
+ *   <result>/<id>/<model-dir>/trace.zip         Playwright trace of the replay
+ *   <result>/<id>/<model-dir>/evalpoints/<i>.png
+ *   <result>/reports/<model-dir>_metrics.md
+ *
+ * `<model-dir>` is modelDirName(model) and must be a safe folder name (safe-name.ts).
+ * Names starting with "." inside a candidate folder are temporary (tempPathBeside) and
+ * swept by later runs (sweep.ts).
+ */
+import path from "node:path";
+import { modelFolderName, safeFolderName } from "../files/safe-name.ts";
+
+export { modelDirName, modelFolderName } from "../files/safe-name.ts";
+
+export const RESULT_FILES = Object.freeze({
+  page: "index.html",
+  generation: "generation.json",
+  eval: "eval.json",
+  evalError: "eval-error.json",
+  staleEval: "eval.stale.json",
+  replay: "replay.json",
+  trace: "trace.zip",
+  evalpoints: "evalpoints",
+});
+
+export const REPORTS_DIR = "reports";
+
+/** Entries of a candidate folder that are records, not page files: never served to the page. */
+export const RECORD_ENTRIES: ReadonlySet<string> = new Set(Object.values(RESULT_FILES).filter((name) => name !== RESULT_FILES.page));
+
+/** `<result>/<id>/<model-dir>/` for a model name (checked: refused with `source` named when unsafe). */
+export function candidateDirFor(resultDir: string, taskId: number, model: string, source = "--model"): string {
+  return path.join(resultDir, String(taskId), modelFolderName(model, source));
+}
+
+/** `<result>/<id>/<folder>/` for a folder name already decided (e.g. "reference", "mutant-no-script"). */
+export function candidateDirNamed(resultDir: string, taskId: number, folder: string, source = "candidate folder"): string {
+  return path.join(resultDir, String(taskId), safeFolderName(folder, source));
+}
+
+/** Every file of one candidate folder. */
+export interface CandidateFiles {
+  dir: string;
+  page: string;
+  generation: string;
+  eval: string;
+  evalError: string;
+  staleEval: string;
+  replay: string;
+  trace: string;
+  evalpoints: string;
+  evalpoint(index: number): string;
+}
+
+export function candidateFiles(dir: string): CandidateFiles {
+  const inDir = (name: string) => path.join(dir, name);
+  return {
+    dir,
+    page: inDir(RESULT_FILES.page),
+    generation: inDir(RESULT_FILES.generation),
+    eval: inDir(RESULT_FILES.eval),
+    evalError: inDir(RESULT_FILES.evalError),
+    staleEval: inDir(RESULT_FILES.staleEval),
+    replay: inDir(RESULT_FILES.replay),
+    trace: inDir(RESULT_FILES.trace),
+    evalpoints: inDir(RESULT_FILES.evalpoints),
+    evalpoint: (index) => path.join(dir, RESULT_FILES.evalpoints, `${index}.png`),
+  };
+}
+
+/** `evalpoints/<i>.png` relative to the candidate folder, as records cite it. */
+export function evalpointRelativePath(index: number): string {
+  return `${RESULT_FILES.evalpoints}/${index}.png`;
+}
+
+/** `<result>/reports/<file-stem>_metrics.md`. */
+export function metricsReportPath(resultDir: string, fileStem: string): string {
+  return path.join(resultDir, REPORTS_DIR, `${safeFolderName(fileStem, "report name")}_metrics.md`);
+}
