@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { canonicalJson } from "../models/request-key.ts";
+import { confinedAssetsDir } from "../replay/candidate-serving.ts";
 import { RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
 import { PROTOCOL } from "../protocol.ts";
 import type { Task } from "../tasks/schema.ts";
@@ -60,7 +61,8 @@ export async function candidateKey(candidateDir: string): Promise<string | null>
 
 export async function taskKey(task: Task): Promise<string> {
   const checkpoints = await Promise.all(task.truth.checkpointPaths.map(async (file) => sha256(await fs.readFile(file).catch(() => Buffer.alloc(0)))));
-  const assets = await hashFiles(task.inputs.assetsDir, task.inputs.assetFiles);
+  // Through the same wall as serving: nothing outside the task set is read, not even to hash it.
+  const assets = await hashFiles(confinedAssetsDir(task.inputs.assetsDir, task.setDir), task.inputs.assetFiles);
   return sha256(canonicalJson({ line: task.line, checkpoints, assets }));
 }
 

@@ -188,7 +188,8 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
   const assetFiles = (await requireFolder(assetsDir, "the assets folder", problems)) ? await fileNames(assetsDir) : [];
   const checkpointsDir = path.join(dir, TASK_FILES.checkpointsDir);
   const checkpointPaths = await checkCheckpoints(checkpointsDir, task, problems);
-  const present = (target: string) => entryAt(target).then((entry) => entry.kind !== "missing");
+  // lstat: a dangling link is there (and gets reported), not missing.
+  const present = (target: string) => fs.lstat(target).then(() => true, () => false);
   const linked = [videoPath, sheetsDir, ...sheetPaths, assetsDir, ...assetFiles.map((name) => path.join(assetsDir, name)), checkpointsDir, ...checkpointPaths];
   const existing: string[] = [];
   for (const target of linked) if (await present(target)) existing.push(target);

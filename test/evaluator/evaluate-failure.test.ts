@@ -22,7 +22,7 @@ beforeAll(async () => {
   set = await writeValidTaskSet(dir, { count: 2, ...SHOPPING_LIST_TASK_OPTIONS });
   resultDir = path.join(dir, "results");
   for (const id of set.ids) writeCandidate(path.join(resultDir, String(id), MODEL_DIR), shoppingListPage());
-  // Task 1's reference checkpoint is not an image any more.
+  // Task 1's reference checkpoint is not an image any more (the run's quick check reads no PNG).
   fs.writeFileSync(path.join(set.taskDir(1), "checkpoints", "step_1.png"), "not a png");
 });
 
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 describe("a task whose evaluation fails", () => {
-  it("is recorded as eval-error.json beside its candidate, and the next task is still evaluated", async () => {
+  it("is recorded as eval-error.json beside its candidate, named in the summary, and the next task is still evaluated", async () => {
     const lines: string[] = [];
     const original = console.log;
     console.log = (...parts: unknown[]) => void lines.push(parts.map(String).join(" "));
@@ -46,6 +46,7 @@ describe("a task whose evaluation fails", () => {
     // The run finishes every task, and its exit code says that one failed.
     expect(code).toBe(1);
     expect(lines.join("\n")).toMatch(/evaluated 1, skipped 0 .* failed 1/);
+    expect(lines.join("\n")).toContain(`1 of 2 task(s) failed; their errors are in eval-error.json beside each:\n  task 1: ${path.join(resultDir, "1", MODEL_DIR)}/eval-error.json`);
 
     const failedDir = path.join(resultDir, "1", MODEL_DIR);
     expect(fs.existsSync(path.join(failedDir, "eval.json"))).toBe(false);
