@@ -20,6 +20,10 @@ export interface VideoInfo {
   frameCount?: number;
   codec: string;
   pixFmt?: string;
+  /** YUV matrix as ffmpeg names it (bt709, bt470bg, smpte170m, ...), when the stream says. */
+  colorSpace?: string;
+  /** "tv" (limited, 16–235) or "pc" (full), when the stream says. */
+  colorRange?: string;
 }
 
 export interface ProbeOptions {
@@ -66,6 +70,8 @@ interface FfprobeJson {
     width?: number;
     height?: number;
     pix_fmt?: string;
+    color_space?: string;
+    color_range?: string;
     avg_frame_rate?: string;
     r_frame_rate?: string;
     duration?: string;
@@ -109,6 +115,8 @@ async function probeWithFfprobe(file: string, ffprobe: string): Promise<VideoInf
     ...(frameCount ? { frameCount } : {}),
     codec: video.codec_name ?? "unknown",
     ...(video.pix_fmt ? { pixFmt: video.pix_fmt } : {}),
+    ...(video.color_space && video.color_space !== "unknown" ? { colorSpace: video.color_space } : {}),
+    ...(video.color_range && video.color_range !== "unknown" ? { colorRange: video.color_range } : {}),
   };
 }
 
@@ -141,13 +149,24 @@ export function parseFfmpegHeader(stderr: string): Omit<VideoInfo, "frameCount">
   const parts = splitTopLevel(streamLine);
   const codec = /^[\w-]+/.exec(parts[0] ?? "")?.[0] ?? "unknown";
   const pixFmt = /^([a-z0-9_]+)(\(|$)/.exec(parts[1] ?? "")?.[1];
+  // "yuv420p(tv, bt470bg/unknown/unknown)" or "yuv420p(tv, bt709)": range, then the matrix.
+  const colour = /\((tv|pc)(?:, ([a-z0-9]+))?/.exec(parts[1] ?? "");
   const size = parts.map((part) => /^(\d+)x(\d+)/.exec(part)).find((match) => match);
   const fpsText = parts.map((part) => /^([\d.]+k?) (fps|tbr)$/.exec(part)).find((match) => match)?.[1];
   const fps = fpsText ? (fpsText.endsWith("k") ? Number(fpsText.slice(0, -1)) * 1000 : Number(fpsText)) : NaN;
   const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(stderr);
   const durationSec = duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : NaN;
   if (!size || !Number.isFinite(fps) || !Number.isFinite(durationSec)) return undefined;
-  return { durationSec, width: Number(size[1]), height: Number(size[2]), fps, codec, ...(pixFmt ? { pixFmt } : {}) };
+  return {
+    durationSec,
+    width: Number(size[1]),
+    height: Number(size[2]),
+    fps,
+    codec,
+    ...(pixFmt ? { pixFmt } : {}),
+    ...(colour?.[2] ? { colorSpace: colour[2] } : {}),
+    ...(colour?.[1] ? { colorRange: colour[1] } : {}),
+  };
 }
 
 async function probeWithFfmpeg(file: string, ffmpeg: string): Promise<VideoInfo> {

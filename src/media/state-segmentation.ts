@@ -1,0 +1,273 @@
+/**
+ * Finding a screen recording's stable states in a stream of small grey frames: where
+ * the screen holds still, ignoring what a pointer and a text caret do to it.
+ *
+ * Each frame is compared with the first frame of the current run (its reference). The
+ * pixels that differ by more than a tolerance are grouped into connected regions, and a
+ * region starts a new run only if it is real content:
+ *
+ * - it persists: the same pixels still differ from the reference in every frame for
+ *   `persistenceSec` (longer than a caret's half blink period), so a blinking caret, a
+ *   flash or a pointer passing over never counts;
+ * - it is not the pointer having moved: a pointer that moved leaves two small regions
+ *   alike in size and shape, where it was and where it is (at rest or still moving);
+ *   such pairs, and small regions at the pointer's last resting place, are ignored.
+ *   A real small change (a digit, a checkbox tick) has no such twin and counts.
+ *
+ * A run that lasts at least `minStateSec` is a state; shorter runs are transitions
+ * (animations, scrolling, a pointer passing). The segmenter is a streaming object: it
+ * decides each frame once the frames `persistenceSec` after it have arrived, so memory
+ * stays bounded whatever the video's length.
+ */
+
+export interface SegmentationSettings {
+  /** Frames per second of the analysed stream. */
+  fps: number;
+  /** Grey levels (0–255) a pixel must move by to count as changed (video noise stays below). */
+  pixelTolerance: number;
+  /** Regions smaller than this many analysis pixels are noise. */
+  minRegionPixels: number;
+  /** Largest side, in analysis pixels, of a region that may be the pointer or a caret. */
+  pointerMaxSide: number;
+  /** How long a change must last to be content (a caret blinks on and off faster). */
+  persistenceSec: number;
+  /** Shortest run that is a state. */
+  minStateSec: number;
+}
+
+export interface Run {
+  /** Frame indices, inclusive. */
+  firstFrame: number;
+  lastFrame: number;
+  /** firstFrame / fps and (lastFrame + 1) / fps. */
+  startSec: number;
+  endSec: number;
+  /** Whether the run lasts at least minStateSec. */
+  isState: boolean;
+}
+
+interface Region {
+  pixels: number[];
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
+}
+
+interface PendingFrame {
+  index: number;
+  data: Uint8Array;
+}
+
+/** Changed pixels between two frames: indices where they differ by more than the tolerance. */
+function changedMask(a: Uint8Array, b: Uint8Array, tolerance: number): Uint8Array {
+  const mask = new Uint8Array(a.length);
+  for (let i = 0; i < a.length; i++) if (Math.abs((a[i] ?? 0) - (b[i] ?? 0)) > tolerance) mask[i] = 1;
+  return mask;
+}
+
+function anySet(mask: Uint8Array): boolean {
+  for (let i = 0; i < mask.length; i++) if (mask[i]) return true;
+  return false;
+}
+
+/**
+ * Connected regions of the mask; pixels up to two apart join (the strokes of one word, a
+ * digit's parts), so a change reads as the thing that changed.
+ */
+function regionsOf(mask: Uint8Array, width: number, height: number, minPixels: number): Region[] {
+  const seen = new Uint8Array(mask.length);
+  const regions: Region[] = [];
+  const reach = 2;
+  for (let start = 0; start < mask.length; start++) {
+    if (!mask[start] || seen[start]) continue;
+    const region: Region = { pixels: [], minX: width, minY: height, maxX: 0, maxY: 0 };
+    const stack = [start];
+    seen[start] = 1;
+    while (stack.length > 0) {
+      const at = stack.pop() ?? 0;
+      const x = at % width;
+      const y = (at - x) / width;
+      region.pixels.push(at);
+      if (x < region.minX) region.minX = x;
+      if (x > region.maxX) region.maxX = x;
+      if (y < region.minY) region.minY = y;
+      if (y > region.maxY) region.maxY = y;
+      for (let dy = -reach; dy <= reach; dy++) {
+        const ny = y + dy;
+        if (ny < 0 || ny >= height) continue;
+        for (let dx = -reach; dx <= reach; dx++) {
+          const nx = x + dx;
+          if (nx < 0 || nx >= width) continue;
+          const next = ny * width + nx;
+          if (mask[next] && !seen[next]) {
+            seen[next] = 1;
+            stack.push(next);
+          }
+        }
+      }
+    }
+    if (region.pixels.length >= minPixels) regions.push(region);
+  }
+  return regions;
+}
+
+const sideOf = (region: Region) => Math.max(region.maxX - region.minX + 1, region.maxY - region.minY + 1);
+
+export class StateSegmenter {
+  private readonly settings: SegmentationSettings;
+  private readonly width: number;
+  private readonly height: number;
+  /** Frames after the one being decided that persistence needs to see. */
+  private readonly lookahead: number;
+  private readonly minStateFrames: number;
+  private reference: Uint8Array | undefined;
+  private runStart = 0;
+  private lastDecided = -1;
+  private readonly pending: PendingFrame[] = [];
+  /** The last frames decided to continue the current run (for the end-of-video blink check). */
+  private recent: Uint8Array[] = [];
+  /** Where the pointer was last seen resting (a box in analysis pixels), if known. */
+  private pointer: { minX: number; minY: number; maxX: number; maxY: number } | undefined;
+  private finished = false;
+
+  constructor(width: number, height: number, settings: SegmentationSettings) {
+    this.settings = settings;
+    this.width = width;
+    this.height = height;
+    this.lookahead = Math.max(1, Math.round(settings.persistenceSec * settings.fps));
+    this.minStateFrames = Math.max(1, Math.round(settings.minStateSec * settings.fps));
+  }
+
+  /** Adds the next frame; returns the runs that ended (decided) because of it. */
+  push(data: Uint8Array): Run[] {
+    if (this.finished) throw new Error("StateSegmenter: push after finish");
+    if (data.length !== this.width * this.height) throw new Error(`StateSegmenter: frame of ${data.length} bytes, expected ${this.width * this.height}`);
+    this.pending.push({ index: this.lastDecided + 1 + this.pending.length, data });
+    const closed: Run[] = [];
+    while (this.pending.length > this.lookahead) {
+      const run = this.decideOldest();
+      if (run) closed.push(run);
+    }
+    return closed;
+  }
+
+  /** The end of the video: decides the frames left and closes the last run. */
+  finish(): Run[] {
+    this.finished = true;
+    const closed: Run[] = [];
+    while (this.pending.length > 0) {
+      const run = this.decideOldest();
+      if (run) closed.push(run);
+    }
+    if (this.lastDecided >= 0) closed.push(this.runOf(this.runStart, this.lastDecided));
+    return closed;
+  }
+
+  private runOf(first: number, last: number): Run {
+    const { fps } = this.settings;
+    return { firstFrame: first, lastFrame: last, startSec: first / fps, endSec: (last + 1) / fps, isState: last - first + 1 >= this.minStateFrames };
+  }
+
+  /** Decides the oldest pending frame: does it continue the current run or start a new one? */
+  private decideOldest(): Run | undefined {
+    const frame = this.pending.shift();
+    if (!frame) return undefined;
+    this.lastDecided = frame.index;
+    if (!this.reference) {
+      this.reference = frame.data;
+      this.runStart = frame.index;
+      return undefined;
+    }
+    if (!this.startsNewRun(this.reference, frame.data)) {
+      this.recent.push(frame.data);
+      if (this.recent.length > this.lookahead * 2) this.recent.shift();
+      return undefined;
+    }
+    const ended = this.runOf(this.runStart, frame.index - 1);
+    this.reference = frame.data;
+    this.runStart = frame.index;
+    this.recent = [];
+    return ended;
+  }
+
+  private startsNewRun(reference: Uint8Array, current: Uint8Array): boolean {
+    const { pixelTolerance, minRegionPixels } = this.settings;
+    const mask = changedMask(reference, current, pixelTolerance);
+    if (!anySet(mask)) return false;
+    const regions = regionsOf(mask, this.width, this.height, minRegionPixels);
+    if (regions.length === 0) return false;
+    // A region is content unless it goes away: if, in some frame of the window that follows,
+    // its pixels are mostly back to the reference, it was transient (a caret's blink, a pointer
+    // passing, a flash). Settled or still changing (an animation, scrolling) is content. A small
+    // region whose change keeps spreading around it is a pointer gliding on, not content yet.
+    const margin = this.settings.pointerMaxSide;
+    const differs = (region: Region, frame: Uint8Array): boolean => {
+      let still = 0;
+      for (const at of region.pixels) if (Math.abs((reference[at] ?? 0) - (frame[at] ?? 0)) > pixelTolerance) still += 1;
+      return still >= region.pixels.length / 2;
+    };
+    const small = (region: Region) => sideOf(region) <= this.settings.pointerMaxSide;
+    const spreads = (region: Region, frame: Uint8Array): boolean => {
+      let around = 0;
+      const [x0, x1] = [Math.max(0, region.minX - margin), Math.min(this.width - 1, region.maxX + margin)];
+      const [y0, y1] = [Math.max(0, region.minY - margin), Math.min(this.height - 1, region.maxY + margin)];
+      for (let y = y0; y <= y1; y++) {
+        for (let x = x0; x <= x1; x++) {
+          const at = y * this.width + x;
+          if (Math.abs((reference[at] ?? 0) - (frame[at] ?? 0)) > pixelTolerance) around += 1;
+        }
+      }
+      return around > region.pixels.length * 1.5 + 2;
+    };
+    const persists = (region: Region): boolean =>
+      this.pending.every((frame) => differs(region, frame.data) && !(small(region) && spreads(region, frame.data)));
+    // Near the end the window is cut short: a change seen before in this run and gone again
+    // (a caret blinking) cannot be confirmed by persistence, so its history decides.
+    const windowCut = this.pending.length < this.lookahead;
+    const blinked = (region: Region) => windowCut && this.recent.some((frame) => differs(region, frame));
+    const persistent = regions.filter((region) => persists(region) && !blinked(region));
+    if (persistent.length === 0) return false;
+    const content = this.withoutPointer(persistent, regions);
+    return content.length > 0;
+  }
+
+  /**
+   * Drops the persistent regions that are the pointer. A pointer that moved leaves a
+   * region where it was (persistent) and makes one where it is (still moving, or at
+   * rest): two small regions alike in size and shape. Its last resting place is
+   * remembered, so small changes right there (jitter) are the pointer too.
+   */
+  private withoutPointer(persistent: Region[], all: Region[]): Region[] {
+    const small = (region: Region) => sideOf(region) <= this.settings.pointerMaxSide;
+    const margin = this.settings.pointerMaxSide;
+    const pointer = this.pointer;
+    const nearPointer = (region: Region) =>
+      pointer !== undefined && region.maxX >= pointer.minX - margin && region.minX <= pointer.maxX + margin && region.maxY >= pointer.minY - margin && region.minY <= pointer.maxY + margin;
+    const ignored = new Set<Region>();
+    const isPersistent = new Set(persistent);
+    const smallNow = all.filter(small);
+    // Where the pointer is now: a small region at its known resting place, else one still moving.
+    for (const left of persistent.filter(small)) {
+      if (ignored.has(left)) continue;
+      const partners = smallNow.filter((other) => other !== left && !ignored.has(other) && this.alike(left, other));
+      const arrived = partners.find(nearPointer) ?? partners.find((other) => !isPersistent.has(other)) ?? partners[0];
+      if (!arrived) continue;
+      ignored.add(left);
+      ignored.add(arrived);
+      this.pointer = { minX: arrived.minX, minY: arrived.minY, maxX: arrived.maxX, maxY: arrived.maxY };
+    }
+    if (pointer) for (const region of persistent) if (small(region) && nearPointer(region)) ignored.add(region);
+    return persistent.filter((region) => !ignored.has(region));
+  }
+
+  /** Two regions alike enough in size and shape to be one pointer in two places. */
+  private alike(a: Region, b: Region): boolean {
+    const sizeRatio = a.pixels.length / b.pixels.length;
+    if (sizeRatio < 0.5 || sizeRatio > 2) return false;
+    const [aw, ah] = [a.maxX - a.minX + 1, a.maxY - a.minY + 1];
+    const [bw, bh] = [b.maxX - b.minX + 1, b.maxY - b.minY + 1];
+    return Math.abs(aw - bw) <= Math.max(2, aw * 0.5) && Math.abs(ah - bh) <= Math.max(2, ah * 0.5);
+  }
+
+}

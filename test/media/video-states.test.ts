@@ -1,0 +1,138 @@
+/**
+ * Video states on real H.264 videos made from drawn frames: a blinking caret or a
+ * gliding cursor dot never splits a state, a change as small as one digit does; constant
+ * motion has no state, a one-frame video is one state, an unreadable file is an error;
+ * results are cached by content. And on the bundled suite: every checkpoint's best
+ * matching state comes in trajectory order (the test reads the truth; the library never does).
+ */
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { promisify } from "node:util";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { videoStates } from "../../src/media/video-states.ts";
+import { loadTasks } from "../../src/tasks/loader.ts";
+import { findFfmpeg } from "../../src/setup/find-tools.ts";
+import { SCREEN_HEIGHT as H, SCREEN_WIDTH as W, makeScreenVideo } from "../support/synthetic-screens.ts";
+
+const run = promisify(execFile);
+let dir: string;
+let cacheDir: string;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-video-states-"));
+  cacheDir = path.join(dir, "cache");
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe("video states", () => {
+  it("a still page with a blinking caret is one state", async () => {
+    const video = await makeScreenVideo(dir, "caret", 5, (t) => ({ caret: Math.floor(t / 0.5) % 2 === 0, digit: 7 }));
+    const result = await videoStates(video, { cacheDir });
+    expect(result.states).toHaveLength(1);
+    expect(result.states[0]).toMatchObject({ startSec: 0 });
+    expect(result.states[0]!.endSec).toBeGreaterThanOrEqual(4.8);
+    expect(result.findings).toEqual([]);
+  });
+
+  it("a cursor dot that glides across the page and comes to rest does not split it", async () => {
+    const from = { x: 100, y: 200 };
+    const to = { x: 500, y: 150 };
+    const video = await makeScreenVideo(dir, "glide", 5, (t) => {
+      const progress = Math.min(1, Math.max(0, (t - 1.5) / 0.6));
+      return { digit: 7, dot: { x: from.x + (to.x - from.x) * progress, y: from.y + (to.y - from.y) * progress } };
+    });
+    const result = await videoStates(video, { cacheDir });
+    expect(result.states.map((state) => [state.startSec, state.endSec])).toEqual([[0, 5]]);
+  });
+
+  it("a change as small as one digit starts a new state, also while the dot moves", async () => {
+    const video = await makeScreenVideo(dir, "digit", 6, (t) => ({
+      digit: t < 2.5 ? 7 : 8,
+      dot: { x: 200 + Math.min(1, Math.max(0, (t - 2.2) / 0.6)) * 300, y: 220 },
+    }));
+    const result = await videoStates(video, { cacheDir });
+    expect(result.states).toHaveLength(2);
+    expect(result.states[0]!.endSec).toBeCloseTo(2.6, 0);
+    expect(result.states[1]!.startSec).toBeCloseTo(2.6, 0);
+    // The representative frames show each digit: they differ where the digit is.
+    const [first, second] = await Promise.all(result.states.map((state) => sharp(state.framePath).extract({ left: 552, top: 36, width: 40, height: 48 }).greyscale().raw().toBuffer()));
+    expect(first!.equals(second!)).toBe(false);
+  });
+
+  it("constant motion has no stable state, and says so", async () => {
+    // ffmpeg's moving test pattern: something on it changes in every frame.
+    const video = path.join(dir, "motion.mp4");
+    await run(findFfmpeg()!.path, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=10:d=3", "-c:v", "libx264", "-pix_fmt", "yuv420p", video]);
+    const result = await videoStates(video, { cacheDir });
+    expect(result.states).toEqual([]);
+    expect(result.findings).toEqual([expect.stringMatching(/^no stable state: the screen never holds still for 0\.4 s \(constant motion, \d+ changes in 3\.0 s\)$/)]);
+  });
+
+  it("a one-frame video is its one state, with a finding", async () => {
+    const video = await makeScreenVideo(dir, "one-frame", 0.1, () => ({ digit: 8 }));
+    const result = await videoStates(video, { cacheDir });
+    expect(result.states).toHaveLength(1);
+    expect(result.findings).toEqual([expect.stringMatching(/^the video is only 0\.\d s \(1 analysis frame\(s\)\): it is taken as one state$/)]);
+  });
+
+  it("an unreadable video is an error naming the file", async () => {
+    const bad = path.join(dir, "broken.mp4");
+    fs.writeFileSync(bad, "this is not a video");
+    await expect(videoStates(bad, { cacheDir })).rejects.toMatchObject({ code: "MEDIA", message: expect.stringContaining(bad) });
+  });
+
+  it("caches by content: a second call reads states.json and content-addressed full-size PNGs", async () => {
+    const video = await makeScreenVideo(dir, "cached", 3, (t) => ({ digit: t < 1.5 ? 7 : 8 }));
+    const first = await videoStates(video, { cacheDir });
+    const copy = path.join(dir, "cached-copy.mp4");
+    fs.copyFileSync(video, copy);
+    const second = await videoStates(copy, { cacheDir });
+    expect(first.cached).toBe(false);
+    expect(second.cached).toBe(true);
+    expect(second.video.path).toBe(copy);
+    expect(second.states.map((state) => state.frameSha256)).toEqual(first.states.map((state) => state.frameSha256));
+    for (const state of second.states) {
+      const png = fs.readFileSync(state.framePath);
+      expect(createHash("sha256").update(png).digest("hex")).toBe(state.frameSha256);
+      expect(path.basename(state.framePath)).toBe(`${state.frameSha256}.png`);
+      const meta = await sharp(png).metadata();
+      expect([meta.width, meta.height]).toEqual([W, H]);
+    }
+  });
+});
+
+describe("video states of the bundled suite", () => {
+  /** Share of pixels (at 320×180, grey) that differ by more than 24 levels. */
+  async function greySmall(file: string): Promise<Buffer> {
+    return sharp(file).resize(320, 180, { fit: "fill" }).greyscale().raw().toBuffer();
+  }
+  const similarity = (a: Buffer, b: Buffer) => {
+    let changed = 0;
+    for (let i = 0; i < a.length; i++) if (Math.abs(a[i]! - b[i]!) > 24) changed += 1;
+    return 1 - changed / a.length;
+  };
+  // A page that returns to an earlier look (a reset, "back to top") matches two states
+  // equally well but for the cursor dot: states within this much of the best are ties.
+  const TIE = 0.002;
+
+  it("each checkpoint's best-matching state comes in trajectory order", async () => {
+    for (const task of await loadTasks("tasks/iwr-mini.jsonl")) {
+      const result = await videoStates(task.inputs.videoPath, { cacheDir });
+      expect(result.states.length, `task ${task.id}`).toBeGreaterThanOrEqual(task.truth.checkpointPaths.length);
+      const states = await Promise.all(result.states.map((state) => greySmall(state.framePath)));
+      let previous = -1;
+      for (const [step, checkpoint] of task.truth.checkpointPaths.entries()) {
+        const grey = await greySmall(checkpoint);
+        const values = states.map((state) => similarity(grey, state));
+        const best = Math.max(...values);
+        const next = values.findIndex((value, index) => index >= previous && value >= best - TIE);
+        expect(next, `task ${task.id} checkpoint ${step}: best-matching states ${values.map((v, i) => (v >= best - TIE ? i : -1)).filter((i) => i >= 0)} come before state ${previous}`).toBeGreaterThanOrEqual(0);
+        previous = next;
+      }
+    }
+  }, 240_000);
+});
