@@ -74,6 +74,8 @@ export interface SandboxedPage {
   readonly incidents: readonly PageIncident[];
   /** Exact number of incidents of each kind, also past the per-kind cap of `incidents`. */
   readonly incidentCounts: Readonly<Record<PageIncidentKind, number>>;
+  /** Milliseconds since the page was opened, on the clock incidents' `atMs` use. */
+  elapsedMs(): number;
   /** Set when the page could not be opened: timeout, crash, hostile behaviour, an HTTP error for the entry. */
   readonly loadError?: ErrorRecord;
   /** Set once the host tore the page down (hung, crashed, flood, closed itself); every later call rejects with it. */

@@ -94,6 +94,10 @@ export class HostedPage implements SandboxedPage {
     return this.parts.incidents.counts;
   }
 
+  elapsedMs(): number {
+    return this.parts.incidents.elapsedMs();
+  }
+
   isAlive(): boolean {
     return !this.tornDown && !this.closing;
   }

@@ -5,6 +5,8 @@
  */
 export const PAGE_INCIDENT_KINDS = [
   "blocked-request",
+  /** A request to the page's own server that failed (404 for a missing asset, ...). */
+  "http-error",
   "dialog",
   "popup",
   "page-error",

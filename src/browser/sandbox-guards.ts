@@ -152,6 +152,10 @@ export function watchPage(
     const where = message.location().url;
     incidents.record("console-error", where ? `${message.text()} (${describeUrl(where)})` : message.text());
   });
+  page.on("response", (response) => {
+    if (response.status() < 400 || !isAllowedUrl(response.url(), origin)) return;
+    incidents.record("http-error", `${response.request().resourceType()} ${response.url()} answered HTTP ${response.status()}`);
+  });
   page.on("framenavigated", (frame) => {
     if (frame !== page.mainFrame()) return;
     const url = frame.url();

@@ -11,6 +11,7 @@
 import fs from "node:fs/promises";
 import { tempPathBeside } from "../files/atomic.ts";
 import type { ErrorRecord } from "../errors.ts";
+import type { Page } from "playwright";
 import { openSandboxedPage, type HostTimeouts, type PageIncident, type Resolution } from "../browser/host.ts";
 import { RESULT_FILES } from "../results/layout.ts";
 import { candidateMounts, confinedAssetsDir, stageCandidate } from "./candidate-serving.ts";
@@ -34,6 +35,10 @@ export interface HostedReplayOptions {
   screenshotsDir: string;
   /** Called as each screenshot is taken (judging and OCR start during the settle waits). */
   onScreenshot?: (index: number, png: Buffer) => void;
+  /** Reads the page after each screenshot (see ReplayOptions.probe). */
+  probe?: (index: number, page: Page) => Promise<void>;
+  /** How steps cite their screenshots (default `evalpoints/<i>.png`). */
+  screenshotLabel?: (index: number) => string;
   tracePath?: string;
   hostTimeouts?: Partial<HostTimeouts>;
   pageSlots?: PageSlots;
@@ -126,11 +131,14 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
               const url = sandbox.page.url();
               return url.startsWith(ownPrefix) ? undefined : url;
             },
+            elapsedMs: () => sandbox.elapsedMs(),
           },
           actions: options.actions,
           grounder: options.grounder,
           evalpointsDir: stagingDir,
           ...(options.onScreenshot ? { onEvalpoint: options.onScreenshot } : {}),
+          ...(options.probe ? { probe: options.probe } : {}),
+          ...(options.screenshotLabel ? { screenshotLabel: options.screenshotLabel } : {}),
         });
       }
     } catch (error) {

@@ -44,6 +44,8 @@ export interface ReplaySurface {
    * to the internet ends on the browser's error page); undefined while it is still there.
    */
   leftTo?(): string | undefined;
+  /** Milliseconds on the host's clock (the one page incidents are stamped with), so steps and incidents line up. */
+  elapsedMs?(): number;
 }
 
 /** One action to replay: what to do and to what, in words (the grounder finds the element). */
@@ -73,6 +75,12 @@ export interface ReplayOptions {
   screenshotLabel?: (index: number) => string;
   /** Called as each evalpoint is taken, so judging and OCR can run during the settle waits. */
   onEvalpoint?: (index: number, png: Buffer) => void;
+  /**
+   * Reads the page right after each screenshot (index 0: the initial one), within the
+   * action limit; for callers that look at the page itself (the self-check's lint, the
+   * mutant oracle). Its failure is that step's failure. The evaluator sets none.
+   */
+  probe?: (index: number, page: Page) => Promise<void>;
 }
 
 /** The element an action was executed on, as eval.json shows it. */
@@ -100,6 +108,9 @@ export interface ReplayStep {
   scroll?: { before: number; after: number };
   exchanges: GroundingExchange[];
   durationMs: number;
+  /** When the step started and ended on the host's clock (see ReplaySurface.elapsedMs). */
+  startedAtMs?: number;
+  endedAtMs?: number;
   /** Relative to the candidate folder, e.g. "evalpoints/2.png"; absent when the action failed. */
   evalpoint?: string;
 }
@@ -199,7 +210,10 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
     evalpoints.push(png);
     options.onEvalpoint?.(index, png);
     await writeFileAtomic(path.join(options.evalpointsDir, `${index}.png`), png);
+    const { probe } = options;
+    if (probe) await surface.withTimeout("probe", PROTOCOL.actionTimeoutMs, () => probe(index, surface.page));
   };
+  const clock = (): number | undefined => surface.elapsedMs?.();
 
   try {
     await sleep(PROTOCOL.initialSettleMs);
@@ -213,6 +227,12 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
   for (const [index, action] of actions.entries()) {
     const started = Date.now();
     const step: ReplayStep = { index, type: action.type, description: action.description, ok: false, exchanges: [], durationMs: 0 };
+    const startedAt = clock();
+    if (startedAt !== undefined) step.startedAtMs = startedAt;
+    const stamp = (): void => {
+      const endedAt = clock();
+      if (endedAt !== undefined) step.endedAtMs = endedAt;
+    };
     steps.push(step);
     try {
       const result = await runAction(surface, action, grounder);
@@ -231,6 +251,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
       step.ok = false;
       step.reason = `action failed: ${toErrorRecord(error).message}`;
       step.durationMs = Date.now() - started;
+      stamp();
       logger.debug(`action ${index} (${action.type}) broke down: ${step.reason}`);
       return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error) };
     }
@@ -241,6 +262,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
     }
     if (!step.ok) {
       step.durationMs = Date.now() - started;
+      stamp();
       logger.debug(`action ${index} (${action.type}) failed: ${step.reason ?? "unknown"}`);
       return { executed: index, steps, evalpoints, stoppedAt: index };
     }
@@ -253,9 +275,11 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
       step.ok = false;
       step.reason = `screenshot after the action failed: ${toErrorRecord(error).message}`;
       step.durationMs = Date.now() - started;
+      stamp();
       return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error) };
     }
     step.durationMs = Date.now() - started;
+    stamp();
   }
   return { executed: actions.length, steps, evalpoints };
 }

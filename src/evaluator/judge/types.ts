@@ -30,9 +30,12 @@ export interface HeuristicEvidence {
   impliesChange: boolean;
   changedPixels: number;
   changedFraction: number;
-  /** Literal strings and numbers the assertion names, and whether each was read on the new screen. */
-  /** `decisive`: a quoted literal (must be read); otherwise a number named in prose (reported only). */
-  literals: Array<{ literal: string; found: boolean; similarity: number; decisive: boolean }>;
+  /**
+   * Literal strings and numbers the assertion names, each with its role (description-text.ts),
+   * whether it was read (on the new screen; on the old one for `was`) and whether it is new there.
+   * `decisive`: a quoted literal (must be read); otherwise a number named in prose (reported only).
+   */
+  literals: Array<{ literal: string; role?: string; found: boolean; similarity: number; isNew?: boolean; decisive: boolean }>;
   /** The OCR text of the new screen (only when literals were checked). */
   ocrText?: string;
 }

@@ -96,7 +96,15 @@ function tesseractLangPath(): string {
   return path.join(packageDir, EVALUATOR_SETTINGS.ocr.trainedData);
 }
 
-async function startTesseractWorker(): Promise<Worker> {
+/**
+ * How Tesseract segments the picture: `page` (mode 3, automatic: a whole screen, light
+ * text on dark included) for screenshots, `block` (mode 6, one uniform block) for a
+ * small crop, where mode 3 sees a lone digit or word as noise and reads nothing.
+ */
+export type OcrLayout = "page" | "block";
+const PAGE_SEG_MODES: Record<OcrLayout, string> = { page: EVALUATOR_SETTINGS.ocr.pageSegMode, block: "6" };
+
+async function startTesseractWorker(layout: OcrLayout): Promise<Worker> {
   const settings = EVALUATOR_SETTINGS.ocr;
   const worker = await createWorker(settings.language, OEM.LSTM_ONLY, {
     langPath: tesseractLangPath(),
@@ -111,7 +119,7 @@ async function startTesseractWorker(): Promise<Worker> {
   try {
     // A fixed resolution: screenshots carry no (or arbitrary) DPI metadata, and Tesseract's
     // guess from it would make the same pixels read differently.
-    await worker.setParameters({ tessedit_pageseg_mode: settings.pageSegMode as PSM, user_defined_dpi: settings.dpi });
+    await worker.setParameters({ tessedit_pageseg_mode: PAGE_SEG_MODES[layout] as PSM, user_defined_dpi: settings.dpi });
   } catch (error) {
     await worker.terminate().catch(() => undefined);
     throw error;
@@ -144,9 +152,9 @@ class WorkerPool {
   }
 }
 
-async function startTesseract(size: number): Promise<OcrEngine> {
+async function startTesseract(size: number, layout: OcrLayout): Promise<OcrEngine> {
   const settings = EVALUATOR_SETTINGS.ocr;
-  const starting = Array.from({ length: size }, () => startTesseractWorker());
+  const starting = Array.from({ length: size }, () => startTesseractWorker(layout));
   const started = await Promise.allSettled(starting);
   const workers = started.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
   const failure = started.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
@@ -158,7 +166,7 @@ async function startTesseract(size: number): Promise<OcrEngine> {
   const info: OcrEngineInfo = {
     name: settings.engine,
     version: packageVersion("tesseract.js"),
-    detail: `${settings.language} ${settings.trainedData} psm ${settings.pageSegMode} dpi ${settings.dpi}`,
+    detail: `${settings.language} ${settings.trainedData} psm ${PAGE_SEG_MODES[layout]} dpi ${settings.dpi}`,
   };
   logger.debug(`OCR pool of ${size} worker(s) started`, { engine: info });
   const identity = [
@@ -191,6 +199,8 @@ export function ocrPoolSizeFor(evaluationWorkers: number): number {
 
 let poolSize = ocrPoolSizeFor(1);
 let sharedEngine: Promise<OcrEngine> | undefined;
+/** The block-layout engine: one worker, started when a crop is first read that way. */
+let blockEngine: Promise<OcrEngine> | undefined;
 
 /** How many Tesseract workers the next pool start uses (a running pool keeps its size until shutdownOcr()). */
 export function setOcrPoolSize(size: number): void {
@@ -199,10 +209,20 @@ export function setOcrPoolSize(size: number): void {
 }
 const textCache = new Map<string, Promise<string>>();
 
-/** The process's OCR engine, started on first use. A failed start is not cached: the next call retries. */
-export function getOcrEngine(): Promise<OcrEngine> {
+/** The process's OCR engine for a layout, started on first use. A failed start is not cached: the next call retries. */
+export function getOcrEngine(layout: OcrLayout = "page"): Promise<OcrEngine> {
+  if (layout === "block") {
+    if (!blockEngine) {
+      const starting = startTesseract(1, "block");
+      blockEngine = starting;
+      starting.catch(() => {
+        if (blockEngine === starting) blockEngine = undefined;
+      });
+    }
+    return blockEngine;
+  }
   if (!sharedEngine) {
-    const starting = startTesseract(poolSize);
+    const starting = startTesseract(poolSize, "page");
     sharedEngine = starting;
     starting.catch(() => {
       if (sharedEngine === starting) sharedEngine = undefined;
@@ -213,10 +233,11 @@ export function getOcrEngine(): Promise<OcrEngine> {
 
 /** Ends the shared OCR workers (call once at shutdown; a later OCR call starts a new one). */
 export async function shutdownOcr(): Promise<void> {
-  const engine = sharedEngine;
+  const engines = [sharedEngine, blockEngine];
   sharedEngine = undefined;
+  blockEngine = undefined;
   textCache.clear();
-  if (engine) await (await engine).close();
+  await Promise.all(engines.map(async (engine) => engine && (await engine.catch(() => undefined))?.close()));
 }
 
 function contentHash(png: Buffer): string {
@@ -242,11 +263,13 @@ export interface ReadTextOptions {
    * runs do not read it again (see reference-text-store.ts).
    */
   reference?: boolean;
+  /** How to segment it (default `page`; `block` for a small crop). */
+  layout?: OcrLayout;
 }
 
 /** The space-joined OCR text of a PNG, cached by content hash (in memory; on disk too for references). */
 export async function readImageText(png: Buffer, options: ReadTextOptions = {}): Promise<string> {
-  const engine = await getOcrEngine();
+  const engine = await getOcrEngine(options.layout ?? "page");
   const engineKey = engine.identity;
   const hash = contentHash(png);
   const key = `${engineKey}:${hash}`;

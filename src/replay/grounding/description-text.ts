@@ -12,15 +12,19 @@ const QUOTED = [
   /(?<![\p{L}\p{N}])'([^'\n]{1,120}?)'(?![\p{L}\p{N}])/gu,
 ];
 
-export function quotedStrings(text: string): string[] {
-  const found: string[] = [];
+/** Every quoted string with where it stands in `text` (start and end of the quotes). */
+function* quotedSpansOf(text: string): Generator<{ text: string; start: number; end: number }> {
   for (const pattern of QUOTED) {
     for (const match of text.matchAll(pattern)) {
       const inner = match[1]?.trim();
-      if (inner) found.push(inner);
+      if (inner) yield { text: inner, start: match.index ?? 0, end: (match.index ?? 0) + match[0].length };
     }
   }
-  return [...new Set(found)];
+}
+
+/** The strings a description or assertion quotes, in pattern order, each once. */
+export function quotedStrings(text: string): string[] {
+  return [...new Set(Array.from(quotedSpansOf(text), (span) => span.text))];
 }
 
 /** Text with its quoted parts removed (numbers and words inside quotes are already covered by quotedStrings). */
@@ -82,22 +86,89 @@ export function displayedNumbers(text: string): string[] {
   return [...new Set(Array.from(withoutQuoted(text).matchAll(DISPLAY_NUMBER), (match) => match[1] ?? "").filter(Boolean))];
 }
 
-/** Words right before or after a quoted string that say it should NOT be on the new screen. */
-const GONE_BEFORE = /\b(?:from|instead of|no longer|not|without|replaces?|replacing)\s+(?:the\s+)?$/i;
-const GONE_AFTER = /^\s*(?:is\s+|are\s+)?(?:disappears?|vanish(?:es)?|(?:is |are )?(?:removed|gone|hidden|deleted|cleared)|goes away|closes)\b/i;
+/**
+ * What an assertion says about each literal it names, the one place these rules live
+ * (the offline judge checks them, the mutant oracle reads them, the grounder takes the
+ * quoted strings):
+ *
+ * - `appears` (the default): it is shown after the step.
+ * - `stays`: the assertion says it is still there ("still shows", "remains", "stays").
+ * - `gone`: the assertion says it went away ("disappears", "is removed", "closes",
+ *   "no longer", "instead of", "replaces"): not shown after the step.
+ * - `was`: what the page showed before ("changes from 'A' to 'B'", "moves from 'To do'").
+ *
+ * Quoted strings are `decisive` (the judge must read them); numbers named in prose
+ * ("Moves shows 3") are literals too but not decisive: OCR misses lone digits on tiles
+ * and badges too often for an unread digit to mean the page is wrong. No literal is
+ * dropped: each gets a role.
+ */
+export type LiteralRole = "appears" | "stays" | "gone" | "was";
 
-/** Quoted strings the assertion expects on the screen (not the ones it says went away). */
-export function expectedQuotedStrings(text: string): string[] {
-  const expected: string[] = [];
-  for (const pattern of [/"([^"\n]{1,120})"/g, /“([^”\n]{1,120})”/g, /‘([^’\n]{1,120})’/g, /(?<![\p{L}\p{N}])'([^'\n]{1,120}?)'(?![\p{L}\p{N}])/gu]) {
-    for (const match of text.matchAll(pattern)) {
-      const inner = match[1]?.trim();
-      const start = match.index ?? 0;
-      if (!inner) continue;
-      if (GONE_BEFORE.test(text.slice(Math.max(0, start - 30), start))) continue;
-      if (GONE_AFTER.test(text.slice(start + match[0].length, start + match[0].length + 40))) continue;
-      expected.push(inner);
-    }
+export interface AssertionLiteral {
+  text: string;
+  role: LiteralRole;
+  decisive: boolean;
+}
+
+/** Words right before a literal (or after it, up to three words on) that give it a role. */
+const ROLE_BEFORE: Array<[LiteralRole, RegExp]> = [
+  // "from" only after a verb of change: "changes from 'A' to 'B'", not "a quote from 'Mira'".
+  ["was", /\b(?:(?:changes?|changed|moves?|moved|switch(?:es|ed)?|goes|went|turns?|turned|drops?|dropped|jumps?|jumped|updates?|updated)(?:\s+[\w-]+){0,2}\s+from|was|used to (?:read|show|say))\s+(?:the\s+)?$/i],
+  ["gone", /\b(?:no longer(?: (?:shows?|reads?|displays?|lists?|contains?))?|without|instead of|replac(?:es|ing)|removes?|hides?|deletes?|clears?)\s+(?:the\s+)?$/i],
+  ["stays", /\b(?:still(?: (?:shows?|reads?|says|displays?|lists?|contains?))?|remains?|stays?|keeps? (?:showing|reading)|continues? to (?:show|read))\s+(?:the\s+)?(?:\w+\s+){0,2}$/i],
+];
+const ROLE_AFTER: Array<[LiteralRole, RegExp]> = [
+  // Up to three words between ("'Settings' dialog closes"), but not across "and"/"but" or punctuation.
+  ["gone", /^\s*(?:(?!and\b|but\b|while\b)[\w-]+\s+){0,3}?(?:is |are )?(?:disappears?|vanish(?:es)?|removed|gone|hidden|deleted|cleared|goes away|closes|closed|collapses|is no longer (?:shown|visible|displayed|listed))\b/i],
+  ["stays", /^\s*(?:is |are )?(?:still (?:shown|there|visible|displayed|listed)|remains?|stays?|unchanged)\b/i],
+];
+
+function roleAt(text: string, start: number, end: number, wholeStays: boolean): LiteralRole {
+  const before = text.slice(Math.max(0, start - 40), start);
+  const after = text.slice(end, end + 48);
+  for (const [role, pattern] of ROLE_BEFORE) if (pattern.test(before)) return role;
+  for (const [role, pattern] of ROLE_AFTER) if (pattern.test(after)) return role;
+  return wholeStays ? "stays" : "appears";
+}
+
+/**
+ * Assertions that say the page, or the thing they name, stays as it was ("Nothing
+ * changes", "the page stays the same", "the list remains empty"). A value staying ("the
+ * score stays 72", "'X' is still shown") is a literal's role, not this, and "Only the
+ * Puffin Air flights remain" is a change.
+ */
+export const NO_CHANGE = /\b(?:nothing\s+(?:happens|changes)|no\s+change|(?:does|did)\s*(?:not|n't)\s+change|(?:stays?|remains?|stayed|remained)\s+(?:the\s+same|unchanged|empty|closed|open|hidden|blank|as\s+(?:it|they)\s+(?:was|were)|where\s+(?:it|they)\s+(?:was|were)|in\s+place)|(?:is|are|stays?|remains?)\s+unchanged)\b/i;
+
+export function impliesChange(assertion: string): boolean {
+  return !NO_CHANGE.test(assertion);
+}
+
+/** Every literal the assertion names, quoted first (in order), then numbers it says are shown. */
+export function assertionLiteralList(assertion: string): AssertionLiteral[] {
+  const wholeStays = !impliesChange(assertion);
+  const literals: AssertionLiteral[] = [];
+  const seen = new Set<string>();
+  const quotedSpans = [...quotedSpansOf(assertion)].sort((a, b) => a.start - b.start);
+  for (const span of quotedSpans) {
+    if (seen.has(span.text)) continue;
+    seen.add(span.text);
+    literals.push({ text: span.text, role: roleAt(assertion, span.start, span.end, wholeStays), decisive: true });
   }
-  return [...new Set(expected)];
+  const prose = withoutQuoted(assertion);
+  for (const match of prose.matchAll(DISPLAY_NUMBER)) {
+    const number = match[1];
+    if (!number || seen.has(number)) continue;
+    seen.add(number);
+    const start = (match.index ?? 0) + match[0].lastIndexOf(number);
+    // Verbs like "stays" or "still shows" are part of the match: read the role from the words it begins with.
+    const role: LiteralRole = /^(?:stays?|remains?)\b/i.test(match[0]) || /\bstill\s+$/i.test(prose.slice(Math.max(0, (match.index ?? 0) - 8), match.index ?? 0)) ? "stays" : roleAt(prose, start, start + number.length, wholeStays);
+    literals.push({ text: number, role, decisive: false });
+  }
+  return literals;
+}
+
+/** The literals the judge must read after the step (`decisive`) and the ones it looks for but does not require (`reported`). */
+export function assertionLiterals(assertion: string): { decisive: string[]; reported: string[] } {
+  const literals = assertionLiteralList(assertion).filter((literal) => literal.role === "appears" || literal.role === "stays");
+  return { decisive: literals.filter((literal) => literal.decisive).map((literal) => literal.text), reported: literals.filter((literal) => !literal.decisive).map((literal) => literal.text) };
 }
