@@ -4,5 +4,7 @@
 import { register } from "tsx/esm/api";
 
 register();
-const { main } = await import("../src/cli/main.ts");
+const [{ main }, { installProcessGuards }] = await Promise.all([import("../src/cli/main.ts"), import("../src/cli/process-guards.ts")]);
+// Only the real command installs process-wide handlers (tests call main() in their own process).
+installProcessGuards();
 process.exitCode = await main(process.argv);

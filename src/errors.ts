@@ -12,6 +12,7 @@ export type IwrErrorCode =
   | "PAGE_TIMEOUT"
   | "PAGE_CRASHED"
   | "PAGE_HOSTILE"
+  | "PAGE_MEMORY"
   | "MEDIA"
   | "MODEL"
   | "MODEL_REPLY"

@@ -11,15 +11,17 @@ import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { MAX_VIEWPORT_SIDE, PROTOCOL } from "../protocol.ts";
 import { closeSharedBrowser, sharedBrowser } from "./launch.ts";
 import { settleWithin } from "./deadline.ts";
-import type { TargetIds } from "./teardown.ts";
+import { browserAnswers, type TargetIds } from "./teardown.ts";
 import { startStaticServer, type Mount, type StaticServer } from "./static-server.ts";
 import { IncidentLog, type PageIncident, type PageIncidentKind } from "./incidents.ts";
 import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";
 import { readTargetIds, saveTrace } from "./host-support.ts";
-import { HostedPage, type HostLimits, type HostTimeouts } from "./hosted-page.ts";
+import { HostedPage, type HostLimits, type HostTimeouts, type PageMemoryRecord } from "./hosted-page.ts";
+import { canWatchRendererMemory, defaultPageMemoryLimitMiB, rendererPids as rendererPids_ } from "./renderer-memory.ts";
 
 export type { PageIncident, PageIncidentKind } from "./incidents.ts";
-export type { HostLimits, HostTimeouts } from "./hosted-page.ts";
+export type { HostLimits, HostTimeouts, PageMemoryRecord } from "./hosted-page.ts";
+export { defaultPageMemoryLimitMiB } from "./renderer-memory.ts";
 export type { Mount, StaticServer } from "./static-server.ts";
 
 export const DEFAULT_HOST_TIMEOUTS: Readonly<HostTimeouts> = Object.freeze({
@@ -33,6 +35,12 @@ export const HOST_LIMITS: Readonly<HostLimits> = Object.freeze({
   maxDialogs: 20,
   /** A page opening more windows than this is torn down. */
   maxPopups: 20,
+  /**
+   * A page making more requests than this is torn down (fetch in a loop): a real page
+   * loads tens to a few hundred files, and every request, even a blocked one, costs the
+   * browser and this process work that other pages wait behind.
+   */
+  maxRequests: 2000,
   /** Incidents of one kind kept in full; later ones are only counted. */
   maxIncidentsPerKind: 100,
   /** How long a page gets to answer `1 + 1` before it is judged hung. */
@@ -43,6 +51,10 @@ export const HOST_LIMITS: Readonly<HostLimits> = Object.freeze({
   traceSaveMs: 15_000,
   /** Launching (if needed) the browser and opening a blank page in a new context. */
   setupMs: 30_000,
+  /** Learning the page's renderer pid (a short CDP trace at about:blank). */
+  rendererLookupMs: 3_000,
+  /** How often the renderer's resident memory is read. */
+  memoryPollMs: 250,
 });
 
 export interface Resolution {
@@ -61,6 +73,11 @@ export interface OpenSandboxedPageOptions {
   timeouts?: Partial<HostTimeouts>;
   /** Save a Playwright trace (DOM snapshots of every action, no screencast) there on close, written atomically. */
   tracePath?: string;
+  /**
+   * Memory the page's renderer may hold, in MiB; past it the page is torn down with
+   * PAGE_MEMORY within about a second. Default: defaultPageMemoryLimitMiB(1).
+   */
+  memoryLimitMiB?: number;
 }
 
 export interface SandboxedPage {
@@ -78,8 +95,10 @@ export interface SandboxedPage {
   elapsedMs(): number;
   /** Set when the page could not be opened: timeout, crash, hostile behaviour, an HTTP error for the entry. */
   readonly loadError?: ErrorRecord;
-  /** Set once the host tore the page down (hung, crashed, flood, closed itself); every later call rejects with it. */
+  /** Set once the host tore the page down (hung, crashed, flood, over its memory limit, closed itself); every later call rejects with it. */
   readonly tornDown?: ErrorRecord;
+  /** The page's memory as the host watched it: limit, the most its renderer held, or why it was not watched. */
+  readonly memory: Readonly<PageMemoryRecord>;
   /** True while the page can still be used. */
   isAlive(): boolean;
   /** Viewport PNG within `timeouts.screenshotMs`. */
@@ -135,6 +154,8 @@ interface PageShell {
   context: BrowserContext;
   page: Page;
   targets: TargetIds[];
+  /** The renderer(s) serving the page; empty when they could not be learnt (then unwatched). */
+  rendererPids: number[];
 }
 
 /** Browser, fenced context and a blank page, ready to navigate. */
@@ -155,7 +176,10 @@ async function startPageShell(
     if (tracing) await context.tracing.start({ screenshots: false, snapshots: true });
     await installNetworkGuards(context, server.origin, incidents);
     const page = await context.newPage();
-    return { browser, context, page, targets: await readTargetIds(context, page) };
+    const targets = await readTargetIds(context, page);
+    // At about:blank, before any of the page's own scripts can keep its renderer busy.
+    const rendererPids = canWatchRendererMemory() ? await rendererPids_(page, HOST_LIMITS.rendererLookupMs) : [];
+    return { browser, context, page, targets, rendererPids };
   } catch (error) {
     await context.close().catch(() => undefined);
     throw error;
@@ -176,12 +200,16 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
     if (started.status === "failed") {
       throw new IwrError("BROWSER", `could not open a page: ${toErrorRecord(started.error).message}`, {}, { cause: started.error });
     }
-    // A browser that cannot open a blank page in this long is wedged: the next task gets a fresh one.
     void starting.then((shell) => shell.context.close()).catch(() => undefined);
+    // Only a browser that no longer answers is wedged and replaced: other tasks' pages live on it.
+    const browser = await settleWithin(sharedBrowser(), HOST_LIMITS.teardownStepMs);
+    if (browser.status === "done" && (await browserAnswers(browser.value, HOST_LIMITS.teardownStepMs))) {
+      throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms (the browser answers; this task fails, the others go on)`);
+    }
     await settleWithin(closeSharedBrowser(), HOST_LIMITS.teardownStepMs);
-    throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms; the shared browser was dropped`);
+    throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms and the browser does not answer; it was replaced`);
   }
-  const { browser, context, page, targets } = started.value;
+  const { browser, context, page, targets, rendererPids } = started.value;
   const hosted = new HostedPage({
     browser,
     context,
@@ -194,6 +222,7 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
     incidents,
     targets,
     saveTrace: tracePath ? (ms) => saveTrace(context, tracePath, ms) : undefined,
+    memory: { limitMiB: options.memoryLimitMiB ?? defaultPageMemoryLimitMiB(1), rendererPids },
   });
   watchPage(context, page, server.origin, incidents, HOST_LIMITS, hosted.watchHandlers());
   await hosted.load();

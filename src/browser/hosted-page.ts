@@ -12,8 +12,12 @@ import type { IncidentLog, PageIncident, PageIncidentKind } from "./incidents.ts
 import type { PageWatchHandlers } from "./sandbox-guards.ts";
 import type { StaticServer } from "./static-server.ts";
 import { forceCloseContext, type TargetIds } from "./teardown.ts";
+import { rendererResidentMiB } from "./renderer-memory.ts";
 
 const logger = log("browser");
+
+/** How long after an unexpected page close the browser's own disconnect may still arrive. */
+const UNEXPECTED_CLOSE_GRACE_MS = 300;
 
 export interface HostTimeouts {
   /** Opening the entry until its load event. */
@@ -25,13 +29,25 @@ export interface HostTimeouts {
 }
 
 export interface HostLimits {
+  rendererLookupMs: number;
+  memoryPollMs: number;
   maxDialogs: number;
   maxPopups: number;
+  maxRequests: number;
   maxIncidentsPerKind: number;
   probeMs: number;
   teardownStepMs: number;
   traceSaveMs: number;
   setupMs: number;
+}
+
+/** The page's memory as the host watched it. */
+export interface PageMemoryRecord {
+  limitMiB: number;
+  /** The most the renderer held at any reading, in MiB (absent when unwatched). */
+  peakResidentMiB?: number;
+  /** Why the page ran without a limit (no /proc, the renderer's pid could not be learnt). */
+  unwatched?: string;
 }
 
 export interface HostedPageParts {
@@ -46,6 +62,7 @@ export interface HostedPageParts {
   incidents: IncidentLog;
   targets: TargetIds[];
   saveTrace?: (ms: number) => Promise<boolean>;
+  memory: { limitMiB: number; rendererPids: readonly number[] };
 }
 
 type Raced<T> = Settled<T> | { status: "died" };
@@ -73,6 +90,8 @@ export class HostedPage implements SandboxedPage {
   private shutdown?: Promise<void>;
   private readonly died: Promise<{ status: "died" }>;
   private markDied: () => void = () => undefined;
+  private readonly memoryRecord: PageMemoryRecord;
+  private memoryTimer?: NodeJS.Timeout;
 
   constructor(parts: HostedPageParts) {
     this.parts = parts;
@@ -84,6 +103,41 @@ export class HostedPage implements SandboxedPage {
     this.died = new Promise((resolve) => {
       this.markDied = () => resolve({ status: "died" });
     });
+    this.memoryRecord = { limitMiB: parts.memory.limitMiB };
+    this.watchMemory();
+  }
+
+  get memory(): Readonly<PageMemoryRecord> {
+    return this.memoryRecord;
+  }
+
+  /** Reads the renderer's resident memory every poll; past the limit the page is torn down through the browser (never by a signal). */
+  private watchMemory(): void {
+    const { rendererPids, limitMiB } = this.parts.memory;
+    if (rendererPids.length === 0) {
+      this.memoryRecord.unwatched = "the renderer's process could not be found (no /proc, or its lookup timed out)";
+      logger.debug(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      return;
+    }
+    this.memoryTimer = setInterval(() => {
+      const resident = rendererPids.reduce((sum, pid) => sum + (rendererResidentMiB(pid) ?? 0), 0);
+      this.memoryRecord.peakResidentMiB = Math.max(this.memoryRecord.peakResidentMiB ?? 0, Math.round(resident));
+      if (resident <= limitMiB) return;
+      this.stopMemoryWatch();
+      void this.tearDown(
+        new IwrError("PAGE_MEMORY", `the page grew past its memory limit of ${limitMiB} MiB (${Math.round(resident)} MiB resident); it was torn down`, {
+          reason: "memory",
+          limitMiB,
+          residentMiB: Math.round(resident),
+        }),
+      );
+    }, this.parts.limits.memoryPollMs);
+    this.memoryTimer.unref();
+  }
+
+  private stopMemoryWatch(): void {
+    if (this.memoryTimer) clearInterval(this.memoryTimer);
+    this.memoryTimer = undefined;
   }
 
   get incidents(): readonly PageIncident[] {
@@ -112,6 +166,13 @@ export class HostedPage implements SandboxedPage {
             count,
           }),
         ),
+      onRequestFlood: (count) =>
+        void this.tearDown(
+          new IwrError("PAGE_HOSTILE", `the page made more than ${this.parts.limits.maxRequests} requests (a request loop?); it was torn down`, {
+            reason: "request-flood",
+            count,
+          }),
+        ),
       onPopupFlood: (count) =>
         void this.tearDown(
           new IwrError("PAGE_HOSTILE", `the page opened more than ${maxPopups} windows; it was torn down`, {
@@ -120,12 +181,19 @@ export class HostedPage implements SandboxedPage {
           }),
         ),
       onCrash: () => void this.tearDown(new IwrError("PAGE_CRASHED", "the page's renderer crashed; it was torn down")),
-      onUnexpectedClose: () =>
-        void this.tearDown(
-          this.parts.browser.isConnected()
-            ? new IwrError("PAGE_HOSTILE", "the page closed itself (window.close())", { reason: "closed-itself" })
-            : new IwrError("BROWSER", "the browser went away while the page was open"),
-        ),
+      onUnexpectedClose: () => {
+        // A page closes before its browser reports the disconnect when the whole browser
+        // goes: wait a moment, so a lost browser is not blamed on the page.
+        setTimeout(
+          () =>
+            void this.tearDown(
+              this.parts.browser.isConnected()
+                ? new IwrError("PAGE_HOSTILE", "the page closed itself (window.close())", { reason: "closed-itself" })
+                : new IwrError("BROWSER", "the browser went away while the page was open"),
+            ),
+          UNEXPECTED_CLOSE_GRACE_MS,
+        );
+      },
       isClosingOnPurpose: () => this.closing,
     };
   }
@@ -231,6 +299,7 @@ export class HostedPage implements SandboxedPage {
   /** Runs once: trace, context, owned server; each step bounded, nothing thrown. */
   private async shutDown(): Promise<void> {
     this.closing = true;
+    this.stopMemoryWatch();
     const { limits, saveTrace, browser, context, targets, server, ownsServer } = this.parts;
     try {
       // A hung page's trace gets one short attempt; a healthy page's trace the full time.

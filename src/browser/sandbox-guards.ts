@@ -74,37 +74,26 @@ export async function installWebRtcGuard(context: BrowserContext, incidents: Inc
   await context.addInitScript({ content: `(() => { const __name = (f) => f; (${replaceWebRtcConstructors.toString()})(${arg}); })();` });
 }
 
-/** Aborts every request and websocket that leaves `origin` and blocks WebRTC, recording each. */
-export async function installNetworkGuards(context: BrowserContext, origin: string, incidents: IncidentLog): Promise<void> {
+/**
+ * Blocks WebRTC and records what the network wall stops. The wall itself is the
+ * context's dead-end proxy (deadEndProxy): Chromium sends every request that is not for
+ * the page's own server to a port with no listener, so it fails at once inside the
+ * browser. Nothing is intercepted in Node: a page that fires thousands of requests a
+ * second (fetch in a loop) must not make every other page on the shared browser wait
+ * for this process to answer each of them. The failures come back as events only.
+ */
+export async function installNetworkGuards(context: BrowserContext, _origin: string, incidents: IncidentLog): Promise<void> {
   await installWebRtcGuard(context, incidents);
-  await context.route("**/*", async (route) => {
-    const request = route.request();
-    const url = request.url();
-    if (isAllowedUrl(url, origin)) {
-      await route.continue().catch(() => undefined);
-      return;
-    }
-    incidents.record("blocked-request", `${request.resourceType()} ${request.method()} ${describeUrl(url)}`);
-    await route.abort("blockedbyclient").catch(() => undefined);
-  });
-  const ownHost = new URL(origin).host;
-  await context.routeWebSocket(
-    () => true,
-    (socket) => {
-      const url = socket.url();
-      if (URL.canParse(url) && new URL(url).protocol === "ws:" && new URL(url).host === ownHost) {
-        socket.connectToServer();
-        return;
-      }
-      incidents.record("blocked-request", `websocket ${describeUrl(url)}`);
-      socket.close({ code: 1008, reason: "blocked by the iwr sandbox" }).catch(() => undefined);
-    },
-  );
 }
+
+/** What the dead-end proxy answers for a request it stopped. */
+const PROXY_FAILURES = /^net::ERR_(?:PROXY_CONNECTION_FAILED|TUNNEL_CONNECTION_FAILED|PROXY_AUTH|CONNECTION_REFUSED|ABORTED)/;
 
 export interface PageWatchHandlers {
   /** Called once the page has shown more dialogs than allowed. */
   onDialogFlood(count: number): void;
+  /** Called once the page has made more requests than allowed (fetch in a loop). */
+  onRequestFlood(count: number): void;
   /** Called once the page has opened more popups than allowed. */
   onPopupFlood(count: number): void;
   onCrash(): void;
@@ -116,6 +105,7 @@ export interface PageWatchHandlers {
 export interface PageWatchLimits {
   maxDialogs: number;
   maxPopups: number;
+  maxRequests: number;
 }
 
 /** Dismisses dialogs, closes popups and records errors of the main `page`. */
@@ -150,11 +140,31 @@ export function watchPage(
     }
     if (message.type() !== "error") return;
     const where = message.location().url;
+    // The browser asks for /favicon.ico by itself; its 404 says nothing about the page.
+    if (where === `${origin}/favicon.ico`) return;
     incidents.record("console-error", where ? `${message.text()} (${describeUrl(where)})` : message.text());
+  });
+  let requests = 0;
+  context.on("request", () => {
+    requests += 1;
+    if (requests === limits.maxRequests + 1) handlers.onRequestFlood(requests);
+  });
+  context.on("requestfailed", (request) => {
+    const url = request.url();
+    const failure = request.failure()?.errorText ?? "";
+    if (!isAllowedUrl(url, origin) && PROXY_FAILURES.test(failure)) {
+      incidents.record("blocked-request", `${request.resourceType()} ${request.method()} ${describeUrl(url)}`);
+    }
+  });
+  page.on("websocket", (socket) => {
+    const url = socket.url();
+    if (URL.canParse(url) && new URL(url).host === new URL(origin).host) return;
+    // The proxy refuses the connection; the socket reports it.
+    incidents.record("blocked-request", `websocket ${describeUrl(url)}`);
   });
   page.on("response", (response) => {
     if (response.status() < 400 || !isAllowedUrl(response.url(), origin)) return;
-    incidents.record("http-error", `${response.request().resourceType()} ${response.url()} answered HTTP ${response.status()}`);
+    incidents.record("http-error", `${response.request().resourceType()} ${describeUrl(response.url())} answered HTTP ${response.status()}`);
   });
   page.on("framenavigated", (frame) => {
     if (frame !== page.mainFrame()) return;

@@ -4,8 +4,10 @@
  * A page stuck in `while (true) {}` blocks its renderer, so anything that needs the
  * renderer's answer waits forever. Closing the whole context is done by the browser
  * process and normally finishes in ~0.1 s even then; when it does not, the targets are
- * closed and the context disposed through a browser-level CDP session, and as the very
- * last resort the shared browser is dropped so the next task gets a fresh one.
+ * closed and the context disposed through a browser-level CDP session. The shared
+ * browser is dropped only when the browser itself no longer answers: other tasks have
+ * pages open on it, and one page's trouble must not fail them. A browser that answers
+ * keeps running and the stuck context is left behind (logged), to go with the browser.
  */
 import type { Browser, BrowserContext } from "playwright";
 import { errorMessage } from "../errors.ts";
@@ -21,7 +23,21 @@ export interface TargetIds {
   browserContextId?: string;
 }
 
-export type TeardownOutcome = "context-closed" | "targets-closed" | "browser-dropped";
+export type TeardownOutcome = "context-closed" | "targets-closed" | "abandoned" | "browser-dropped";
+
+/** Whether the browser process still answers a browser-level command within `ms`. */
+export async function browserAnswers(browser: Browser, ms: number): Promise<boolean> {
+  if (!browser.isConnected()) return false;
+  const asked = (async () => {
+    const session = await browser.newBrowserCDPSession();
+    try {
+      await session.send("Browser.getVersion");
+    } finally {
+      await session.detach().catch(() => undefined);
+    }
+  })();
+  return (await settleWithin(asked, ms)).status === "done";
+}
 
 /** Closes the targets and disposes their browser contexts from the browser side; true when done within `ms`. */
 export async function closeTargetsThroughCdp(browser: Browser, targets: readonly TargetIds[], ms: number): Promise<boolean> {
@@ -60,7 +76,11 @@ export async function forceCloseContext(
     `closing a page's context ${closed.status === "failed" ? `failed (${errorMessage(closed.error)})` : `took over ${stepMs} ms`}; closing its targets through CDP`,
   );
   if (browser.isConnected() && (await closeTargetsThroughCdp(browser, targets, stepMs))) return "targets-closed";
-  logger.warn("the page's targets could not be closed; dropping the shared browser so the next task gets a fresh one");
+  if (await browserAnswers(browser, stepMs)) {
+    logger.warn("the page's targets could not be closed, but the browser answers: the context is left behind so the other tasks' pages keep running");
+    return "abandoned";
+  }
+  logger.warn("the page's targets could not be closed and the browser does not answer; dropping it so the next task gets a fresh one");
   await settleWithin(closeSharedBrowser(), stepMs);
   return "browser-dropped";
 }

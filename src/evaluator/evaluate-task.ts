@@ -12,7 +12,7 @@ import fsp from "node:fs/promises";
 import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import type { HostTimeouts, PageIncident } from "../browser/host.ts";
+import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
 import { candidateFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { replayHostedCandidate, type HostedPageRecord, type PageSlots } from "../replay/hosted-replay.ts";
@@ -42,6 +42,8 @@ export interface Evaluator {
   judgeModel: string;
   /** Host limits; the defaults suit real runs (tests shorten them). */
   hostTimeouts?: Partial<HostTimeouts>;
+  /** Each candidate page's memory limit in MiB (the host's default when absent). */
+  pageMemoryMiB?: number;
   /** Save a Playwright trace of each replay as trace.zip (default true). */
   trace?: boolean;
   /**
@@ -82,6 +84,8 @@ export interface ReplayRecord {
   assertions: AssertionOutcome[];
   incidents: PageIncident[];
   incidentCounts?: Record<string, number>;
+  /** The page's memory limit and the most its renderer held. */
+  memory?: PageMemoryRecord;
   /**
    * Where the time went: waiting for a free page slot (other tasks' replays), opening the
    * page, the replay, waiting for the judge after it, closing (trace save + context close,
@@ -191,6 +195,7 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
       },
       ...(evaluator.trace === false ? {} : { tracePath: files.trace }),
       ...(evaluator.hostTimeouts ? { hostTimeouts: evaluator.hostTimeouts } : {}),
+      ...(evaluator.pageMemoryMiB ? { memoryLimitMiB: evaluator.pageMemoryMiB } : {}),
       ...(evaluator.pageSlots ? { pageSlots: evaluator.pageSlots } : {}),
     });
   } finally {

@@ -12,7 +12,7 @@ import fs from "node:fs/promises";
 import { tempPathBeside } from "../files/atomic.ts";
 import type { ErrorRecord } from "../errors.ts";
 import type { Page } from "playwright";
-import { openSandboxedPage, type HostTimeouts, type PageIncident, type Resolution } from "../browser/host.ts";
+import { openSandboxedPage, type HostTimeouts, type PageIncident, type PageMemoryRecord, type Resolution } from "../browser/host.ts";
 import { RESULT_FILES } from "../results/layout.ts";
 import { candidateMounts, confinedAssetsDir, stageCandidate } from "./candidate-serving.ts";
 import { replayTrajectory, type ReplayAction, type ReplayResult } from "./replay.ts";
@@ -41,6 +41,8 @@ export interface HostedReplayOptions {
   screenshotLabel?: (index: number) => string;
   tracePath?: string;
   hostTimeouts?: Partial<HostTimeouts>;
+  /** The page's memory limit in MiB (the host's default when absent). */
+  memoryLimitMiB?: number;
   pageSlots?: PageSlots;
 }
 
@@ -51,6 +53,7 @@ export interface HostedPageRecord {
   tornDown?: ErrorRecord;
   incidents: PageIncident[];
   incidentCounts?: Record<string, number>;
+  memory?: PageMemoryRecord;
 }
 
 export interface HostedReplay {
@@ -96,6 +99,7 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
       resolution: options.resolution,
       ...(options.tracePath ? { tracePath: options.tracePath } : {}),
       ...(options.hostTimeouts ? { timeouts: options.hostTimeouts } : {}),
+      ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
     }).catch(async (error: unknown) => {
       await removeServed();
       throw error;
@@ -113,6 +117,7 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
           ...(sandbox.tornDown ? { tornDown: sandbox.tornDown } : {}),
           incidents: [...sandbox.incidents],
           incidentCounts: { ...sandbox.incidentCounts },
+          memory: { ...sandbox.memory },
           closeMs: Date.now() - closeStarted,
         }));
     };

@@ -10,6 +10,9 @@
  *   <result>/<id>/<model-dir>/replay.json       every step, grounding and judge exchange
  *   <result>/<id>/<model-dir>/trace.zip         Playwright trace of the replay
  *   <result>/<id>/<model-dir>/evalpoints/<i>.png
+ *   <result>/<id>/<model-dir>/selfcheck.json    the self-check of the page (from the task's inputs only)
+ *   <result>/<id>/<model-dir>/self-check/<i>.png its screenshots
+ *   <result>/<id>/<model-dir>/mutant.json       how a mutant page was made
  *   <result>/reports/<model-dir>_metrics.md
  *
  * `<model-dir>` is modelDirName(model) and must be a safe folder name (safe-name.ts).
@@ -30,6 +33,9 @@ export const RESULT_FILES = Object.freeze({
   replay: "replay.json",
   trace: "trace.zip",
   evalpoints: "evalpoints",
+  selfCheck: "selfcheck.json",
+  selfCheckShots: "self-check",
+  mutant: "mutant.json",
 });
 
 export const REPORTS_DIR = "reports";
@@ -59,6 +65,9 @@ export interface CandidateFiles {
   trace: string;
   evalpoints: string;
   evalpoint(index: number): string;
+  selfCheck: string;
+  selfCheckShots: string;
+  mutant: string;
 }
 
 export function candidateFiles(dir: string): CandidateFiles {
@@ -74,6 +83,9 @@ export function candidateFiles(dir: string): CandidateFiles {
     trace: inDir(RESULT_FILES.trace),
     evalpoints: inDir(RESULT_FILES.evalpoints),
     evalpoint: (index) => path.join(dir, RESULT_FILES.evalpoints, `${index}.png`),
+    selfCheck: inDir(RESULT_FILES.selfCheck),
+    selfCheckShots: inDir(RESULT_FILES.selfCheckShots),
+    mutant: inDir(RESULT_FILES.mutant),
   };
 }
 

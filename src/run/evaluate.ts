@@ -10,7 +10,7 @@ import fs from "node:fs";
 import { IwrError, errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { closeSharedBrowser } from "../browser/launch.ts";
-import type { HostTimeouts } from "../browser/host.ts";
+import { defaultPageMemoryLimitMiB, type HostTimeouts } from "../browser/host.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
 import { createModelClient, loadModelSpec, openResponseCache, preflightModel, type ModelClient } from "../models/index.ts";
@@ -46,6 +46,8 @@ export interface EvaluatorChoice {
   client?: ModelClient;
   /** Candidate pages replayed at once in this process (default 1); the OCR pool is sized for it. */
   workers?: number;
+  /** Each page's memory limit in MiB (default: defaultPageMemoryLimitMiB(workers), IWR_PAGE_MEMORY_MB). */
+  pageMemoryMiB?: number;
 }
 
 export interface EvaluateRunOptions extends EvaluatorChoice {
@@ -101,6 +103,7 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
     judgeModel: choice.judge === "llm" ? modelName : "none",
     ...(choice.hostTimeouts ? { hostTimeouts: choice.hostTimeouts } : {}),
     ...(choice.trace === false ? { trace: false } : {}),
+    pageMemoryMiB: choice.pageMemoryMiB ?? defaultPageMemoryLimitMiB(choice.workers ?? 1),
     pageSlots: createPageSlots(choice.workers ?? 1),
   };
 }

@@ -11,6 +11,7 @@ interface EvaluateCliOptions {
   grounding: "llm" | "heuristic";
   visualPairing: "official" | "aligned";
   workers: number;
+  pageMemoryMb?: number;
   ids?: number[];
   judgeModel?: string;
   baseUrl?: string;
@@ -36,6 +37,7 @@ export function registerEvaluateCommand(program: Command): void {
     .addOption(new Option("--grounding <kind>", "Click/Type grounding: llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
     .addOption(new Option("--visual-pairing <mode>", "evalpoint/checkpoint pairing: official (the harness's) or aligned").choices(["official", "aligned"]).default("official"))
     .option("--workers <n>", "tasks evaluated at once in this process", positiveInteger, 1)
+    .option("--page-memory-mb <n>", "memory a candidate page may hold before it is torn down (default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)", positiveInteger)
     .option("--ids <ids...>", "only these task ids (comma or space separated)", taskIdList)
     .option("--judge-model <name>", "model preset or file for every llm part (default gpt-4o)")
     .option("--base-url <url>", "OpenAI-compatible endpoint for the judge model")
@@ -65,6 +67,7 @@ export function registerEvaluateCommand(program: Command): void {
         grounding: options.grounding,
         pairing: options.visualPairing,
         workers,
+        ...(options.pageMemoryMb ? { pageMemoryMiB: options.pageMemoryMb } : {}),
         ...(ids ? { ids } : {}),
         ...(options.judgeModel ? { judgeModel: options.judgeModel } : {}),
         ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),

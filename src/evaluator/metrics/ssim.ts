@@ -7,7 +7,7 @@
 import sharp from "sharp";
 import { EVALUATOR_SETTINGS } from "../settings.ts";
 
-async function greyPixels(image: Buffer, side: number): Promise<Uint8Array> {
+export async function greyPixels(image: Buffer, side: number): Promise<Uint8Array> {
   const { data } = await sharp(image)
     .removeAlpha()
     .greyscale()

@@ -1,0 +1,28 @@
+/**
+ * One process-wide guard the command line installs, for a known race inside Playwright:
+ * an event about a page object (a response, a request) can arrive just after that
+ * object's context was closed, when a hostile page is torn down mid-load, and
+ * Playwright's client then throws "Object with guid … was not bound in the connection"
+ * from its message loop, an uncaught exception that would end the whole run for one
+ * page's sake. That one error drops the stale event and is logged; every other uncaught
+ * exception still ends the process as Node would (printed, exit code 3).
+ */
+import { errorMessage } from "../errors.ts";
+import { log } from "../log/logger.ts";
+import { EXIT_CODES } from "./exit-codes.ts";
+
+const PLAYWRIGHT_STALE_EVENT = /^Object with guid \S+ was not bound in the connection$/;
+let installed = false;
+
+export function installProcessGuards(): void {
+  if (installed) return;
+  installed = true;
+  process.on("uncaughtException", (error) => {
+    if (error instanceof Error && PLAYWRIGHT_STALE_EVENT.test(error.message)) {
+      log("browser").warn(`ignored an event for a page that was already closed (${error.message})`);
+      return;
+    }
+    process.stderr.write(`${error instanceof Error && error.stack ? error.stack : errorMessage(error)}\n`);
+    process.exit(EXIT_CODES.broken);
+  });
+}

@@ -1,0 +1,166 @@
+/**
+ * The self-check of one candidate page, from a task's inputs only: the video's stable
+ * states, a self-replay of the given actions, an alignment of its screenshots to the
+ * states, lint, the self-score and the ranked findings, written to selfcheck.json.
+ *
+ * It never reads a task's truth: its interface takes TaskInputs and a list of actions
+ * (inferred by an agent, or, in the labelled "given" ablation, the task's action
+ * descriptions). Screenshot texts are read while the replay waits out its settle times;
+ * the video frames' texts and features are read once and kept (they are the task's
+ * inputs, the same for every draft).
+ */
+import fs from "node:fs";
+import type { PageSlots } from "../replay/hosted-replay.ts";
+import type { ReplayAction } from "../replay/replay.ts";
+import { toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { writeFileAtomic } from "../files/atomic.ts";
+import { ocrEngineInfo } from "../evaluator/metrics/ocr.ts";
+import type { VisualMetric } from "../evaluator/metrics/visual.ts";
+import { videoStates, type VideoState, type VideoStates } from "../media/video-states.ts";
+import { candidateFiles, RESULT_FILES } from "../results/layout.ts";
+import type { TaskInputs } from "../tasks/schema.ts";
+import { alignMonotone, pairSimilarity, readImage, type ImageReading } from "./compare.ts";
+import { lintFindings, type LintFinding } from "./lint.ts";
+import { SELF_SCORE_WEIGHTS, scoreSelfCheck, type Finding, type StepVerdict } from "./score.ts";
+import { selfReplay, type SelfReplayStep } from "./self-replay.ts";
+
+export const SELF_CHECK_RECORD_VERSION = 1;
+
+/** Where the actions came from: the agent's own analysis, or the task's descriptions (a labelled ablation). */
+export type Trajectory = "inferred" | "given";
+
+export interface SelfCheckOptions {
+  inputs: TaskInputs;
+  actions: readonly ReplayAction[];
+  trajectory: Trajectory;
+  /** The candidate's folder (index.html). */
+  candidateDir: string;
+  /** Where selfcheck.json and self-check/<i>.png go (default: the candidate's folder). */
+  outDir?: string;
+  /** The visual metric shared by a run (DINO, or the labelled fallback). */
+  metric: VisualMetric;
+  statesCacheDir?: string;
+  memoryLimitMiB?: number;
+  pageSlots?: PageSlots;
+}
+
+export interface SelfCheckStep extends SelfReplayStep, StepVerdict {
+  similarity?: { text: number; image: number; combined: number };
+  videoSec?: number;
+}
+
+export interface SelfCheckRecord {
+  version: number;
+  taskId: number;
+  trajectory: Trajectory;
+  actions: ReplayAction[];
+  selfScore: number;
+  behaviour: number;
+  appearance: number;
+  formula: string;
+  steps: SelfCheckStep[];
+  /** Ranked by cost, highest first. */
+  findings: Finding[];
+  lint: LintFinding[];
+  video: { sha256?: string; states: Array<Pick<VideoState, "index" | "startSec" | "endSec" | "frameSec" | "framePath">>; findings: string[]; error?: ErrorRecord };
+  /** The screenshot before the first action: its aligned state and similarity. */
+  initial?: { state: number; similarity: { text: number; image: number; combined: number } };
+  page: { error?: ErrorRecord; memory?: unknown; screenshots: string[] };
+  settings: { grounding: "heuristic"; ocrEngine: string; visualMetric: string; dinoStatus: string };
+  timings: { totalMs: number; videoStatesMs: number; replayMs: number; compareMs: number };
+}
+
+const FORMULA = `selfScore = ${SELF_SCORE_WEIGHTS.behaviour}·behaviour + ${SELF_SCORE_WEIGHTS.appearance}·appearance; behaviour = steps that executed and changed the screen exactly when the aligned video did / actions; appearance = mean (text + image similarity) / 2 of the screenshots and their aligned video states`;
+
+async function statesOf(videoPath: string, cacheDir: string | undefined): Promise<{ states?: VideoStates; error?: ErrorRecord }> {
+  try {
+    return { states: await videoStates(videoPath, cacheDir ? { cacheDir } : {}) };
+  } catch (error) {
+    return { error: toErrorRecord(error) };
+  }
+}
+
+export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheckRecord> {
+  const started = Date.now();
+  const outDir = options.outDir ?? options.candidateDir;
+  const files = candidateFiles(outDir);
+  const label = (index: number) => `${RESULT_FILES.selfCheckShots}/${index}.png`;
+  const { metric } = options;
+
+  const video = await statesOf(options.inputs.videoPath, options.statesCacheDir);
+  const videoStatesMs = Date.now() - started;
+  const states = video.states?.states ?? [];
+  // The video's frames are the task's inputs: read once, kept on disk between drafts and runs.
+  const stateReadings = states.map((state) => readImage(fs.readFileSync(state.framePath), metric, { stable: true }));
+  const shotReadings: Array<Promise<ImageReading>> = [];
+  const replayStarted = Date.now();
+  const replay = await selfReplay({
+    inputs: options.inputs,
+    actions: options.actions,
+    candidateDir: options.candidateDir,
+    screenshotsDir: files.selfCheckShots,
+    screenshotLabel: label,
+    onScreenshot: (index, png) => {
+      shotReadings[index] = readImage(png, metric);
+      shotReadings[index]?.catch(() => undefined);
+    },
+    ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
+    ...(options.pageSlots ? { pageSlots: options.pageSlots } : {}),
+  });
+  const replayMs = Date.now() - replayStarted;
+
+  const compareStarted = Date.now();
+  const [shots, stateImages] = await Promise.all([Promise.all(shotReadings), Promise.all(stateReadings)]);
+  const matrix = shots.map((shot) => stateImages.map((state) => pairSimilarity(shot, state, metric)));
+  const alignment = alignMonotone(matrix);
+  // The page's own source, for links it writes to other origins (none when it is missing).
+  const page = candidateFiles(options.candidateDir).page;
+  const html = fs.existsSync(page) ? fs.readFileSync(page, "utf8") : "";
+  const lint = lintFindings({ html, ...(replay.lint ? { facts: replay.lint } : {}), incidents: replay.incidents, ...(replay.loadedAtMs !== undefined ? { loadedAtMs: replay.loadedAtMs } : {}) });
+  const score = scoreSelfCheck({ replay, states, alignment, lint, screenshotLabel: label });
+  if (video.error) score.findings.push({ kind: "video", cost: 0, message: `the video could not be read: ${video.error.message}` });
+  for (const finding of video.states?.findings ?? []) score.findings.push({ kind: "video", cost: 0, message: finding });
+  const compareMs = Date.now() - compareStarted;
+
+  const scorers = { ocr: await ocrEngineInfo(), visual: metric.info };
+  const record: SelfCheckRecord = {
+    version: SELF_CHECK_RECORD_VERSION,
+    taskId: options.inputs.id,
+    trajectory: options.trajectory,
+    actions: [...options.actions],
+    selfScore: score.selfScore,
+    behaviour: score.behaviour,
+    appearance: score.appearance,
+    formula: FORMULA,
+    steps: replay.steps.map((step, index) => {
+      const verdict = score.steps[index];
+      const similarity = alignment.similarities[index + 1];
+      const state = alignment.states[index + 1];
+      return {
+        ...step,
+        ...(verdict ?? { executed: step.executed, screenChanged: step.screenChanged, credited: false }),
+        ...(similarity && step.executed ? { similarity } : {}),
+        ...(state !== undefined && step.executed ? { videoSec: states[state]?.frameSec } : {}),
+      };
+    }),
+    findings: score.findings,
+    lint,
+    video: {
+      ...(video.states ? { sha256: video.states.video.sha256 } : {}),
+      states: states.map(({ index, startSec, endSec, frameSec, framePath }) => ({ index, startSec, endSec, frameSec, framePath })),
+      findings: video.states?.findings ?? [],
+      ...(video.error ? { error: video.error } : {}),
+    },
+    ...(alignment.states[0] !== undefined && alignment.similarities[0] ? { initial: { state: alignment.states[0], similarity: alignment.similarities[0] } } : {}),
+    page: { ...(replay.error ? { error: replay.error } : {}), ...(replay.memory ? { memory: replay.memory } : {}), screenshots: replay.screenshots.map((_, index) => label(index)) },
+    settings: {
+      grounding: "heuristic",
+      ocrEngine: `${scorers.ocr.name} ${scorers.ocr.version} ${scorers.ocr.detail}`,
+      visualMetric: scorers.visual.name,
+      dinoStatus: scorers.visual.dino.status === "available" ? "available" : `unavailable: ${scorers.visual.dino.reason}`,
+    },
+    timings: { totalMs: Date.now() - started, videoStatesMs, replayMs, compareMs },
+  };
+  await writeFileAtomic(files.selfCheck, `${JSON.stringify(record, null, 2)}\n`);
+  return record;
+}

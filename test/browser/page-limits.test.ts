@@ -1,0 +1,88 @@
+/**
+ * Limits a page cannot talk its way past, in real Chromium: a page whose renderer grows
+ * past its memory limit (typed arrays, huge canvases) is torn down with PAGE_MEMORY
+ * within about a second, its memory given back; a page that fires requests in a loop is
+ * torn down as a request flood; a normal page opened beside them works throughout.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSandboxedPage, type SandboxedPage } from "../../src/browser/host.ts";
+import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { rendererResidentMiB } from "../../src/browser/renderer-memory.ts";
+import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
+import { HOSTILE_PAGES_DIR, NORMAL_SITE_DIR } from "../support/browser-fixtures.ts";
+
+const RESOLUTION = { width: 800, height: 600 };
+const LIMIT_MIB = 700;
+let hostile: StaticServer;
+let normal: StaticServer;
+
+beforeAll(async () => {
+  hostile = await startStaticServer(HOSTILE_PAGES_DIR);
+  normal = await startStaticServer(NORMAL_SITE_DIR);
+});
+afterAll(async () => {
+  await Promise.all([hostile.close(), normal.close()]);
+  await closeSharedBrowser();
+});
+
+async function waitForTeardown(sandbox: SandboxedPage, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (sandbox.isAlive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+describe("memory limit", () => {
+  for (const entry of ["arraybuffer-bomb.html", "canvas-bomb.html"]) {
+    it(`${entry}: torn down with PAGE_MEMORY just past the limit, while a normal page beside it keeps working`, async () => {
+      const neighbour = await openSandboxedPage({ server: normal, entry: "index.html", resolution: RESOLUTION });
+      const started = Date.now();
+      const sandbox = await openSandboxedPage({ server: hostile, entry, resolution: RESOLUTION, memoryLimitMiB: LIMIT_MIB });
+      try {
+        await waitForTeardown(sandbox, 20_000);
+        expect(sandbox.tornDown).toMatchObject({ code: "PAGE_MEMORY", details: { reason: "memory", limitMiB: LIMIT_MIB } });
+        expect(sandbox.tornDown?.message).toMatch(/grew past its memory limit of 700 MiB \(\d+ MiB resident\); it was torn down/);
+        expect(Date.now() - started).toBeLessThan(20_000);
+        // Read every 250 ms: stopped within a reading or two of the limit, not gigabytes later.
+        expect(sandbox.memory.peakResidentMiB).toBeGreaterThan(LIMIT_MIB);
+        expect(sandbox.memory.peakResidentMiB).toBeLessThan(LIMIT_MIB + 1600);
+        await expect(sandbox.screenshot()).rejects.toMatchObject({ code: "PAGE_MEMORY" });
+        await sandbox.close();
+        await neighbour.withTimeout("click", 5_000, () => neighbour.page.click("#counter-button"));
+        expect(await neighbour.page.textContent("#counter-button")).toBe("Clicked 1 times");
+      } finally {
+        await sandbox.close();
+        await neighbour.close();
+      }
+    });
+  }
+
+  it("records the limit and the peak of a normal page, which stays far below it", async () => {
+    const sandbox = await openSandboxedPage({ server: normal, entry: "index.html", resolution: RESOLUTION, memoryLimitMiB: LIMIT_MIB });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(sandbox.memory.limitMiB).toBe(LIMIT_MIB);
+      expect(sandbox.memory.unwatched).toBeUndefined();
+      expect(sandbox.memory.peakResidentMiB).toBeGreaterThan(20);
+      expect(sandbox.memory.peakResidentMiB).toBeLessThan(LIMIT_MIB);
+      expect(sandbox.isAlive()).toBe(true);
+    } finally {
+      await sandbox.close();
+    }
+    expect(rendererResidentMiB(process.pid)).toBeUndefined();
+  });
+});
+
+describe("request flood", () => {
+  it("a page firing requests in a loop is torn down as hostile within seconds, its blocked requests recorded", async () => {
+    const started = Date.now();
+    const sandbox = await openSandboxedPage({ server: hostile, entry: "request-flood.html", resolution: RESOLUTION });
+    try {
+      await waitForTeardown(sandbox, 20_000);
+      expect(sandbox.tornDown).toMatchObject({ code: "PAGE_HOSTILE", details: { reason: "request-flood" } });
+      expect(sandbox.tornDown?.message).toMatch(/made more than 2000 requests/);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(sandbox.incidents.some((incident) => incident.kind === "blocked-request" && incident.detail.startsWith("fetch GET http://example.com/"))).toBe(true);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
