@@ -119,13 +119,18 @@ export class HostedPage implements SandboxedPage {
       logger.debug(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
       return;
     }
+    let previous: number | undefined;
     this.memoryTimer = setInterval(() => {
       const resident = rendererPids.reduce((sum, pid) => sum + (rendererResidentMiB(pid) ?? 0), 0);
       this.memoryRecord.peakResidentMiB = Math.max(this.memoryRecord.peakResidentMiB ?? 0, Math.round(resident));
-      if (resident <= limitMiB) return;
+      // Torn down once past the limit, or once it would be by the next two readings at its
+      // present growth: a page filling memory at gigabytes a second must not overshoot by that much.
+      const growth = previous === undefined ? 0 : Math.max(0, resident - previous);
+      previous = resident;
+      if (resident + 2 * growth <= limitMiB) return;
       this.stopMemoryWatch();
       void this.tearDown(
-        new IwrError("PAGE_MEMORY", `the page grew past its memory limit of ${limitMiB} MiB (${Math.round(resident)} MiB resident); it was torn down`, {
+        new IwrError("PAGE_MEMORY", `the page grew past its memory limit of ${limitMiB} MiB (${Math.round(resident)} MiB resident, growing ${Math.round(growth)} MiB a reading); it was torn down`, {
           reason: "memory",
           limitMiB,
           residentMiB: Math.round(resident),

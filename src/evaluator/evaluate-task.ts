@@ -12,8 +12,10 @@ import fsp from "node:fs/promises";
 import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
+import type { Page } from "playwright";
 import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
-import { candidateFiles } from "../results/layout.ts";
+import path from "node:path";
+import { candidateFiles, evalFileForMode } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { replayHostedCandidate, type HostedPageRecord, type PageSlots } from "../replay/hosted-replay.ts";
 import { replayActionOf, type ReplayResult, type ReplayStep } from "../replay/replay.ts";
@@ -60,11 +62,16 @@ export interface EvaluateTaskOptions {
   candidateDir: string;
   /** The candidate's model name, as recorded in eval.json. */
   model: string;
-  /** Pairing modes to score; the first one is written to eval.json. */
+  /** Pairing modes to score; the first one is written to eval.json, any other to eval.<mode>.json. */
   pairingModes: readonly PairingMode[];
   evaluator: Evaluator;
   /** Replace an existing eval.json (default false: a finished result is never rewritten). */
   replace?: boolean;
+  /**
+   * Reads the page after each evalpoint (calibration's DOM oracle of what a mutant's
+   * steps deserve). It only reads: the scores are the same with or without it.
+   */
+  probe?: (index: number, page: Page) => Promise<void>;
 }
 
 /** replay.json: what the replay did, step by step, with every model exchange kept. */
@@ -197,6 +204,7 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
       ...(evaluator.hostTimeouts ? { hostTimeouts: evaluator.hostTimeouts } : {}),
       ...(evaluator.pageMemoryMiB ? { memoryLimitMiB: evaluator.pageMemoryMiB } : {}),
       ...(evaluator.pageSlots ? { pageSlots: evaluator.pageSlots } : {}),
+      ...(options.probe ? { probe: options.probe } : {}),
     });
   } finally {
     prefetch.rest();
@@ -271,8 +279,10 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
     wallMs: Date.now() - started,
   };
   writeFileAtomicSync(files.replay, `${JSON.stringify(replayRecord, null, 2)}\n`);
-  const primary = records[0];
+  const [primary, ...others] = records;
   if (primary) writeEvalRecord(files.eval, primary.record, { replace: options.replace ?? false });
+  // The other modes beside it, so a calibration's every number has its file.
+  for (const other of others) writeEvalRecord(path.join(candidateDir, evalFileForMode(other.mode)), other.record, { replace: true });
   logger.debug(`task ${task.id}: executed ${replay.executed}/${actions.length}, success_step ${successStep}, final ${primary?.record.scores.final.toFixed(4)} in ${replayRecord.wallMs} ms`);
   return { taskId: task.id, records, replay: replayRecord };
 }

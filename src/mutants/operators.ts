@@ -77,6 +77,12 @@ function inputGuard(config: { mode: "freeze" | "lively" | "wrong-state"; allowed
     for (const element of [document.documentElement, document.body]) {
       if (element) element.style.setProperty("overflow", "hidden", "important");
     }
+    // A script's own scrolling too (the evaluator scrolls with window.scrollBy): overflow alone allows it.
+    const still = (): void => undefined;
+    for (const name of ["scrollBy", "scrollTo", "scroll"] as const) {
+      Object.defineProperty(window, name, { value: still, configurable: true, writable: true });
+      Object.defineProperty(Element.prototype, name, { value: still, configurable: true, writable: true });
+    }
   };
   const startsGesture = (event: Event): boolean => event.type === "pointerdown" || event.type === "mousedown" || event.type === "keydown" || event.type === "scroll";
   const noteInput = (event: Event): void => {

@@ -5,6 +5,7 @@
  *   <result>/<id>/<model-dir>/index.html        the candidate page
  *   <result>/<id>/<model-dir>/generation.json   how it was made (request hash, reply, usage)
  *   <result>/<id>/<model-dir>/eval.json         what the evaluator found (keyed by what it scored)
+ *   <result>/<id>/<model-dir>/eval.<mode>.json  the same under another pairing mode, when one run scored several
  *   <result>/<id>/<model-dir>/eval-error.json   why an evaluation could not finish
  *   <result>/<id>/<model-dir>/eval.stale.json   an eval.json whose page or settings changed since
  *   <result>/<id>/<model-dir>/replay.json       every step, grounding and judge exchange
@@ -34,14 +35,24 @@ export const RESULT_FILES = Object.freeze({
   trace: "trace.zip",
   evalpoints: "evalpoints",
   selfCheck: "selfcheck.json",
+  selfCheckError: "selfcheck-error.json",
   selfCheckShots: "self-check",
   mutant: "mutant.json",
 });
 
 export const REPORTS_DIR = "reports";
 
+/** eval.json under a pairing mode other than the run's first (a calibration scores both). */
+export function evalFileForMode(mode: string): string {
+  return `eval.${mode}.json`;
+}
+
 /** Entries of a candidate folder that are records, not page files: never served to the page. */
-export const RECORD_ENTRIES: ReadonlySet<string> = new Set(Object.values(RESULT_FILES).filter((name) => name !== RESULT_FILES.page));
+export const RECORD_ENTRIES: ReadonlySet<string> = new Set([
+  ...Object.values(RESULT_FILES).filter((name) => name !== RESULT_FILES.page),
+  evalFileForMode("aligned"),
+  evalFileForMode("official"),
+]);
 
 /** `<result>/<id>/<model-dir>/` for a model name (checked: refused with `source` named when unsafe). */
 export function candidateDirFor(resultDir: string, taskId: number, model: string, source = "--model"): string {
@@ -66,6 +77,7 @@ export interface CandidateFiles {
   evalpoints: string;
   evalpoint(index: number): string;
   selfCheck: string;
+  selfCheckError: string;
   selfCheckShots: string;
   mutant: string;
 }
@@ -84,6 +96,7 @@ export function candidateFiles(dir: string): CandidateFiles {
     evalpoints: inDir(RESULT_FILES.evalpoints),
     evalpoint: (index) => path.join(dir, RESULT_FILES.evalpoints, `${index}.png`),
     selfCheck: inDir(RESULT_FILES.selfCheck),
+    selfCheckError: inDir(RESULT_FILES.selfCheckError),
     selfCheckShots: inDir(RESULT_FILES.selfCheckShots),
     mutant: inDir(RESULT_FILES.mutant),
   };

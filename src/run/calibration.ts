@@ -9,12 +9,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { candidateDirNamed, candidateFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
 import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
 import { runPipelined, trajectoryLength } from "./task-pipeline.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { closeEvaluator, createEvaluator } from "./evaluate.ts";
+import { mutantDir, writeMutant } from "../mutants/ladder.ts";
+import { mutantLabel, type MutantSpec } from "../mutants/operators.ts";
+import { factsProbe, type PageFacts } from "../mutants/oracle.ts";
 
 export const CALIBRATION_CANDIDATES = ["reference", "blank"] as const;
 export type CalibrationCandidate = (typeof CALIBRATION_CANDIDATES)[number];
@@ -26,34 +30,45 @@ export function referencePagePath(task: Task): string {
 
 export const BLANK_PAGE = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>blank</title></head><body></body></html>\n";
 
+/**
+ * The task's true page as a candidate in `candidateDir`: the same post-processing a
+ * model's reply gets (iframes out, placeholder → the relative path to the task's assets).
+ */
+export function referencePageHtml(task: Task, candidateDir: string): string {
+  const source = referencePagePath(task);
+  if (!fs.existsSync(source)) {
+    throw new IwrError("TASK_INVALID", `task ${task.id}: no reference page at ${source} (record the suite with npm run tasks:build)`);
+  }
+  return extractPageFromReply(fs.readFileSync(source, "utf8"), assetsBasePath(candidateDir, task.inputs.assetsDir));
+}
+
 /** Writes `<resultDir>/<id>/<candidate>/index.html` and returns that folder. */
 export function writeCalibrationCandidate(task: Task, resultDir: string, candidate: CalibrationCandidate): string {
-  const candidateDir = path.join(resultDir, String(task.id), candidate);
+  const candidateDir = candidateDirNamed(resultDir, task.id, candidate);
   fs.mkdirSync(candidateDir, { recursive: true });
-  let html = BLANK_PAGE;
-  if (candidate === "reference") {
-    const source = referencePagePath(task);
-    if (!fs.existsSync(source)) {
-      throw new IwrError("TASK_INVALID", `task ${task.id}: no reference page at ${source} (record the suite with npm run tasks:build)`);
-    }
-    // The same post-processing a model's reply gets: iframes out, placeholder → relative assets path.
-    html = extractPageFromReply(fs.readFileSync(source, "utf8"), assetsBasePath(candidateDir, task.inputs.assetsDir));
-  }
-  writeFileAtomicSync(path.join(candidateDir, "index.html"), html);
+  const html = candidate === "reference" ? referencePageHtml(task, candidateDir) : BLANK_PAGE;
+  writeFileAtomicSync(candidateFiles(candidateDir).page, html);
   return candidateDir;
 }
 
-/** Evaluating the two calibration candidates of a task set; shared by `npm run calibrate` and `iwr start`. */
+/** One evaluated calibration candidate: the true page, the blank one, or a mutant of the true page. */
 export interface CalibrationRow {
   task: Task;
-  candidate: CalibrationCandidate;
+  /** "reference", "blank", or the mutant's label ("freeze-after:2", "no-script"). */
+  candidate: string;
+  spec?: MutantSpec;
   evaluation: TaskEvaluation;
+  /** What the page's DOM showed after each evalpoint (the oracle of what a mutant deserves). */
+  facts: PageFacts[];
+  candidateDir: string;
 }
 
 export interface CalibrationOptions {
   tasks: readonly Task[];
   resultDir: string;
   workers: number;
+  /** Mutants of each task's true page to add (default none): see mutantLadder. */
+  mutants?: (task: Task) => readonly MutantSpec[];
   /** Called as each candidate finishes (progress display). */
   onRow?: (row: CalibrationRow) => void;
 }
@@ -62,16 +77,35 @@ export const CALIBRATION_MODES: readonly PairingMode[] = ["aligned", "official"]
 /** The evaluator's calibration targets (issue: reference ceiling, blank floor), aligned pairing. */
 export const CALIBRATION_TARGETS = Object.freeze({ referenceFinalMin: 0.9, blankFinalMax: 0.15 });
 
-/** Evaluates `reference` and `blank` for every task with the offline judge and grounding, under both pairings. */
+interface CalibrationRun {
+  task: Task;
+  candidate: string;
+  spec?: MutantSpec;
+  write: () => string;
+}
+
+/** Evaluates `reference`, `blank` and the mutants of every task with the offline judge and grounding, under both pairings. */
 export async function runCalibration(options: CalibrationOptions): Promise<CalibrationRow[]> {
   const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: options.workers });
   const rows: CalibrationRow[] = [];
-  const runs = options.tasks.flatMap((task) => CALIBRATION_CANDIDATES.map((candidate) => ({ task, candidate })));
+  const runs: CalibrationRun[] = options.tasks.flatMap((task) => [
+    ...CALIBRATION_CANDIDATES.map((candidate) => ({ task, candidate, write: () => writeCalibrationCandidate(task, options.resultDir, candidate) })),
+    ...(options.mutants?.(task) ?? []).map((spec) => ({
+      task,
+      candidate: mutantLabel(spec),
+      spec,
+      write: () => {
+        const dir = mutantDir(options.resultDir, task.id, spec);
+        return writeMutant(dir, referencePageHtml(task, dir), spec, `reference page of task ${task.id}`);
+      },
+    })),
+  ]);
   try {
-    await runPipelined(runs, { workers: options.workers, weight: (run) => trajectoryLength(run.task) }, async ({ task, candidate }) => {
-      const candidateDir = writeCalibrationCandidate(task, options.resultDir, candidate);
-      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: CALIBRATION_MODES, evaluator, replace: true });
-      const row = { task, candidate, evaluation };
+    await runPipelined(runs, { workers: options.workers, weight: (run) => trajectoryLength(run.task) }, async ({ task, candidate, spec, write }) => {
+      const candidateDir = write();
+      const facts: PageFacts[] = [];
+      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: CALIBRATION_MODES, evaluator, replace: true, probe: factsProbe(facts) });
+      const row: CalibrationRow = { task, candidate, ...(spec ? { spec } : {}), evaluation, facts, candidateDir };
       rows.push(row);
       options.onRow?.(row);
     });
@@ -81,7 +115,7 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
   return rows;
 }
 
-function scoresOf(rows: readonly CalibrationRow[], task: Task, candidate: CalibrationCandidate, mode: PairingMode) {
+export function scoresOf(rows: readonly CalibrationRow[], task: Task, candidate: string, mode: PairingMode) {
   const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === candidate);
   return row?.evaluation.records.find((entry) => entry.mode === mode)?.record.scores;
 }

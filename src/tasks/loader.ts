@@ -19,6 +19,8 @@ import { checkTaskFolder, type TaskFiles } from "./validate.ts";
 export interface LoadOptions {
   /** Probe every video with ffprobe and read every PNG header (slower, thorough). Default false. */
   checkMedia?: boolean;
+  /** Require the reference checkpoints (default true); false for readers of the inputs alone, whose tasks get none. */
+  needsCheckpoints?: boolean;
 }
 
 export interface TaskSet {

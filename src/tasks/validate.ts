@@ -44,6 +44,11 @@ export interface FolderCheck {
 
 export interface FolderCheckOptions {
   checkMedia?: boolean;
+  /**
+   * Check the reference checkpoints (default true). Readers of a task's inputs alone (the
+   * self-check, a generator) pass false: a task folder without checkpoints/ serves them.
+   */
+  needsCheckpoints?: boolean;
 }
 
 type Entry = { kind: "missing" } | { kind: "file"; size: number } | { kind: "dir" } | { kind: "other" } | { kind: "error"; reason: string };
@@ -187,10 +192,10 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
   const assetsDir = path.join(dir, TASK_FILES.assetsDir);
   const assetFiles = (await requireFolder(assetsDir, "the assets folder", problems)) ? await fileNames(assetsDir) : [];
   const checkpointsDir = path.join(dir, TASK_FILES.checkpointsDir);
-  const checkpointPaths = await checkCheckpoints(checkpointsDir, task, problems);
+  const checkpointPaths = options.needsCheckpoints === false ? [] : await checkCheckpoints(checkpointsDir, task, problems);
   // lstat: a dangling link is there (and gets reported), not missing.
   const present = (target: string) => fs.lstat(target).then(() => true, () => false);
-  const linked = [videoPath, sheetsDir, ...sheetPaths, assetsDir, ...assetFiles.map((name) => path.join(assetsDir, name)), checkpointsDir, ...checkpointPaths];
+  const linked = [videoPath, sheetsDir, ...sheetPaths, assetsDir, ...assetFiles.map((name) => path.join(assetsDir, name)), ...(options.needsCheckpoints === false ? [] : [checkpointsDir]), ...checkpointPaths];
   const existing: string[] = [];
   for (const target of linked) if (await present(target)) existing.push(target);
   // Nothing outside the dataset is opened, not even to check it.

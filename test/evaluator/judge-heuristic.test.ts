@@ -13,6 +13,8 @@ import { shoppingListPage } from "../support/evaluator-replay-fixtures.ts";
 let page: Page;
 let before: Buffer;
 let after: Buffer;
+/** The same list as `after`, with the pointer over the Add button (it repaints): nothing new was added. */
+let hovered: Buffer;
 const judge = createHeuristicJudge();
 
 beforeAll(async () => {
@@ -23,6 +25,9 @@ beforeAll(async () => {
   await page.fill("#item", "Blueberries");
   await page.click("#add");
   after = await page.screenshot();
+  await page.addStyleTag({ content: "#add:hover { background: #0b3fb0 !important; outline: 3px solid #f90; }" });
+  await page.hover("#add");
+  hovered = await page.screenshot();
 });
 afterAll(async () => {
   await page?.close();
@@ -61,6 +66,32 @@ describe("heuristic assertion judge", () => {
   });
 });
 
+describe("heuristic judge rules", () => {
+  it("says No when what the assertion names was already on the screen: only the hovered button repainted", async () => {
+    const verdict = await judge.judge(input("A new item 'Blueberries' appears in the list", { before: after, after: hovered }));
+    expect(verdict.evidence?.changedPixels).toBeGreaterThan(40);
+    expect(verdict.result).toBe("No");
+    expect(verdict.think).toMatch(/nothing the assertion names is new on the screen: 'Blueberries' read before the action too/);
+  });
+
+  it("reads digits exactly: '2 items' is not '1 items'", async () => {
+    const verdict = await judge.judge(input("The counter shows '2 items'", { before, after }));
+    expect(verdict.result).toBe("No");
+    expect(verdict.think).toMatch(/'2 items' is not on the new screen/);
+  });
+
+  it("checks what should have gone, and what was there before", async () => {
+    const stillThere = await judge.judge(input("A new item 'Blueberries' appears and the heading 'Shopping list' disappears", { before, after }));
+    expect(stillThere.result).toBe("No");
+    expect(stillThere.think).toMatch(/'Shopping list' should have gone but is still on the screen/);
+    const was = await judge.judge(input("The counter changes from '0 items' to '1 items'", { before, after }));
+    expect(was.result).toBe("Yes");
+    const wasNot = await judge.judge(input("The counter changes from '5 items' to '1 items'", { before, after }));
+    expect(wasNot.result).toBe("No");
+    expect(wasNot.think).toMatch(/'5 items' was not on the screen before the action/);
+  });
+});
+
 describe("heuristic judge helpers", () => {
   it("reads change words and tolerates OCR misreads of long literals only", () => {
     expect(impliesChange("The modal opens")).toBe(true);
@@ -68,5 +99,11 @@ describe("heuristic judge helpers", () => {
     expect(literalSimilarity("Add to cart", "buy now add to cart free")).toBe(1);
     expect(literalSimilarity("Blueberries", "blueherries 1 items")).toBeGreaterThan(0.8);
     expect(literalSimilarity("12", "total 13 items")).toBe(0);
+    // Digits exact inside a longer literal, operator signs kept, OCR's readings of them allowed.
+    expect(literalSimilarity("Total $94.49", "total $94.48")).toBe(0);
+    expect(literalSimilarity("12 ×", "the display reads 12")).toBe(0);
+    expect(literalSimilarity("12 ×", "12 x")).toBe(1);
+    expect(literalSimilarity("56 ÷", "56 +")).toBe(1);
+    expect(literalSimilarity("60 − 4 = 56", "1. 60 - 4 = 56")).toBe(1);
   });
 });

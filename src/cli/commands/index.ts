@@ -6,6 +6,8 @@ import { registerCacheCommand } from "./cache.ts";
 import { registerRecordCommand } from "./record.ts";
 import { registerEvaluateCommand } from "./evaluate.ts";
 import { registerGenerateCommand } from "./generate.ts";
+import { registerSelfCheckCommand } from "./selfcheck.ts";
+import { registerMutateCommand } from "./mutate.ts";
 
 /** Every `iwr` sub-command, one line each. */
 export function registerCommands(program: Command): void {
@@ -16,4 +18,6 @@ export function registerCommands(program: Command): void {
   registerRecordCommand(program);
   registerEvaluateCommand(program);
   registerGenerateCommand(program);
+  registerSelfCheckCommand(program);
+  registerMutateCommand(program);
 }

@@ -236,7 +236,10 @@ export function createHeuristicJudge(): AssertionJudge {
         }
       }
     }
-    if (findings.some(wantsReading)) {
+    // What should have gone is looked for as hard as what should be there: not read on the
+    // whole screen is not yet gone (small button labels need the enlarged reading).
+    const unconfirmedGone = (finding: LiteralFinding) => finding.literal.role === "gone" && finding.after < threshold;
+    if (findings.some((finding) => wantsReading(finding) || unconfirmedGone(finding))) {
       // Last pass: both whole screens enlarged and read the same way (small text that did not
       // change, such as a label above a display; a lone digit): new if read more often than before.
       const { width = 0, height = 0 } = await sharp(input.after).metadata();
@@ -245,7 +248,7 @@ export function createHeuristicJudge(): AssertionJudge {
         screens.region("after", whole, settings.screenScale, "block"),
         screens.region("before", whole, settings.screenScale, "block"),
       ]);
-      for (const finding of findings.filter(wantsReading)) {
+      for (const finding of findings.filter((entry) => wantsReading(entry) || unconfirmedGone(entry))) {
         finding.after = Math.max(finding.after, literalSimilarity(finding.literal.text, afterEnlarged));
         finding.isNew ||= occurrences(finding.literal.text, afterEnlarged) > occurrences(finding.literal.text, beforeEnlarged);
       }
