@@ -5,6 +5,8 @@ import { defineConfig } from "vitest/config";
 // Checkpoint OCR texts the tests read are kept for this test run only, not in the
 // project's .cache (test/support/global-setup.ts removes the folder at the end).
 process.env.IWR_OCR_CACHE_DIR = path.join(os.tmpdir(), `iwr-test-ocr-text-${process.pid}`);
+// Likewise the videos' stable states the self-check finds.
+process.env.IWR_STATES_CACHE_DIR = path.join(os.tmpdir(), `iwr-test-video-states-${process.pid}`);
 
 // Real Chromium, real ffmpeg and real OCR run inside tests, on 2 cores:
 // generous per-test limits, and files run two at a time at most.

@@ -20,6 +20,7 @@ export type IwrErrorCode =
   | "PROMPT"
   | "RECORDER"
   | "EVALUATOR"
+  | "CANDIDATE_MISSING"
   | "IO";
 
 export class IwrError extends Error {

@@ -69,6 +69,8 @@ export interface CalibrationOptions {
   workers: number;
   /** Mutants of each task's true page to add (default none): see mutantLadder. */
   mutants?: (task: Task) => readonly MutantSpec[];
+  /** Pairings to score under (default CALIBRATION_MODES: both). */
+  pairingModes?: readonly PairingMode[];
   /** Called as each candidate finishes (progress display). */
   onRow?: (row: CalibrationRow) => void;
 }
@@ -104,7 +106,7 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
     await runPipelined(runs, { workers: options.workers, weight: (run) => trajectoryLength(run.task) }, async ({ task, candidate, spec, write }) => {
       const candidateDir = write();
       const facts: PageFacts[] = [];
-      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: CALIBRATION_MODES, evaluator, replace: true, probe: factsProbe(facts) });
+      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: options.pairingModes ?? CALIBRATION_MODES, evaluator, replace: true, probe: factsProbe(facts) });
       const row: CalibrationRow = { task, candidate, ...(spec ? { spec } : {}), evaluation, facts, candidateDir };
       rows.push(row);
       options.onRow?.(row);

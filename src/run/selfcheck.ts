@@ -7,6 +7,7 @@
  * labelled ablation `--trajectory given`, from each task line's action descriptions
  * (type, description, text, key: never its assertions or checkpoints).
  */
+import fs from "node:fs";
 import { z } from "zod";
 import { closeSharedBrowser } from "../browser/launch.ts";
 import { defaultPageMemoryLimitMiB } from "../browser/host.ts";
@@ -89,6 +90,8 @@ export async function runSelfCheckRun(options: SelfCheckRunOptions): Promise<Sel
       // Given: the line's action descriptions only (type, description, text, key), never its assertions.
       const actions = actionsOf(task);
       try {
+        const page = candidateFiles(candidateDir).page;
+        if (!fs.existsSync(page)) throw new IwrError("CANDIDATE_MISSING", `no candidate page at ${page} (write one with iwr generate or iwr mutate, or check --model)`);
         const record: SelfCheckRecord = await runSelfCheck({
           inputs: task.inputs,
           actions,

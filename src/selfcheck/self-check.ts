@@ -10,6 +10,7 @@
  * inputs, the same for every draft).
  */
 import fs from "node:fs";
+import type { HostTimeouts } from "../browser/host.ts";
 import type { PageSlots } from "../replay/hosted-replay.ts";
 import type { ReplayAction } from "../replay/replay.ts";
 import { toErrorRecord, type ErrorRecord } from "../errors.ts";
@@ -19,10 +20,11 @@ import type { VisualMetric } from "../evaluator/metrics/visual.ts";
 import { videoStates, type VideoState, type VideoStates } from "../media/video-states.ts";
 import { candidateFiles, RESULT_FILES } from "../results/layout.ts";
 import type { TaskInputs } from "../tasks/schema.ts";
-import { alignMonotone, pairSimilarity, readImage, type ImageReading } from "./compare.ts";
+import { alignTrajectory, isBlankPicture, pairSimilarity, readImage, type ImageReading } from "./compare.ts";
 import { lintFindings, type LintFinding } from "./lint.ts";
 import { SELF_SCORE_WEIGHTS, scoreSelfCheck, type Finding, type StepVerdict } from "./score.ts";
 import { selfReplay, type SelfReplayStep } from "./self-replay.ts";
+import { StepEvidenceSource } from "./step-evidence.ts";
 
 export const SELF_CHECK_RECORD_VERSION = 1;
 
@@ -41,6 +43,8 @@ export interface SelfCheckOptions {
   metric: VisualMetric;
   statesCacheDir?: string;
   memoryLimitMiB?: number;
+  /** Host limits (the defaults suit real runs; tests shorten them). */
+  hostTimeouts?: Partial<HostTimeouts>;
   pageSlots?: PageSlots;
 }
 
@@ -70,7 +74,7 @@ export interface SelfCheckRecord {
   timings: { totalMs: number; videoStatesMs: number; replayMs: number; compareMs: number };
 }
 
-const FORMULA = `selfScore = ${SELF_SCORE_WEIGHTS.behaviour}·behaviour + ${SELF_SCORE_WEIGHTS.appearance}·appearance; behaviour = steps that executed and changed the screen exactly when the aligned video did / actions; appearance = mean (text + image similarity) / 2 of the screenshots and their aligned video states`;
+const FORMULA = `selfScore = ${SELF_SCORE_WEIGHTS.behaviour}·behaviour + ${SELF_SCORE_WEIGHTS.appearance}·appearance; behaviour = steps that executed and changed the screen exactly when the aligned video did, and as it did (the words it gained, or where it changed) / actions; appearance = mean (text + image similarity) / 2 of each screenshot (the initial one and one per action; one not taken counts 0) and its aligned video state`;
 
 async function statesOf(videoPath: string, cacheDir: string | undefined): Promise<{ states?: VideoStates; error?: ErrorRecord }> {
   try {
@@ -105,6 +109,7 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
       shotReadings[index]?.catch(() => undefined);
     },
     ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
+    ...(options.hostTimeouts ? { hostTimeouts: options.hostTimeouts } : {}),
     ...(options.pageSlots ? { pageSlots: options.pageSlots } : {}),
   });
   const replayMs = Date.now() - replayStarted;
@@ -112,12 +117,26 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
   const compareStarted = Date.now();
   const [shots, stateImages] = await Promise.all([Promise.all(shotReadings), Promise.all(stateReadings)]);
   const matrix = shots.map((shot) => stateImages.map((state) => pairSimilarity(shot, state, metric)));
-  const alignment = alignMonotone(matrix);
+  const changes = new StepEvidenceSource(shots, stateImages);
+  // A recording often starts before the page has drawn anything: those frames are not a state of the page.
+  const blankLead = stateImages.findIndex((image) => !isBlankPicture(image));
+  const alignment = alignTrajectory(matrix, {
+    states,
+    firstState: Math.max(0, blankLead),
+    anchorEnd: replay.executed === options.actions.length && options.actions.length > 0,
+    changeLikeness: (step, from, to) => changes.likeness(step, from, to),
+  });
+  // Evidence only where both changed: whether the page's change was the video's.
+  const evidence = replay.steps.map((step, k) => {
+    const [before, after] = [alignment.states[k], alignment.states[k + 1]];
+    if (!step.executed || !step.screenChanged || before === undefined || after === undefined || before === after) return undefined;
+    return changes.evidence(k, before, after);
+  });
   // The page's own source, for links it writes to other origins (none when it is missing).
   const page = candidateFiles(options.candidateDir).page;
   const html = fs.existsSync(page) ? fs.readFileSync(page, "utf8") : "";
   const lint = lintFindings({ html, ...(replay.lint ? { facts: replay.lint } : {}), incidents: replay.incidents, ...(replay.loadedAtMs !== undefined ? { loadedAtMs: replay.loadedAtMs } : {}) });
-  const score = scoreSelfCheck({ replay, states, alignment, lint, screenshotLabel: label });
+  const score = scoreSelfCheck({ replay, states, alignment, lint, evidence, screenshotLabel: label });
   if (video.error) score.findings.push({ kind: "video", cost: 0, message: `the video could not be read: ${video.error.message}` });
   for (const finding of video.states?.findings ?? []) score.findings.push({ kind: "video", cost: 0, message: finding });
   const compareMs = Date.now() - compareStarted;

@@ -11,7 +11,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
-import type { PageIncident, PageMemoryRecord } from "../browser/host.ts";
+import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
 import type { ErrorRecord } from "../errors.ts";
 import { pixelDiff } from "../evaluator/judge/pixel-diff.ts";
 import { HEURISTIC_JUDGE_SETTINGS } from "../evaluator/judge/heuristic.ts";
@@ -33,6 +33,7 @@ export interface SelfReplayOptions {
   /** Called as each screenshot is taken (OCR can start during the settle waits). */
   onScreenshot?: (index: number, png: Buffer) => void;
   memoryLimitMiB?: number;
+  hostTimeouts?: Partial<HostTimeouts>;
   pageSlots?: PageSlots;
 }
 
@@ -100,6 +101,7 @@ export async function selfReplay(options: SelfReplayOptions): Promise<SelfReplay
     ...(options.screenshotLabel ? { screenshotLabel: options.screenshotLabel } : {}),
     ...(options.onScreenshot ? { onScreenshot: options.onScreenshot } : {}),
     ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
+    ...(options.hostTimeouts ? { hostTimeouts: options.hostTimeouts } : {}),
     ...(options.pageSlots ? { pageSlots: options.pageSlots } : {}),
   });
   const page = await hosted.closed;

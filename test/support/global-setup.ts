@@ -1,9 +1,11 @@
-/** Once per test run: removes the run's OCR text folder (set in vitest.config.ts) at the end. */
+/** Once per test run: removes the run's OCR text and video states folders (set in vitest.config.ts) at the end. */
 import fs from "node:fs";
 
 export default function setup(): () => void {
-  const dir = process.env.IWR_OCR_CACHE_DIR;
+  const ocrDir = process.env.IWR_OCR_CACHE_DIR;
+  const statesDir = process.env.IWR_STATES_CACHE_DIR;
   return () => {
-    if (dir && /iwr-test-ocr-text-\d+$/.test(dir)) fs.rmSync(dir, { recursive: true, force: true });
+    if (ocrDir && /iwr-test-ocr-text-\d+$/.test(ocrDir)) fs.rmSync(ocrDir, { recursive: true, force: true });
+    if (statesDir && /iwr-test-video-states-\d+$/.test(statesDir)) fs.rmSync(statesDir, { recursive: true, force: true });
   };
 }

@@ -1,0 +1,122 @@
+/**
+ * `npm run bench:selfcheck [-- --ids 3,10 --workers 2 --result <dir>]`: how well the
+ * self-check tracks the evaluator. For each task: its true page, the blank page and the
+ * mutant ladder (src/mutants/ladder.ts), scored by the evaluator (offline judge and
+ * grounding, aligned pairing) and by the self-check (the task's own action descriptions
+ * as a labelled "given" trajectory, heuristic grounding; never the truth).
+ *
+ * Prints per task Spearman ρ(self-score, evaluator Final) and the share of page pairs
+ * both order the same way (src/selfcheck/tracking.ts), their means over the tasks, and
+ * the self-check's wall time against the evaluator's on the same page in the same run
+ * (median of the per-page ratios). Both run with the same number of workers.
+ * Targets: mean ρ ≥ 0.85, mean pairwise agreement ≥ 0.85, time ratio ≤ 0.8.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { defaultPageMemoryLimitMiB } from "../src/browser/host.ts";
+import { closeSharedBrowser } from "../src/browser/launch.ts";
+import { positiveInteger, taskIdList } from "../src/cli/options.ts";
+import { createVisualMetric } from "../src/evaluator/metrics/visual.ts";
+import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../src/evaluator/metrics/ocr.ts";
+import { configureLogger } from "../src/log/logger.ts";
+import { mutantLadder } from "../src/mutants/ladder.ts";
+import { replayActionOf } from "../src/replay/replay.ts";
+import { runCalibration, type CalibrationRow } from "../src/run/calibration.ts";
+import { createPageSlots, runPipelined } from "../src/run/task-pipeline.ts";
+import { runSelfCheck } from "../src/selfcheck/self-check.ts";
+import { trackingOf, type ScoredPage } from "../src/selfcheck/tracking.ts";
+import { loadTasks } from "../src/tasks/loader.ts";
+
+const TARGETS = { spearman: 0.85, pairwise: 0.85, timeRatio: 0.8 };
+
+interface PageResult {
+  row: CalibrationRow;
+  final: number;
+  evaluatorMs: number;
+  selfScore: number;
+  selfCheckMs: number;
+}
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length === 0 ? Number.NaN : sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const mean = (values: readonly number[]) => {
+  const defined = values.filter((value) => Number.isFinite(value));
+  return defined.length === 0 ? Number.NaN : defined.reduce((sum, value) => sum + value, 0) / defined.length;
+};
+const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { data: { type: "string", default: "tasks/iwr-mini.jsonl" }, ids: { type: "string" }, workers: { type: "string", default: "2" }, result: { type: "string" } },
+    strict: true,
+  });
+  configureLogger({ level: "warn" });
+  const workers = positiveInteger(values.workers);
+  const ids = values.ids ? taskIdList(values.ids) : undefined;
+  const resultDir = values.result ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-selfcheck-"));
+  let tasks = await loadTasks(values.data);
+  if (ids) tasks = tasks.filter((task) => ids.includes(task.id));
+  console.log(`bench:selfcheck — ${tasks.length} task(s), reference + blank + mutant ladder each, ${workers} worker(s); results in ${resultDir}`);
+
+  const started = Date.now();
+  const rows = await runCalibration({ tasks, resultDir, workers, mutants: (task) => mutantLadder(task.truth.actions.length), pairingModes: ["aligned"] });
+  const evaluatedAt = Date.now();
+  console.log(`evaluator: ${rows.length} page(s) in ${((evaluatedAt - started) / 1000).toFixed(0)} s`);
+
+  setOcrPoolSize(ocrPoolSizeFor(workers));
+  const metric = await createVisualMetric();
+  const pageSlots = createPageSlots(workers);
+  let results: PageResult[];
+  try {
+    results = await runPipelined(rows, { workers, weight: (row) => row.task.truth.actions.length }, async (row): Promise<PageResult> => {
+      const record = await runSelfCheck({
+        inputs: row.task.inputs,
+        // The labelled "given" ablation: the line's action descriptions, never assertions or checkpoints.
+        actions: row.task.line.action_sequence.map(replayActionOf),
+        trajectory: "given",
+        candidateDir: row.candidateDir,
+        metric,
+        pageSlots,
+        memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
+      });
+      const aligned = row.evaluation.records.find((entry) => entry.mode === "aligned")!.record;
+      return { row, final: aligned.scores.final, evaluatorMs: row.evaluation.replay.wallMs, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs };
+    });
+  } finally {
+    await closeSharedBrowser();
+    await shutdownOcr();
+  }
+  console.log(`self-check: ${results.length} page(s) in ${((Date.now() - evaluatedAt) / 1000).toFixed(0)} s; visual metric ${metric.info.name}${metric.info.dino.status === "available" ? "" : " (DINO unavailable: labelled fallback)"}\n`);
+
+  console.log("| task | pages | Spearman ρ | pairwise agreement | pairs | median self-check / evaluator time |");
+  console.log("|---:|---:|---:|---:|---:|---:|");
+  const perTask = tasks.map((task) => {
+    const pages = results.filter((result) => result.row.task.id === task.id);
+    const tracking = trackingOf(pages.map((page): ScoredPage => ({ label: page.row.candidate, evaluator: page.final, signal: page.selfScore })));
+    const timeRatio = median(pages.map((page) => page.selfCheckMs / page.evaluatorMs));
+    console.log(`| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ${tracking.pairs} | ${timeRatio.toFixed(2)} |`);
+    return tracking;
+  });
+  const allRatios = results.map((page) => page.selfCheckMs / page.evaluatorMs);
+  const meanRho = mean(perTask.map((tracking) => tracking.spearman));
+  const meanPairwise = mean(perTask.map((tracking) => tracking.pairwiseAgreement));
+  const timeRatio = median(allRatios);
+  console.log(`| mean | ${results.length} | ${meanRho.toFixed(3)} | ${meanPairwise.toFixed(3)} | | ${timeRatio.toFixed(2)} |\n`);
+
+  console.log("| task | page | evaluator Final | self-score | evaluator ms | self-check ms |");
+  console.log("|---:|---|---:|---:|---:|---:|");
+  for (const page of [...results].sort((a, b) => a.row.task.id - b.row.task.id || b.final - a.final)) {
+    console.log(`| ${page.row.task.id} | ${page.row.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} | ${page.selfCheckMs} |`);
+  }
+  console.log(`\nmean Spearman ρ ${meanRho.toFixed(3)} (target ≥ ${TARGETS.spearman}: ${verdict(meanRho >= TARGETS.spearman)})`);
+  console.log(`mean pairwise agreement ${meanPairwise.toFixed(3)} (target ≥ ${TARGETS.pairwise}: ${verdict(meanPairwise >= TARGETS.pairwise)})`);
+  console.log(`self-check time / evaluator time, median over pages ${timeRatio.toFixed(2)} (target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`);
+  if (!values.result) fs.rmSync(resultDir, { recursive: true, force: true });
+}
+
+await main();

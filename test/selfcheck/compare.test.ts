@@ -1,0 +1,142 @@
+/**
+ * The compare step's pure parts on made-up readings: words and their OCR slips, where a
+ * screen changed, whether a step's change was the video's, and the alignment's priors
+ * (a page that stops reacting cannot hide behind one state; a blank lead-in is skipped;
+ * a moved page is placed by its changes).
+ */
+import { describe, expect, it } from "vitest";
+import { alignTrajectory, isBlankPicture, type ImageReading, type PairSimilarity } from "../../src/selfcheck/compare.ts";
+import { changedCells, changeOverlap, gainedWords, sameWord, StepEvidenceSource, wordsOf } from "../../src/selfcheck/step-evidence.ts";
+
+const WIDTH = 640;
+const HEIGHT = 360;
+
+/** A grey picture with dark boxes at the given cells of 20 px ([column, row]). */
+function picture(boxes: Array<[number, number]> = []): Buffer {
+  const pixels = Buffer.alloc(WIDTH * HEIGHT, 240);
+  for (const [column, row] of boxes) {
+    for (let y = row * 20; y < row * 20 + 20; y++) for (let x = column * 20; x < column * 20 + 20; x++) pixels[y * WIDTH + x] = 20;
+  }
+  return pixels;
+}
+
+const reading = (text: string, boxes: Array<[number, number]> = []): ImageReading => ({ text, features: new Float32Array(1), pixels: picture(boxes) });
+
+describe("words", () => {
+  it("keeps numbers and words of four letters or more, drops short letter runs", () => {
+    expect(wordsOf("Total: $1,299.50 — pat OK Cart (3 items)")).toEqual(["total", "1299.50", "cart", "3", "items"]);
+  });
+
+  it("matches OCR slips and glued words, never a different number", () => {
+    expect(sameWord("northgate", "northqate")).toBe(true);
+    expect(sameWord("topics", "alltopics")).toBe(true);
+    expect(sameWord("12", "72")).toBe(false);
+    expect(sameWord("12", "12")).toBe(true);
+  });
+
+  it("gains are a multiset difference", () => {
+    expect(gainedWords(["cart", "3", "3", "items"], ["cart", "3"])).toEqual(["3", "items"]);
+  });
+});
+
+describe("where a screen changed", () => {
+  it("finds the changed cells and scores overlap with slack for a small shift", () => {
+    const before = picture();
+    const after = picture([[5, 5], [6, 5]]);
+    const cells = changedCells(before, after);
+    expect(cells.size).toBe(2);
+    const shifted = changedCells(before, picture([[7, 6], [8, 6]]));
+    expect(changeOverlap(cells, shifted)).toBe(1);
+    const elsewhere = changedCells(before, picture([[25, 15]]));
+    expect(changeOverlap(cells, elsewhere)).toBe(0);
+    expect(changeOverlap(new Set(), new Set())).toBeUndefined();
+  });
+});
+
+describe("a step's change against the video's", () => {
+  const videoBefore = reading("Cart is empty Subtotal 0", []);
+  const videoAfter = reading("Cart Trail Runner Sneakers Subtotal 59.99", [[20, 4], [21, 4]]);
+
+  const evidenceFor = (pageAfter: ImageReading) =>
+    new StepEvidenceSource([reading("Cart is empty Subtotal 0"), pageAfter], [videoBefore, videoAfter]).evidence(0, 0, 1);
+
+  it("the same numbers and words gained: reproduced, by the exact numbers", () => {
+    const evidence = evidenceFor(reading("Cart Trail Runner Sneakers Subtotal 59.99", [[20, 4], [21, 4]]));
+    expect(evidence).toMatchObject({ reproduced: true, by: "numbers", gain: 1 });
+  });
+
+  it("most of the words gained, no number on either side: reproduced, by text", () => {
+    const source = new StepEvidenceSource(
+      [reading("Menu"), reading("Menu Opening hours Monday Friday", [[3, 3]])],
+      [reading("Menu"), reading("Menu Opening hours Monday Friday Saturday", [[3, 3]])],
+    );
+    expect(source.evidence(0, 0, 1)).toMatchObject({ reproduced: true, by: "text" });
+  });
+
+  it("a small change: the exact number outweighs two words the frame's reading invented", () => {
+    // The frame's reading of the after-state picked up a word its before-state missed and a smudge read as a word.
+    const source = new StepEvidenceSource(
+      [reading("Saved 0 Noodles Blueberry"), reading("Saved 1 Noodles Blueberry", [[28, 1]])],
+      [reading("Saved 0 Noodles"), reading("Saved 1 Noodles Bowl piso", [[28, 1]])],
+    );
+    expect(source.evidence(0, 0, 1)).toMatchObject({ reproduced: true, by: "numbers" });
+    const wrongCount = new StepEvidenceSource(
+      [reading("Saved 0 Noodles Blueberry"), reading("Saved 2 Noodles Blueberry", [[28, 1]])],
+      [reading("Saved 0 Noodles"), reading("Saved 1 Noodles Bowl piso", [[28, 1]])],
+    );
+    expect(wrongCount.evidence(0, 0, 1)).toMatchObject({ reproduced: false, by: "numbers" });
+  });
+
+  it("a wrong number in the same place: not reproduced, by numbers", () => {
+    const evidence = evidenceFor(reading("Cart Trail Runner Sneakers Subtotal 04.44", [[20, 4], [21, 4]]));
+    expect(evidence).toMatchObject({ reproduced: false, by: "numbers" });
+  });
+
+  it("no word gained where the video gained words (an outline toggled): not reproduced, by text", () => {
+    const evidence = evidenceFor(reading("Cart is empty Subtotal 0", [[2, 15]]));
+    expect(evidence).toMatchObject({ reproduced: false, by: "text", gain: 0 });
+  });
+
+  it("the video gained no word: a change in the same place counts", () => {
+    const source = new StepEvidenceSource([reading("Board"), reading("Board", [[10, 10]])], [reading("Board"), reading("Board", [[10, 10]])]);
+    expect(source.evidence(0, 0, 1)).toMatchObject({ reproduced: true, by: "location" });
+    const elsewhere = new StepEvidenceSource([reading("Board"), reading("Board", [[30, 1]])], [reading("Board"), reading("Board", [[10, 10]])]);
+    expect(elsewhere.evidence(0, 0, 1)).toMatchObject({ reproduced: false, by: "location", overlap: 0 });
+  });
+});
+
+describe("alignment", () => {
+  const pair = (alignment: number): PairSimilarity => ({ text: alignment, image: alignment, pixel: alignment, combined: alignment, alignment });
+  const held = (count: number) => Array.from({ length: count }, (_, index) => ({ startSec: index * 2, endSec: index * 2 + 2 }));
+
+  it("a page that stops reacting after its first step is not kept on one state", () => {
+    // Four video states; screenshots 1..3 all show state 1 (the page froze).
+    const matrix = [
+      [pair(1), pair(0.4), pair(0.3), pair(0.3)],
+      [pair(0.4), pair(1), pair(0.6), pair(0.5)],
+      [pair(0.4), pair(1), pair(0.6), pair(0.5)],
+      [pair(0.4), pair(1), pair(0.6), pair(0.5)],
+    ];
+    const alignment = alignTrajectory(matrix, { states: held(4), anchorEnd: true });
+    expect(alignment.states).toEqual([0, 1, 2, 3]);
+  });
+
+  it("without the end anchor and with fewer states than steps, a step may stay", () => {
+    const matrix = [
+      [pair(1), pair(0.2)],
+      [pair(0.2), pair(1)],
+      [pair(0.2), pair(1)],
+    ];
+    expect(alignTrajectory(matrix, { states: held(2), anchorEnd: false }).states).toEqual([0, 1, 1]);
+  });
+
+  it("skips a blank lead-in, and places a moved page by its changes", () => {
+    // Every screenshot is equally unlike the three states; its changes say where it is.
+    const flat = [pair(0.3), pair(0.3), pair(0.3)];
+    const matrix = [flat, flat];
+    const likeness = (_step: number, from: number, to: number) => (from === 1 && to === 2 ? 1 : 0);
+    expect(alignTrajectory(matrix, { states: held(3), anchorEnd: false, firstState: 1, changeLikeness: likeness }).states).toEqual([1, 2]);
+    expect(isBlankPicture(reading(""))).toBe(true);
+    expect(isBlankPicture(reading("", [[1, 1], [2, 2], [3, 3]]))).toBe(false);
+  });
+});
