@@ -142,7 +142,7 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
   return {
     spec,
     async invoke(messages: BaseMessage[], invokeOptions: InvokeOptions = {}): Promise<ModelCallResult> {
-      const request = describeRequest(spec, messages);
+      const request = describeRequest(spec, messages, invokeOptions.sample ? { sample: invokeOptions.sample } : {});
       if (request.imageCount > spec.maxImages) {
         throw new IwrError("MODEL", `request for model '${spec.name}' has ${request.imageCount} images; its maxImages is ${spec.maxImages}`, {
           model: spec.name,

@@ -36,6 +36,12 @@ export interface RequestSummary {
   maxTokens: number;
   extraParams: Record<string, unknown>;
   messages: MessageSummary[];
+  /**
+   * Which sample of the same request this is (1, 2, ... for the second, third draft made
+   * at a temperature above 0): part of the key, so a repeat is a new answer, never a replay
+   * of the first. Absent for the first sample, so earlier keys stay valid.
+   */
+  sample?: number;
 }
 
 export interface DescribedRequest {
@@ -99,7 +105,7 @@ export function summarizeMessages(messages: readonly BaseMessage[]): MessageSumm
   });
 }
 
-export function describeRequest(spec: ModelSpec, messages: readonly BaseMessage[]): DescribedRequest {
+export function describeRequest(spec: ModelSpec, messages: readonly BaseMessage[], options: { sample?: number } = {}): DescribedRequest {
   const summarized = summarizeMessages(messages);
   const summary: RequestSummary = {
     keyVersion: REQUEST_KEY_VERSION,
@@ -108,6 +114,7 @@ export function describeRequest(spec: ModelSpec, messages: readonly BaseMessage[
     maxTokens: spec.maxTokens,
     extraParams: spec.extraParams,
     messages: summarized,
+    ...(options.sample ? { sample: options.sample } : {}),
   };
   const imageCount = summarized.reduce((count, message) => count + message.content.filter((part) => part.type === "image").length, 0);
   return { name: spec.name, summary, hash: requestHash(summary), imageCount };

@@ -23,6 +23,8 @@ export interface ModelCallResult {
 
 export interface InvokeOptions {
   signal?: AbortSignal;
+  /** The sample index of a request sent several times on purpose (see RequestSummary.sample); 0 or absent for the first. */
+  sample?: number;
 }
 
 export interface ModelClient {

@@ -14,6 +14,11 @@
  *   <result>/<id>/<model-dir>/selfcheck.json    the self-check of the page (from the task's inputs only)
  *   <result>/<id>/<model-dir>/self-check/<i>.png its screenshots
  *   <result>/<id>/<model-dir>/mutant.json       how a mutant page was made
+ *   <result>/<id>/<model-dir>@agent/index.html  the agent's best draft, beside:
+ *     agent.json                                iterations, stop reason, self-scores, usage per node, switches
+ *     iterations/<draft>/{index.html, selfcheck.json, self-check/*.png, findings.json}
+ *     store/<sha256>.<ext>                      frames, storyboard, critiques and pages, content-addressed
+ *     agent.sqlite                              LangGraph checkpoints (resume)
  *   <result>/reports/<model-dir>_metrics.md
  *
  * `<model-dir>` is modelDirName(model) and must be a safe folder name (safe-name.ts).
@@ -38,7 +43,15 @@ export const RESULT_FILES = Object.freeze({
   selfCheckError: "selfcheck-error.json",
   selfCheckShots: "self-check",
   mutant: "mutant.json",
+  agent: "agent.json",
+  agentIterations: "iterations",
+  agentStore: "store",
+  agentCheckpoints: "agent.sqlite",
+  findings: "findings.json",
 });
+
+/** The agent's folder beside a model's single-pass folder: `<model-dir>@agent`. */
+export const AGENT_FOLDER_SUFFIX = "@agent";
 
 export const REPORTS_DIR = "reports";
 
@@ -52,7 +65,30 @@ export const RECORD_ENTRIES: ReadonlySet<string> = new Set([
   ...Object.values(RESULT_FILES).filter((name) => name !== RESULT_FILES.page),
   evalFileForMode("aligned"),
   evalFileForMode("official"),
+  // SQLite's companions of the checkpoint database.
+  `${RESULT_FILES.agentCheckpoints}-wal`,
+  `${RESULT_FILES.agentCheckpoints}-shm`,
 ]);
+
+/** `<result>/<id>/<model-dir>@agent/` for the drafting model's name. */
+export function agentDirFor(resultDir: string, taskId: number, model: string, source = "--model"): string {
+  return path.join(resultDir, String(taskId), safeFolderName(`${modelFolderName(model, source)}${AGENT_FOLDER_SUFFIX}`, source));
+}
+
+/** Every file of one agent folder. */
+export function agentFiles(dir: string) {
+  const inDir = (name: string) => path.join(dir, name);
+  return {
+    dir,
+    page: inDir(RESULT_FILES.page),
+    record: inDir(RESULT_FILES.agent),
+    checkpoints: inDir(RESULT_FILES.agentCheckpoints),
+    store: inDir(RESULT_FILES.agentStore),
+    iterations: inDir(RESULT_FILES.agentIterations),
+    /** `iterations/<draft>/`, a candidate folder of its own. */
+    iteration: (draft: number) => path.join(dir, RESULT_FILES.agentIterations, String(draft)),
+  };
+}
 
 /** `<result>/<id>/<model-dir>/` for a model name (checked: refused with `source` named when unsafe). */
 export function candidateDirFor(resultDir: string, taskId: number, model: string, source = "--model"): string {

@@ -8,6 +8,7 @@ import { registerEvaluateCommand } from "./evaluate.ts";
 import { registerGenerateCommand } from "./generate.ts";
 import { registerSelfCheckCommand } from "./selfcheck.ts";
 import { registerMutateCommand } from "./mutate.ts";
+import { registerAgentCommand } from "./agent.ts";
 
 /** Every `iwr` sub-command, one line each. */
 export function registerCommands(program: Command): void {
@@ -20,4 +21,5 @@ export function registerCommands(program: Command): void {
   registerGenerateCommand(program);
   registerSelfCheckCommand(program);
   registerMutateCommand(program);
+  registerAgentCommand(program);
 }

@@ -1,0 +1,51 @@
+/**
+ * One model call of a node: a prompt from prompts/ and images read from the store, sent
+ * as one user message through the model layer (cache, retries, usage). Images are read
+ * from disk only here, at send time, and never enter state.
+ */
+import fs from "node:fs";
+import { HumanMessage } from "@langchain/core/messages";
+import type { ModelCallResult, ModelClient } from "../../src/models/index.ts";
+import { loadPrompt, renderPrompt, type PromptVariables } from "../../src/prompts/template.ts";
+import type { Usage } from "./state.ts";
+
+export interface PromptedCall {
+  prompt: string;
+  variables: PromptVariables;
+  /** PNG files, in the order the prompt describes them. */
+  images: readonly string[];
+  /** Sample index of a request sent several times on purpose (breadth). */
+  sample?: number;
+  signal?: AbortSignal;
+}
+
+export interface PromptedReply {
+  result: ModelCallResult;
+  promptHash: string;
+  usage: Usage;
+}
+
+const dataUrl = (file: string) => `data:image/png;base64,${fs.readFileSync(file).toString("base64")}`;
+
+export function promptedMessage(call: Pick<PromptedCall, "prompt" | "variables" | "images">): { message: HumanMessage; promptHash: string } {
+  const rendered = renderPrompt(loadPrompt(call.prompt), call.variables);
+  const message = new HumanMessage({
+    content: [{ type: "text", text: rendered.text }, ...call.images.map((file) => ({ type: "image_url" as const, image_url: { url: dataUrl(file) } }))],
+  });
+  return { message, promptHash: rendered.hash };
+}
+
+export async function callWithPrompt(model: ModelClient, call: PromptedCall): Promise<PromptedReply> {
+  const { message, promptHash } = promptedMessage(call);
+  const result = await model.invoke([message], { ...(call.signal ? { signal: call.signal } : {}), ...(call.sample ? { sample: call.sample } : {}) });
+  const usage: Usage = {
+    calls: 1,
+    cacheHits: result.cacheHit ? 1 : 0,
+    inputTokens: result.usage.inputTokens,
+    outputTokens: result.usage.outputTokens,
+    costUsd: result.costUsd,
+    latencyMs: result.latencyMs,
+    images: call.images.length,
+  };
+  return { result, promptHash, usage };
+}

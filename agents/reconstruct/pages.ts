@@ -1,0 +1,39 @@
+/**
+ * Pages of the run. The store keeps each page with the assets placeholder in place (what
+ * a revision shows the model, so it keeps the benchmark's convention); a page is resolved
+ * for the folder it is written to, as the single-pass generator resolves its own.
+ */
+import fs from "node:fs";
+import { assetsBasePath, extractPageFromReply } from "../single-pass/html-reply.ts";
+import { writeFileAtomicSync } from "../../src/files/atomic.ts";
+import { redactString } from "../../src/log/redact.ts";
+import { agentFiles, candidateFiles } from "../../src/results/layout.ts";
+import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
+import type { StoredFile } from "./state.ts";
+import { readStoredText, storeFile } from "./store.ts";
+
+/** The page inside a reply, placeholder kept, in the store. Throws MODEL_REPLY when there is none. */
+export function storePageFromReply(workDir: string, reply: string): StoredFile {
+  // A reply may quote the API key (a model echoing its instructions): pages are redacted like every record.
+  return storeFile(workDir, redactString(extractPageFromReply(reply, ASSET_PLACEHOLDER)), "html");
+}
+
+export function storePage(workDir: string, html: string): StoredFile {
+  return storeFile(workDir, redactString(html), "html");
+}
+
+/** Writes a stored page as `<dir>/index.html`, its asset paths resolved for that folder. */
+export function writePageTo(dir: string, page: StoredFile, assetsDir: string): string {
+  const html = readStoredText(page).split(ASSET_PLACEHOLDER).join(assetsBasePath(dir, assetsDir));
+  const file = candidateFiles(dir).page;
+  writeFileAtomicSync(file, html);
+  return file;
+}
+
+/** `iterations/<id>/`, with the draft's page in it. */
+export function writeIterationPage(workDir: string, id: number, page: StoredFile, assetsDir: string): string {
+  const dir = agentFiles(workDir).iteration(id);
+  fs.mkdirSync(dir, { recursive: true });
+  writePageTo(dir, page, assetsDir);
+  return dir;
+}

@@ -1,0 +1,234 @@
+/**
+ * State of the reconstruction agent: one zod StateSchema.
+ *
+ * It holds the task's inputs (TaskInputs' fields only: nothing of a task's truth), paths,
+ * hashes, scores and usage — never image data or pages. Frames, screenshots, pages,
+ * the storyboard and critiques live on disk, content-addressed (store.ts): a checkpoint
+ * row stays a few kilobytes however many rounds run (base64 images in state are how
+ * checkpoint databases grow to gigabytes).
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { ReducedValue, StateSchema } from "@langchain/langgraph";
+import { z } from "zod";
+import { IwrError, toErrorRecord } from "../../src/errors.ts";
+import type { HostTimeouts } from "../../src/browser/host.ts";
+import type { VisualMetric } from "../../src/evaluator/metrics/visual.ts";
+import type { ModelClient } from "../../src/models/index.ts";
+import type { PageSlots } from "../../src/replay/hosted-replay.ts";
+import { ACTION_TYPES } from "../../src/tasks/schema.ts";
+import { FailureSchema, TaskInputsSchema } from "../single-pass/state.ts";
+import { AgentSettingsSchema } from "./settings.ts";
+
+export { TaskInputsSchema, stateInputs } from "../single-pass/state.ts";
+
+/** Model usage of one node (or of all), as the model layer reports it. */
+export const UsageSchema = z.object({
+  calls: z.number().int().nonnegative(),
+  cacheHits: z.number().int().nonnegative(),
+  inputTokens: z.number().nonnegative(),
+  outputTokens: z.number().nonnegative(),
+  costUsd: z.number().nonnegative(),
+  latencyMs: z.number().nonnegative(),
+  images: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+export const NO_USAGE: Usage = Object.freeze({ calls: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, latencyMs: 0, images: 0 });
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    calls: a.calls + b.calls,
+    cacheHits: a.cacheHits + b.cacheHits,
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    costUsd: a.costUsd + b.costUsd,
+    latencyMs: a.latencyMs + b.latencyMs,
+    images: a.images + b.images,
+  };
+}
+
+/** A file in the run's content-addressed store. */
+export const StoredFileSchema = z.object({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+export type StoredFile = z.infer<typeof StoredFileSchema>;
+
+export const FrameRefSchema = StoredFileSchema.extend({ timeSec: z.number().nonnegative() });
+export type FrameRef = z.infer<typeof FrameRefSchema>;
+
+/** An action to replay, as the self-check takes it. */
+export const AgentActionSchema = z.object({
+  type: z.enum(ACTION_TYPES),
+  description: z.string(),
+  text: z.string().optional(),
+  key: z.string().optional(),
+});
+
+export const DraftSchema = z.object({
+  /** 0, 1, 2, ... in the order drafts were asked for; `iterations/<id>/` on disk. */
+  id: z.number().int().nonnegative(),
+  /** 0 for the first drafts, n for the n-th critique-and-revise round. */
+  round: z.number().int().nonnegative(),
+  branch: z.number().int().nonnegative(),
+  /** The draft this one revised. */
+  parent: z.number().int().nonnegative().optional(),
+  origin: z.enum(["draft", "revise", "revise-edits", "revise-edits-fallback"]),
+  /** The page with the assets placeholder kept (the store's copy); absent when the model gave none. */
+  page: StoredFileSchema.optional(),
+  requestHashes: z.array(z.string()),
+  usage: UsageSchema,
+  error: FailureSchema.optional(),
+  /** Filled by self-check. */
+  checked: z.boolean().default(false),
+  selfScore: z.number().min(0).max(1).optional(),
+  behaviour: z.number().optional(),
+  appearance: z.number().optional(),
+  findings: z.number().int().nonnegative().optional(),
+  selfCheckMs: z.number().nonnegative().optional(),
+  /** Edits: how many applied (revise "edits"). */
+  edits: z.object({ proposed: z.number().int(), applied: z.number().int(), failed: z.array(z.string()) }).optional(),
+});
+export type Draft = z.infer<typeof DraftSchema>;
+
+/** Drafts are appended by draft/revise and updated in place by self-check: merged by id. */
+const draftsChannel = new ReducedValue(z.array(DraftSchema).default(() => []), {
+  reducer: (current: Draft[], update: Draft[]) => {
+    const merged = new Map(current.map((draft) => [draft.id, draft]));
+    for (const draft of update) merged.set(draft.id, { ...merged.get(draft.id), ...draft });
+    return [...merged.values()].sort((a, b) => a.id - b.id);
+  },
+});
+
+const usageChannel = new ReducedValue(z.record(z.string(), UsageSchema).default(() => ({})), {
+  reducer: (current: Record<string, Usage>, update: Record<string, Usage>) => {
+    const merged = { ...current };
+    for (const [node, usage] of Object.entries(update)) merged[node] = addUsage(merged[node] ?? NO_USAGE, usage);
+    return merged;
+  },
+});
+
+const promptsChannel = new ReducedValue(z.record(z.string(), z.string()).default(() => ({})), {
+  reducer: (current: Record<string, string>, update: Record<string, string>) => ({ ...current, ...update }),
+});
+
+export const AnalysisSchema = z.object({
+  storyboard: StoredFileSchema.optional(),
+  /** The actions the storyboard inferred (what an inferred-trajectory self-check replays). */
+  inferredActions: z.array(AgentActionSchema),
+  error: FailureSchema.optional(),
+});
+
+export const CritiqueSchema = z.object({
+  round: z.number().int().positive(),
+  /** The defects as JSON in the store (what revise reads). */
+  defects: StoredFileSchema.optional(),
+  defectCount: z.number().int().nonnegative(),
+  /** The (video frame, screenshot) pairs shown to the critic. */
+  pairs: z.number().int().nonnegative(),
+  error: FailureSchema.optional(),
+});
+
+export const STOP_REASONS = ["max-iterations", "token-budget", "cost-budget", "wall-time", "no-improvement", "no-findings", "no-page"] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+export const AgentState = new StateSchema({
+  inputs: TaskInputsSchema,
+  settings: AgentSettingsSchema,
+  /** Trajectory "given" only: the task line's action descriptions (never its assertions or checkpoints). */
+  givenActions: z.array(AgentActionSchema).optional(),
+  /** When the run began (wall-time budget; kept across a resume). */
+  startedAtMs: z.number().optional(),
+  frames: z.array(FrameRefSchema).default(() => []),
+  sheets: z.array(StoredFileSchema).default(() => []),
+  /** The video's stable states (time spans), the candidates the analysis names. */
+  videoStates: z.array(z.object({ index: z.number().int(), startSec: z.number(), endSec: z.number() })).default(() => []),
+  analysis: AnalysisSchema.optional(),
+  /** What the self-check replays: the inferred actions, or the given ones. */
+  actions: z.array(AgentActionSchema).default(() => []),
+  drafts: draftsChannel,
+  bestDraftId: z.number().int().nonnegative().optional(),
+  /** Completed critique-and-revise rounds. */
+  round: z.number().int().nonnegative().default(0),
+  roundsWithoutImprovement: z.number().int().nonnegative().default(0),
+  latestCritique: CritiqueSchema.optional(),
+  usageByNode: usageChannel,
+  promptHashes: promptsChannel,
+  stopReason: z.enum(STOP_REASONS).optional(),
+});
+export type AgentValues = typeof AgentState.State;
+export type AgentUpdate = typeof AgentState.Update;
+
+/** What a caller gives the graph. */
+export const AgentInput = new StateSchema({
+  inputs: TaskInputsSchema,
+  settings: AgentSettingsSchema,
+  givenActions: z.array(AgentActionSchema).optional(),
+});
+
+/** How drafts' pages are opened by the self-check (the run's shared limits). */
+export interface AgentHostOptions {
+  pageSlots?: PageSlots;
+  statesCacheDir?: string;
+  memoryLimitMiB?: number;
+  hostTimeouts?: Partial<HostTimeouts>;
+}
+
+/** Run-time parts, not task data: passed as LangGraph `context`, never checkpointed. */
+export interface AgentContext {
+  /** Drafts and revisions. */
+  drafter: ModelClient;
+  /** Analysis and critique (the same client as drafter unless --critic-model). */
+  critic: ModelClient;
+  /** The agent's folder: store/ and iterations/ go here. */
+  workDir: string;
+  metric: VisualMetric;
+  host: AgentHostOptions;
+}
+
+const isModelClient = (value: unknown): value is ModelClient =>
+  typeof value === "object" && value !== null && "invoke" in value && typeof value.invoke === "function" && "spec" in value;
+
+export const AgentContextSchema = z.object({
+  drafter: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }),
+  critic: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }),
+  workDir: z.string().min(1),
+  metric: z.custom<VisualMetric>((value) => typeof value === "object" && value !== null && "info" in value, { message: "expected a VisualMetric" }),
+  host: z.custom<AgentHostOptions>((value) => typeof value === "object" && value !== null, { message: "expected the host options ({} for defaults)" }),
+});
+
+export type AgentConfig = LangGraphRunnableConfig<AgentContext>;
+
+export function agentContextOf(config: AgentConfig): AgentContext {
+  const context = config.context;
+  if (!context) throw new IwrError("CONFIG_INVALID", "reconstruction graph invoked without its context ({ drafter, critic, workDir, metric })");
+  return context;
+}
+
+/** A progress event of the custom stream mode. */
+export interface AgentProgressEvent {
+  node: string;
+  round: number;
+  draft?: number;
+  selfScore?: number;
+  bestSelfScore?: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  message?: string;
+}
+
+/** The record of a draft whose model call failed (after the model layer's retries). */
+export function failedDraft(job: { id: number; round: number; branch: number; parent?: number | undefined }, origin: Draft["origin"], error: unknown): Draft {
+  return {
+    id: job.id,
+    round: job.round,
+    branch: job.branch,
+    ...(job.parent !== undefined ? { parent: job.parent } : {}),
+    origin,
+    requestHashes: [],
+    usage: NO_USAGE,
+    error: toErrorRecord(error),
+    checked: false,
+  };
+}
+
+export function totalUsage(usageByNode: Readonly<Record<string, Usage>>): Usage {
+  return Object.values(usageByNode).reduce(addUsage, NO_USAGE);
+}

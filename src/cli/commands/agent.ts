@@ -1,0 +1,163 @@
+import { Option, type Command } from "commander";
+import { exitCodeForRun } from "../exit-codes.ts";
+import { positiveInteger, taskIdList } from "../options.ts";
+
+interface AgentCliOptions {
+  data?: string;
+  result?: string;
+  model?: string;
+  criticModel?: string;
+  baseUrl?: string;
+  trajectory: "inferred" | "given";
+  analyze: boolean;
+  breadth: number;
+  maxIterations: number;
+  critique: boolean;
+  replay: boolean;
+  revise: "full" | "edits";
+  temperature?: number;
+  patience: number;
+  budgetTokens?: number;
+  budgetUsd?: number;
+  wallTime?: number;
+  workers: number;
+  cache: string;
+  cacheDir?: string;
+  resume?: boolean;
+  force?: boolean;
+  ids?: number[];
+  graph?: boolean;
+}
+
+const nonNegativeInteger = (text: string): number => {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`expected a whole number ≥ 0, got '${text}'`);
+  return value;
+};
+const positiveNumber = (text: string): number => {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`expected a number above 0, got '${text}'`);
+  return value;
+};
+const temperature = (text: string): number => {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value > 2) throw new Error(`expected a temperature from 0 to 2, got '${text}'`);
+  return value;
+};
+
+/** `iwr agent`: the reconstruction agent over a task set, beside the single-pass results. */
+export function registerAgentCommand(program: Command): void {
+  program
+    .command("agent")
+    .description("rebuild each task's page with the reconstruction agent (analyze, draft, self-check, critique, revise): <result>/<id>/<model-dir>@agent/index.html + agent.json")
+    .option("--data <jsonl>", "task file (task folders need no checkpoints/); required")
+    .option("--result <dir>", "results folder; required")
+    .option("--model <name>", "drafting model: preset (configs/models/<name>.yaml), YAML file, or model id; required")
+    .option("--critic-model <name>", "model for analysis and critique (default: --model)")
+    .option("--base-url <url>", "OpenAI-compatible endpoint (overrides the presets and OPENAI_BASE_URL)")
+    .addOption(new Option("--trajectory <kind>", "actions the self-check replays: inferred (the agent's analysis) or given (the task's action descriptions: a separate track)").choices(["inferred", "given"]).default("inferred"))
+    .option("--no-analyze", "draft from the frames alone (the single-pass prompt)")
+    .option("--breadth <k>", "drafts made in parallel, first and at each revision", positiveInteger, 1)
+    .option("--max-iterations <n>", "critique-and-revise rounds after the first drafts", nonNegativeInteger, 3)
+    .option("--no-critique", "revise from the self-check's findings alone")
+    .option("--no-replay", "self-check the initial screen only (refinement without execution)")
+    .addOption(new Option("--revise <mode>", "revisions: complete pages or search/replace edits").choices(["full", "edits"]).default("full"))
+    .option("--temperature <t>", "drafting temperature (default: the model's)", temperature)
+    .option("--patience <n>", "rounds without a better self-score before stopping", positiveInteger, 2)
+    .option("--budget-tokens <n>", "stop once this many tokens are spent", positiveInteger)
+    .option("--budget-usd <x>", "stop once this much is spent (US dollars, from the models' pricing)", positiveNumber)
+    .option("--wall-time <seconds>", "start no new round after this long", positiveNumber)
+    .option("--workers <n>", "tasks in progress at once", positiveInteger, 1)
+    .option("--cache <mode>", "response cache: read-write | replay | off", "read-write")
+    .option("--cache-dir <dir>", "response cache folder (default .cache/responses, or IWR_CACHE_DIR)")
+    .option("--resume", "continue interrupted tasks from their last checkpoint")
+    .option("--force", "run every task again, also finished ones")
+    .option("--ids <list>", "only these task ids, e.g. 1,2", taskIdList)
+    .option("--graph", "print the graph's nodes and edges and exit")
+    .action(async (options: AgentCliOptions) => {
+      process.exitCode = await agentAction(options);
+    });
+}
+
+async function agentAction(options: AgentCliOptions): Promise<number> {
+  if (options.graph) {
+    const { graphAsText } = await import("../../../agents/reconstruct/index.ts");
+    console.log(await graphAsText());
+    return 0;
+  }
+  const [{ loadModelSpec, parseCacheMode }, { loadTasks }, { runAgentRun }, { IwrError }, { modelFolderName }] = await Promise.all([
+    import("../../models/index.ts"),
+    import("../../tasks/loader.ts"),
+    import("../../run/agent.ts"),
+    import("../../errors.ts"),
+    import("../../results/layout.ts"),
+  ]);
+  const missing = (["data", "result", "model"] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
+  if (missing.length > 0) throw new IwrError("CONFIG_INVALID", `iwr agent needs ${missing.join(", ")} (or --graph alone)`);
+  const { data, result, model } = options as Required<Pick<AgentCliOptions, "data" | "result" | "model">>;
+  const cacheMode = parseCacheMode(options.cache);
+  if (!/\.ya?ml$/i.test(model)) modelFolderName(model, "--model");
+  const drafter = loadModelSpec(model, { baseURL: options.baseUrl }, { source: "--model" });
+  const critic = options.criticModel ? loadModelSpec(options.criticModel, { baseURL: options.baseUrl }, { source: "--critic-model" }) : undefined;
+  // The agent reads inputs only: checkpoints are not needed (and never opened).
+  let tasks = await loadTasks(data, { needsCheckpoints: false });
+  if (options.ids) {
+    const unknown = options.ids.filter((id) => !tasks.some((task) => task.id === id));
+    if (unknown.length > 0) throw new IwrError("CONFIG_INVALID", `--ids: no task with id ${unknown.join(", ")} in ${data}`);
+    tasks = tasks.filter((task) => options.ids!.includes(task.id));
+  }
+  // First SIGINT/SIGTERM: stop at the next node boundary, checkpoint kept; a second one exits at once.
+  let stopRequested = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopRequested) process.exit(130);
+    stopRequested = true;
+    console.error(`${signal}: stopping after the current node (iwr agent --resume continues)`);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const results = await runAgentRun({
+      tasks,
+      resultDir: result,
+      drafter,
+      ...(critic ? { critic } : {}),
+      settings: {
+        trajectory: options.trajectory,
+        analyze: options.analyze,
+        breadth: options.breadth,
+        maxIterations: options.maxIterations,
+        critique: options.critique,
+        replay: options.replay,
+        revise: options.revise,
+        patience: options.patience,
+        ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+        ...(options.budgetTokens !== undefined ? { budgetTokens: options.budgetTokens } : {}),
+        ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),
+        ...(options.wallTime !== undefined ? { wallTimeSec: options.wallTime } : {}),
+      },
+      cacheMode,
+      ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+      workers: options.workers,
+      ...(options.resume ? { resume: true } : {}),
+      ...(options.force ? { force: true } : {}),
+      shouldStop: () => stopRequested,
+      onProgress: (taskId, event) => {
+        const score = event.bestSelfScore ?? event.selfScore;
+        console.error(
+          `task ${taskId} · ${event.node} · round ${event.round}${event.draft !== undefined ? ` · draft ${event.draft}` : ""}${score !== undefined ? ` · self-score ${score.toFixed(3)}` : ""}` +
+            `${event.inputTokens !== undefined ? ` · ${event.inputTokens} in / ${event.outputTokens} out tokens · $${event.costUsd.toFixed(4)}` : ""}${event.message ? ` · ${event.message}` : ""}`,
+        );
+      },
+    });
+    for (const result of results) {
+      const score = result.bestSelfScore !== undefined ? `, best self-score ${result.bestSelfScore.toFixed(4)}` : "";
+      const why = result.stopReason ? ` (${result.stopReason})` : "";
+      console.error(`task ${result.id}: ${result.status}${why}${score}${result.error ? `: ${result.error.code}: ${result.error.message}` : ""} → ${result.dir}`);
+    }
+    const failed = results.filter((result) => result.status === "failed" || result.status === "stopped").length;
+    return exitCodeForRun(failed);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

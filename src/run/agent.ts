@@ -1,0 +1,254 @@
+/**
+ * The agent run: the reconstruction agent (agents/reconstruct) on every task, a few at a
+ * time, into the results layout beside the single-pass folders:
+ *
+ *   <result>/<id>/<model-dir>@agent/index.html     the best draft (only for a finished run)
+ *   <result>/<id>/<model-dir>@agent/agent.json     iterations, stop reason, self-scores,
+ *                                                  usage per node, cost, latency, prompt
+ *                                                  hashes, switches, checkpoint sizes
+ *   <result>/<id>/<model-dir>@agent/iterations/<draft>/...  every draft and its self-check
+ *
+ * A task is finished, and skipped, when its agent.json says so for the same settings and
+ * models; `resume` continues an interrupted one from its checkpoint, otherwise it starts
+ * afresh. agent.json is written before index.html, index.html is removed first: a run
+ * killed in between leaves no page beside a stale record. Per-task failures are recorded
+ * in agent.json and the run goes on.
+ */
+import fs from "node:fs";
+import {
+  runReconstructionAgent,
+  settingsHash,
+  totalUsage,
+  AgentSettingsSchema,
+  type AgentProgressEvent,
+  type AgentSettings,
+  type AgentSettingsInput,
+  type AgentValues,
+} from "../../agents/reconstruct/index.ts";
+import { writePageTo } from "../../agents/reconstruct/pages.ts";
+import { defaultPageMemoryLimitMiB } from "../browser/host.ts";
+import { closeSharedBrowser } from "../browser/launch.ts";
+import { errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../evaluator/metrics/ocr.ts";
+import { createVisualMetric } from "../evaluator/metrics/visual.ts";
+import { writeFileAtomic } from "../files/atomic.ts";
+import { log } from "../log/logger.ts";
+import { redactString } from "../log/redact.ts";
+import { createModelClient, openResponseCache, preflightModel, type CacheMode, type ModelSpec } from "../models/index.ts";
+import { replayActionOf } from "../replay/replay.ts";
+import { agentDirFor, agentFiles } from "../results/layout.ts";
+import type { Task } from "../tasks/schema.ts";
+import { publicModelSpec } from "./generate.ts";
+import { createPageSlots } from "./task-pipeline.ts";
+import pLimit from "p-limit";
+
+export const AGENT_RECORD_VERSION = 1;
+
+export interface AgentRunSettings {
+  tasks: readonly Task[];
+  resultDir: string;
+  drafter: ModelSpec;
+  /** Analysis and critique model (default: the drafter). */
+  critic?: ModelSpec;
+  settings: AgentSettingsInput;
+  cacheMode: CacheMode;
+  cacheDir?: string;
+  workers?: number;
+  resume?: boolean;
+  force?: boolean;
+  statesCacheDir?: string;
+  shouldStop?: () => boolean;
+  onProgress?: (taskId: number, event: AgentProgressEvent) => void;
+}
+
+export type AgentTaskStatus = "finished" | "stopped" | "failed" | "skipped";
+
+export interface AgentTaskResult {
+  id: number;
+  status: AgentTaskStatus;
+  dir: string;
+  stopReason?: string;
+  bestSelfScore?: number;
+  error?: ErrorRecord;
+}
+
+/** The record written to agent.json. */
+export interface AgentRecord {
+  version: number;
+  generator: "agent";
+  taskId: number;
+  status: "finished" | "stopped" | "failed";
+  /** "given" results are a separate track: the task's action descriptions were provided. */
+  track: "inferred" | "given-actions";
+  settings: AgentSettings;
+  settingsHash: string;
+  models: { drafter: Record<string, unknown>; critic: Record<string, unknown> };
+  threadId?: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  stopReason?: string;
+  bestDraft?: number;
+  bestSelfScore?: number;
+  /** Best self-score after each round (0 = the first drafts). */
+  selfScoreByRound: number[];
+  drafts: AgentValues["drafts"];
+  analysis?: AgentValues["analysis"];
+  critique?: AgentValues["latestCritique"];
+  usageByNode: AgentValues["usageByNode"];
+  usage: ReturnType<typeof totalUsage>;
+  promptHashes: Record<string, string>;
+  checkpoint?: { rows: number; largestBytes: number; totalBytes: number };
+  /** Wall time spent waiting for models, and the rest (self-checks, selection, bookkeeping). */
+  timings: { modelMs: number; otherMs: number };
+  error?: ErrorRecord;
+}
+
+function selfScoreByRound(drafts: AgentValues["drafts"]): number[] {
+  const rounds = drafts.reduce((last, draft) => Math.max(last, draft.round), -1) + 1;
+  let best = 0;
+  return Array.from({ length: rounds }, (_, round) => {
+    for (const draft of drafts) if (draft.round === round && draft.page && (draft.selfScore ?? 0) > best) best = draft.selfScore ?? 0;
+    return best;
+  });
+}
+
+function readRecord(file: string): Partial<AgentRecord> | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8")) as Partial<AgentRecord>;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskResult[]> {
+  const logger = log("agent");
+  const settings = AgentSettingsSchema.parse(options.settings);
+  const hash = settingsHash(settings);
+  const criticSpec = options.critic ?? options.drafter;
+  const cache = openResponseCache(options.cacheDir, options.cacheMode);
+  const drafterSpec = settings.temperature !== undefined ? { ...options.drafter, temperature: settings.temperature } : options.drafter;
+  const drafter = createModelClient(drafterSpec, { cache });
+  const critic = options.critic ? createModelClient(options.critic, { cache }) : createModelClient(options.drafter, { cache });
+  const models = { drafter: publicModelSpec(drafterSpec), critic: publicModelSpec(criticSpec) };
+  const workers = Math.max(1, options.workers ?? 1);
+
+  const isFinished = (dir: string): boolean => {
+    const record = readRecord(agentFiles(dir).record);
+    return (
+      !options.force &&
+      record?.status === "finished" &&
+      record.settingsHash === hash &&
+      fs.existsSync(agentFiles(dir).page) &&
+      JSON.stringify(record.models) === JSON.stringify(models)
+    );
+  };
+  const pending = options.tasks.filter((task) => !isFinished(agentDirFor(options.resultDir, task.id, options.drafter.name)));
+  const results: AgentTaskResult[] = options.tasks
+    .filter((task) => !pending.includes(task))
+    .map((task) => ({ id: task.id, status: "skipped", dir: agentDirFor(options.resultDir, task.id, options.drafter.name) }));
+  if (pending.length === 0) return results.sort((a, b) => a.id - b.id);
+  if (options.cacheMode !== "replay") {
+    await preflightModel(drafterSpec);
+    if (options.critic) await preflightModel(options.critic);
+  }
+
+  setOcrPoolSize(ocrPoolSizeFor(workers));
+  const metric = await createVisualMetric();
+  // Drafts of one task are checked at once: room for a whole breadth of pages per worker.
+  const pageSlots = createPageSlots(workers * settings.breadth);
+  const limit = pLimit(workers);
+  try {
+    await Promise.all(
+      pending.map((task) =>
+        limit(async () => {
+          const dir = agentDirFor(options.resultDir, task.id, options.drafter.name);
+          const files = agentFiles(dir);
+          const started = new Date();
+          const base = {
+            version: AGENT_RECORD_VERSION,
+            generator: "agent" as const,
+            taskId: task.id,
+            track: settings.trajectory === "given" ? ("given-actions" as const) : ("inferred" as const),
+            settings,
+            settingsHash: hash,
+            models,
+            startedAt: started.toISOString(),
+          };
+          await fs.promises.rm(files.page, { force: true });
+          let record: AgentRecord;
+          let result: AgentTaskResult;
+          let best: AgentValues["drafts"][number] | undefined;
+          try {
+            const outcome = await runReconstructionAgent(
+              // What the agent may see: the task's inputs; in the "given" track also the line's action descriptions.
+              task.inputs,
+              { drafter, critic, workDir: dir, metric, host: { pageSlots, memoryLimitMiB: defaultPageMemoryLimitMiB(workers), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } },
+              {
+                settings,
+                ...(settings.trajectory === "given" ? { givenActions: task.line.action_sequence.map(replayActionOf) } : {}),
+                ...(options.resume ? { resume: true } : {}),
+                ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+                onProgress: (event) => options.onProgress?.(task.id, event),
+              },
+            );
+            const { state } = outcome;
+            best = state.drafts.find((draft) => draft.id === state.bestDraftId);
+            const usage = totalUsage(state.usageByNode);
+            const finishedAt = new Date();
+            const status = outcome.finished ? "finished" : "stopped";
+            record = {
+              ...base,
+              status,
+              threadId: outcome.threadId,
+              finishedAt: finishedAt.toISOString(),
+              durationMs: finishedAt.getTime() - started.getTime(),
+              ...(state.stopReason ? { stopReason: state.stopReason } : {}),
+              ...(best ? { bestDraft: best.id, ...(best.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}) } : {}),
+              selfScoreByRound: selfScoreByRound(state.drafts),
+              drafts: state.drafts,
+              ...(state.analysis ? { analysis: state.analysis } : {}),
+              ...(state.latestCritique ? { critique: state.latestCritique } : {}),
+              usageByNode: state.usageByNode,
+              usage,
+              promptHashes: state.promptHashes,
+              checkpoint: outcome.checkpoint,
+              timings: { modelMs: usage.latencyMs, otherMs: Math.max(0, finishedAt.getTime() - started.getTime() - usage.latencyMs) },
+            };
+            result = { id: task.id, status, dir, ...(state.stopReason ? { stopReason: state.stopReason } : {}), ...(best?.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}) };
+            if (status === "finished" && !best?.page) {
+              const error = { code: "MODEL_REPLY", message: "no draft produced a page (see each draft's error in agent.json)" };
+              record = { ...record, status: "failed", error };
+              result = { ...result, status: "failed", error };
+            }
+          } catch (error) {
+            logger.error(`task ${task.id}: agent failed: ${errorMessage(error)}`);
+            const finishedAt = new Date();
+            const failure = toErrorRecord(error);
+            record = {
+              ...base,
+              status: "failed",
+              finishedAt: finishedAt.toISOString(),
+              durationMs: finishedAt.getTime() - started.getTime(),
+              selfScoreByRound: [],
+              drafts: [],
+              usageByNode: {},
+              usage: totalUsage({}),
+              promptHashes: {},
+              timings: { modelMs: 0, otherMs: finishedAt.getTime() - started.getTime() },
+              error: failure,
+            };
+            result = { id: task.id, status: "failed", dir, error: failure };
+          }
+          await writeFileAtomic(files.record, `${redactString(JSON.stringify(record, null, 2))}\n`);
+          if (record.status === "finished" && best?.page) writePageTo(dir, best.page, task.inputs.assetsDir);
+          results.push(result);
+        }),
+      ),
+    );
+  } finally {
+    await closeSharedBrowser();
+    await shutdownOcr();
+  }
+  return results.sort((a, b) => a.id - b.id);
+}
