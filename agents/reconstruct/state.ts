@@ -82,6 +82,8 @@ export const DraftSchema = z.object({
   appearance: z.number().optional(),
   findings: z.number().int().nonnegative().optional(),
   selfCheckMs: z.number().nonnegative().optional(),
+  /** When the self-check ran (epoch ms): drafts of one round are checked at once. */
+  selfCheckSpan: z.object({ startMs: z.number(), endMs: z.number() }).optional(),
   /** Edits: how many applied (revise "edits"). */
   edits: z.object({ proposed: z.number().int(), applied: z.number().int(), failed: z.array(z.string()) }).optional(),
 });

@@ -1,54 +1,155 @@
 /**
  * The reconstruction agent end to end: the real graph, real Chromium self-checks, and a
- * local OpenAI-compatible server on 127.0.0.1 answering from a script.
+ * local OpenAI-compatible server on 127.0.0.1 answering from a script (a fixture: the
+ * scripted answers are chosen here). Requests are counted at the server.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { runAgentRun } from "../../src/run/agent.ts";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { main } from "../../src/cli/main.ts";
 import { loadModelSpec } from "../../src/models/index.ts";
+import { replayActionOf } from "../../src/replay/replay.ts";
+import { agentDirFor, agentFiles, candidateDirFor } from "../../src/results/layout.ts";
+import { runAgentRun } from "../../src/run/agent.ts";
+import { referencePageHtml } from "../../src/run/calibration.ts";
+import { runGeneration } from "../../src/run/generate.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
-import { agentDirFor, agentFiles } from "../../src/results/layout.ts";
-import { replayActionOf } from "../../src/replay/replay.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 import { CRITIQUE_REPLY, requestKind, scriptedAgentModel, scriptlessPageReply, storyboardReply, truePageReply } from "../support/agent-scripts.ts";
+import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 
 const TASK_ID = 4;
+const DATA = "tasks/iwr-mini.jsonl";
 let dir: string;
 let server: FakeOpenAIServer;
 let task: Task;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-agent-"));
-  task = (await loadTasks("tasks/iwr-mini.jsonl")).find((entry) => entry.id === TASK_ID)!;
-  server = await startOpenAIServer();
+  task = (await loadTasks(DATA)).find((entry) => entry.id === TASK_ID)!;
+  server = await startOpenAIServer({ models: ["gpt-4o"] });
 });
 afterAll(async () => {
   await server.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-beforeEach(() => {
+afterEach(() => {
   server.requests.length = 0;
+  server.setReplyFunction(undefined);
+  vi.restoreAllMocks();
+  process.exitCode = undefined;
 });
 
-const spec = () => loadModelSpec("gpt-4o", { baseURL: server.baseURL, apiKeyEnv: "none" });
+const spec = (overrides = {}) => loadModelSpec("gpt-4o", { baseURL: server.baseURL, apiKeyEnv: "none", ...overrides });
 const storyboard = () => storyboardReply(task.line.action_sequence.map(replayActionOf));
+const kinds = () => server.chatRequests().map(requestKind);
+const recordOf = (resultDir: string) => JSON.parse(fs.readFileSync(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).record, "utf8"));
+const pageOf = (resultDir: string) => fs.readFileSync(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).page, "utf8");
 
-describe("reconstruction agent", () => {
-  it("keeps an improvement: a scriptless first draft, then the full page", async () => {
-    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task)], critique: [CRITIQUE_REPLY], revise: [truePageReply(task)] });
+async function quietly<T>(work: () => Promise<T>): Promise<T> {
+  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  vi.spyOn(console, "error").mockImplementation(() => undefined);
+  vi.spyOn(console, "log").mockImplementation(() => undefined);
+  try {
+    return await work();
+  } finally {
+    vi.restoreAllMocks();
+  }
+}
+
+async function finalScore(resultDir: string, model: string): Promise<number> {
+  const code = await quietly(() => main(["node", "iwr", "--quiet", "evaluate", "--data", DATA, "--result", resultDir, "--model", model, "--ids", String(TASK_ID), "--judge", "heuristic", "--grounding", "heuristic"]));
+  expect(code).toBe(0);
+  return JSON.parse(fs.readFileSync(path.join(candidateDirFor(resultDir, TASK_ID, model), "eval.json"), "utf8")).scores.final;
+}
+
+describe("the agent keeps the best draft", () => {
+  it("keeps an improvement, and the evaluator scores it above the same model's single pass", async () => {
+    const model = scriptedAgentModel({ generate: [scriptlessPageReply(task)], analyze: [storyboard()], draft: [scriptlessPageReply(task)], critique: [CRITIQUE_REPLY], revise: [truePageReply(task)] });
     server.setReplyFunction(model.reply);
     const resultDir = path.join(dir, "improve");
     const [result] = await runAgentRun({ tasks: [task], resultDir, drafter: spec(), settings: { maxIterations: 1 }, cacheMode: "off" });
     expect(result).toMatchObject({ status: "finished", stopReason: "max-iterations" });
-    const files = agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o"));
-    const record = JSON.parse(fs.readFileSync(files.record, "utf8"));
-    expect(record.drafts).toHaveLength(2);
+    expect(kinds()).toEqual(["analyze", "draft", "critique", "revise"]);
+    const record = recordOf(resultDir);
+    expect(record.drafts.map((draft: { origin: string; parent?: number }) => [draft.origin, draft.parent])).toEqual([["draft", undefined], ["revise", 0]]);
     expect(record.bestDraft).toBe(1);
     expect(record.drafts[1].selfScore).toBeGreaterThan(record.drafts[0].selfScore + 0.3);
-    expect(fs.readFileSync(files.page, "utf8")).toContain("<script");
-    expect(server.chatRequests().map(requestKind)).toEqual(["analyze", "draft", "critique", "revise"]);
+    expect(record.selfScoreByRound).toEqual([record.drafts[0].selfScore, record.drafts[1].selfScore]);
+    expect(pageOf(resultDir)).toContain("<script");
+    // The critique saw the worst pairs only: far fewer images than the video's frames.
+    const [, draftRequest, critiqueRequest, reviseRequest] = server.chatRequests();
+    const images = (request: typeof draftRequest) => messageParts(request!).filter((part) => part.type === "image_url").length;
+    expect(images(critiqueRequest) + images(reviseRequest)).toBeLessThanOrEqual(images(draftRequest) / 2);
+    expect(record.usageByNode.critique.images).toBe(images(critiqueRequest));
+    expect(record.checkpoint.largestBytes).toBeLessThan(64 * 1024);
+
+    await runGeneration({ tasks: [task.inputs], resultDir, spec: spec(), cacheMode: "off" });
+    const [singlePass, agent] = [await finalScore(resultDir, "gpt-4o"), await finalScore(resultDir, "gpt-4o@agent")];
+    expect(agent).toBeGreaterThan(singlePass + 0.2);
+  });
+
+  it("refuses a regression: a full first draft and a broken revision leave the first draft", async () => {
+    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [truePageReply(task)], critique: [CRITIQUE_REPLY], revise: [scriptlessPageReply(task)] });
+    server.setReplyFunction(model.reply);
+    const resultDir = path.join(dir, "regress");
+    const [result] = await runAgentRun({ tasks: [task], resultDir, drafter: spec(), settings: { maxIterations: 3, patience: 1 }, cacheMode: "off" });
+    expect(result).toMatchObject({ status: "finished", stopReason: "no-improvement" });
+    const record = recordOf(resultDir);
+    expect(record.drafts).toHaveLength(2);
+    expect(record.bestDraft).toBe(0);
+    expect(record.drafts[1].selfScore).toBeLessThan(record.drafts[0].selfScore);
+    // The first draft was the true page: the final page is it, its asset links resolved for the agent's folder.
+    expect(pageOf(resultDir)).toBe(referencePageHtml(task, agentDirFor(resultDir, TASK_ID, "gpt-4o")));
+  });
+
+  it("breadth 3: the right draft of three is selected, the three self-checks run at once", async () => {
+    // The three requests are identical (the sample index is only in the cache key): answers go by arrival.
+    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task), truePageReply(task), scriptlessPageReply(task)] });
+    server.setReplyFunction(model.reply);
+    const resultDir = path.join(dir, "breadth");
+    const [result] = await runAgentRun({ tasks: [task], resultDir, drafter: spec({ temperature: 0.8 }), settings: { breadth: 3, maxIterations: 0 }, cacheMode: "read-write", cacheDir: path.join(dir, "cache") });
+    expect(result).toMatchObject({ status: "finished", stopReason: "max-iterations" });
+    expect(kinds()).toEqual(["analyze", "draft", "draft", "draft"]);
+    const record = recordOf(resultDir);
+    const drafts = record.drafts as Array<{ id: number; selfScore: number; selfCheckSpan: { startMs: number; endMs: number }; requestHashes: string[] }>;
+    expect(drafts).toHaveLength(3);
+    expect(new Set(drafts.map((draft) => draft.requestHashes[0])).size).toBe(3);
+    const best = drafts.find((draft) => draft.id === record.bestDraft)!;
+    expect(best.selfScore).toBe(Math.max(...drafts.map((draft) => draft.selfScore)));
+    expect(pageOf(resultDir)).toContain("<script");
+    const latestStart = Math.max(...drafts.map((draft) => draft.selfCheckSpan.startMs));
+    const earliestEnd = Math.min(...drafts.map((draft) => draft.selfCheckSpan.endMs));
+    expect(latestStart).toBeLessThan(earliestEnd);
+  });
+});
+
+describe("the agent's budgets and switches", () => {
+  it("token and cost budgets stop the loop with their reason", async () => {
+    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task)], critique: [CRITIQUE_REPLY], revise: [scriptlessPageReply(task)] });
+    server.setReplyFunction(model.reply);
+    const tokens = path.join(dir, "tokens");
+    const [byTokens] = await runAgentRun({ tasks: [task], resultDir: tokens, drafter: spec(), settings: { maxIterations: 5, replay: false, budgetTokens: 1000 }, cacheMode: "off" });
+    expect(byTokens).toMatchObject({ status: "finished", stopReason: "token-budget" });
+    expect(recordOf(tokens).drafts).toHaveLength(1);
+    const cost = path.join(dir, "cost");
+    const priced = spec({ pricing: { inputPerMillion: 2.5, outputPerMillion: 10 } });
+    const [byCost] = await runAgentRun({ tasks: [task], resultDir: cost, drafter: priced, settings: { maxIterations: 5, replay: false, budgetUsd: 0.0001 }, cacheMode: "off" });
+    expect(byCost).toMatchObject({ status: "finished", stopReason: "cost-budget" });
+    expect(recordOf(cost).usage.costUsd).toBeGreaterThan(0);
+  });
+
+  it("edits that do not apply fall back to a complete page; no critique revises from the findings", async () => {
+    const badEdit = "<<<<<<< SEARCH\n<div>nowhere in the page</div>\n=======\n<div>x</div>\n>>>>>>> REPLACE";
+    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task)], "revise-edits": [badEdit], revise: [truePageReply(task)] });
+    server.setReplyFunction(model.reply);
+    const resultDir = path.join(dir, "edits");
+    await runAgentRun({ tasks: [task], resultDir, drafter: spec(), settings: { maxIterations: 1, replay: false, critique: false, revise: "edits" }, cacheMode: "off" });
+    expect(kinds()).toEqual(["analyze", "draft", "revise-edits", "revise"]);
+    const revision = recordOf(resultDir).drafts[1];
+    expect(revision).toMatchObject({ origin: "revise-edits-fallback", edits: { proposed: 1, applied: 0 } });
+    expect(revision.edits.failed[0]).toMatch(/is not in the page/);
   });
 });

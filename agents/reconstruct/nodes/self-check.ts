@@ -42,6 +42,7 @@ export async function selfCheck(state: AgentValues, config: AgentConfig): Promis
           appearance: record.appearance,
           findings: record.findings.length,
           selfCheckMs: Date.now() - started,
+          selfCheckSpan: { startMs: started, endMs: Date.now() },
         };
       } catch (error) {
         log("agent").warn(`task ${state.inputs.id}: self-check of draft ${entry.id} failed: ${errorMessage(error)}`);
