@@ -153,3 +153,68 @@ describe("the agent's budgets and switches", () => {
     expect(revision.edits.failed[0]).toMatch(/is not in the page/);
   });
 });
+
+/** Runs `iwr agent` in a child process; resolves with its exit code (null when killed). */
+function agentProcess(args: string[], killWhen?: () => boolean): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["bin/iwr.js", "--quiet", "agent", ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, OPENAI_API_KEY: "sk-test-agent" } });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+    const watch = killWhen
+      ? setInterval(() => {
+          if (killWhen()) child.kill("SIGKILL");
+        }, 50)
+      : undefined;
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (watch) clearInterval(watch);
+      if (code !== null && code !== 0 && !killWhen) reject(new Error(`iwr agent exited ${code}: ${stderr}`));
+      resolve(code);
+    });
+  });
+}
+
+describe("the agent's persistence and inputs", () => {
+  it("killed (SIGKILL) during its self-check and resumed: it completes, and no model request is sent twice", async () => {
+    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task)], critique: [CRITIQUE_REPLY], revise: [truePageReply(task)] });
+    server.setReplyFunction(model.reply);
+    const resultDir = path.join(dir, "resume");
+    const args = ["--data", DATA, "--result", resultDir, "--model", "gpt-4o", "--base-url", server.baseURL, "--ids", String(TASK_ID), "--max-iterations", "1", "--cache", "off"];
+    const shots = path.join(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).iteration(0), "self-check");
+    // The first draft's self-check has begun: prepare, analyze and draft are behind it, checkpointed.
+    const killed = await agentProcess(args, () => fs.existsSync(shots) && fs.readdirSync(shots).length > 0);
+    expect(killed).toBeNull();
+    expect(kinds()).toEqual(["analyze", "draft"]);
+    expect(fs.existsSync(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).page)).toBe(false);
+    expect(await agentProcess([...args, "--resume"])).toBe(0);
+    expect(kinds()).toEqual(["analyze", "draft", "critique", "revise"]);
+    const record = recordOf(resultDir);
+    expect(record).toMatchObject({ status: "finished", stopReason: "max-iterations", bestDraft: 1 });
+    expect(pageOf(resultDir)).toContain("<script");
+  });
+
+  it("sends byte-identical requests for a copy of the task without checkpoints, actions or assertions, and opens no checkpoint", async () => {
+    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task)] });
+    server.setReplyFunction(model.reply);
+    // The copy: no checkpoints/ folder, and the line's actions replaced by one empty placeholder (the schema wants one).
+    const copy = path.join(dir, "stripped");
+    fs.mkdirSync(path.join(copy, "iwr-mini"), { recursive: true });
+    fs.cpSync(task.dir, path.join(copy, "iwr-mini", String(TASK_ID)), { recursive: true, filter: (source) => !source.includes(`${path.sep}checkpoints`) });
+    const line = { ...task.line, action_sequence: [{ type: "Click", parameters: { description: "-" }, logical_assertion: "", visual_evaluation_flag: false }] };
+    fs.writeFileSync(path.join(copy, "iwr-mini.jsonl"), `${JSON.stringify(line)}\n`);
+    const [bare] = await loadTasks(path.join(copy, "iwr-mini.jsonl"), { needsCheckpoints: false });
+
+    const old = new Date(Date.now() - 3 * 24 * 3600 * 1000);
+    for (const file of task.truth.checkpointPaths) fs.utimesSync(file, old, fs.statSync(file).mtime);
+    const settings = { maxIterations: 0, replay: false };
+    await runAgentRun({ tasks: [task], resultDir: path.join(dir, "leak-original"), drafter: spec(), settings, cacheMode: "off" });
+    // Reading a file moves its access time (relatime: it was days old): none moved.
+    for (const file of task.truth.checkpointPaths) expect(fs.statSync(file).atimeMs, file).toBeLessThan(Date.now() - 2 * 24 * 3600 * 1000);
+    const original = server.chatRequests().map((request) => JSON.stringify(request.body));
+    server.requests.length = 0;
+    await runAgentRun({ tasks: [bare!], resultDir: path.join(dir, "leak-copy"), drafter: spec(), settings, cacheMode: "off" });
+    const stripped = server.chatRequests().map((request) => JSON.stringify(request.body));
+    expect(original).toHaveLength(2);
+    expect(stripped).toEqual(original);
+  });
+});
