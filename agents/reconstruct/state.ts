@@ -197,10 +197,18 @@ export const AgentContextSchema = z.object({
 
 export type AgentConfig = LangGraphRunnableConfig<AgentContext>;
 
-export function agentContextOf(config: AgentConfig): AgentContext {
+/** Builds a context for runs that bring none (LangGraph Studio's dev server); see studio.ts. */
+let contextFallback: (() => Promise<AgentContext>) | undefined;
+
+export function setAgentContextFallback(factory: (() => Promise<AgentContext>) | undefined): void {
+  contextFallback = factory;
+}
+
+export async function agentContextOf(config: AgentConfig): Promise<AgentContext> {
   const context = config.context;
-  if (!context) throw new IwrError("CONFIG_INVALID", "reconstruction graph invoked without its context ({ drafter, critic, workDir, metric })");
-  return context;
+  if (context && typeof context === "object" && "drafter" in context) return context;
+  if (contextFallback) return contextFallback();
+  throw new IwrError("CONFIG_INVALID", "reconstruction graph invoked without its context ({ drafter, critic, workDir, metric, host })");
 }
 
 /** A progress event of the custom stream mode. */

@@ -27,7 +27,7 @@ function givenText(state: AgentValues): string {
 }
 
 export async function analyze(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {
-  const context = agentContextOf(config);
+  const context = await agentContextOf(config);
   const { inputs } = state;
   const call = {
     prompt: PROMPT,

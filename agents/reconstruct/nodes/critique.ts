@@ -63,7 +63,7 @@ export function defectsText(defects: Defects["defects"]): string {
 }
 
 export async function critique(state: AgentValues, config: AgentConfig): Promise<Command> {
-  const context = agentContextOf(config);
+  const context = await agentContextOf(config);
   const best = state.drafts.find((draft) => draft.id === state.bestDraftId)!;
   const recordDir = agentFiles(context.workDir).iteration(best.id);
   const record = selfCheckRecordOf(context.workDir, best.id);

@@ -15,7 +15,7 @@ import { readStoredText } from "../store.ts";
 
 export async function draft(input: unknown, config: AgentConfig): Promise<AgentUpdate> {
   const job = DraftJobSchema.parse(input);
-  const context = agentContextOf(config);
+  const context = await agentContextOf(config);
   const { inputs } = job;
   const common = {
     width: inputs.resolution.width,

@@ -15,7 +15,7 @@ import { agentContextOf, type AgentConfig, type AgentUpdate, type AgentValues } 
 import { storeFile } from "../store.ts";
 
 export async function prepare(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {
-  const context = agentContextOf(config);
+  const context = await agentContextOf(config);
   const { spec } = context.drafter;
   const { inputs } = state;
   const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames };

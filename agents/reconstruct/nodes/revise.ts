@@ -26,7 +26,7 @@ function ask(context: AgentContext, job: DraftJob, prompt: "revise" | "revise-ed
 
 export async function revise(input: unknown, config: AgentConfig): Promise<AgentUpdate> {
   const job = DraftJobSchema.parse(input);
-  const context = agentContextOf(config);
+  const context = await agentContextOf(config);
   const parentPage = job.parentPage ? readStoredText(job.parentPage) : "";
   const defects = job.problems ? readStoredText(job.problems) : "- (none listed: make the page closer to the recording)";
   const replies: PromptedReply[] = [];

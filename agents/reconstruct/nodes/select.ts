@@ -35,8 +35,8 @@ function stopReasonFor(state: AgentValues, best: Draft | undefined, round: numbe
   return undefined;
 }
 
-export function select(state: AgentValues, config: AgentConfig): Command {
-  const context = agentContextOf(config);
+export async function select(state: AgentValues, config: AgentConfig): Promise<Command> {
+  const context = await agentContextOf(config);
   const round = state.drafts.reduce((latest, draft) => Math.max(latest, draft.round), 0);
   const previous = state.drafts.find((draft) => draft.id === state.bestDraftId);
   const best = bestOf(state.drafts.filter((draft) => draft.round === round), previous);

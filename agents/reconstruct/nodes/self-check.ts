@@ -15,7 +15,7 @@ import path from "node:path";
 import { agentContextOf, type AgentConfig, type AgentUpdate, type AgentValues, type Draft } from "../state.ts";
 
 export async function selfCheck(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {
-  const context = agentContextOf(config);
+  const context = await agentContextOf(config);
   const pending = state.drafts.filter((entry) => !entry.checked);
   const actions = state.settings.replay ? state.actions : [];
   const checked = await Promise.all(

@@ -1,0 +1,57 @@
+/**
+ * The agent's pure parts: search/replace edits, replies that must be JSON of a shape,
+ * the recursion limit derived from the budget, and the settings' hash.
+ */
+import { describe, expect, it } from "vitest";
+import { applyEdits, parseEdits } from "../../agents/reconstruct/edits.ts";
+import { parseJsonReply } from "../../agents/reconstruct/json-reply.ts";
+import { AgentSettingsSchema, recursionLimitFor, settingsHash } from "../../agents/reconstruct/settings.ts";
+import { StoryboardSchema, actionsOfStoryboard } from "../../agents/reconstruct/storyboard.ts";
+
+const PAGE = "<html>\n<body>\n<h1>Cart</h1>\n<p>Total: 0</p>\n<p>Total: 0</p>\n</body>\n</html>\n";
+
+describe("search/replace edits", () => {
+  it("applies edits whose SEARCH part occurs once, in order", () => {
+    const reply = "Here:\n<<<<<<< SEARCH\n<h1>Cart</h1>\n=======\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n<<<<<<< SEARCH\n<body>\n<h1>Your cart</h1>\n=======\n<body class=\"shop\">\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n";
+    const outcome = applyEdits(PAGE, parseEdits(reply));
+    expect(outcome).toMatchObject({ proposed: 2, applied: 2, failed: [] });
+    expect(outcome.page).toContain('<body class="shop">\n<h1>Your cart</h1>');
+  });
+
+  it("applies nothing when any edit is missing or ambiguous, and says which", () => {
+    const ambiguous = applyEdits(PAGE, parseEdits("<<<<<<< SEARCH\n<p>Total: 0</p>\n=======\n<p>Total: 5</p>\n>>>>>>> REPLACE"));
+    expect(ambiguous.page).toBeUndefined();
+    expect(ambiguous.failed[0]).toMatch(/occurs more than once/);
+    const missing = applyEdits(PAGE, parseEdits("<<<<<<< SEARCH\n<h2>none</h2>\n=======\nx\n>>>>>>> REPLACE"));
+    expect(missing.failed[0]).toMatch(/is not in the page/);
+    expect(applyEdits(PAGE, parseEdits("I would change the title.")).failed).toEqual(["the reply holds no SEARCH/REPLACE block"]);
+  });
+});
+
+describe("JSON replies", () => {
+  it("takes the fenced block, or the outermost braces, and validates the shape", () => {
+    const storyboard = parseJsonReply('Sure.\n```json\n{"actions":[{"type":"Type","target":"the search box","text":"milk","effect":"results"}]}\n```', StoryboardSchema, "analyze");
+    expect(actionsOfStoryboard(storyboard)).toEqual([{ type: "Type", description: "the search box", text: "milk" }]);
+    expect(parseJsonReply('{"regions": []} and more', StoryboardSchema, "analyze").regions).toEqual([]);
+  });
+
+  it("garbage is a MODEL_REPLY error naming what is wrong", () => {
+    expect(() => parseJsonReply("<html>no json</html>", StoryboardSchema, "analyze")).toThrow(/analyze: the reply holds no JSON object/);
+    expect(() => parseJsonReply("```json\n{oops}\n```", StoryboardSchema, "analyze")).toThrow(/does not parse/);
+    expect(() => parseJsonReply('{"actions":[{"type":"Hover","target":"x"}]}', StoryboardSchema, "analyze")).toThrow(/not the expected shape: actions\[0\]\.type/);
+  });
+});
+
+describe("settings", () => {
+  it("derive the recursion limit from the iteration budget, never LangGraph's 25", () => {
+    expect(recursionLimitFor({ maxIterations: 0 })).toBeGreaterThanOrEqual(5);
+    expect(recursionLimitFor({ maxIterations: 10 })).toBeGreaterThan(5 + 4 * 10);
+  });
+
+  it("hash what changes a result, and refuse unknown switches", () => {
+    const base = AgentSettingsSchema.parse({});
+    expect(settingsHash(base)).toBe(settingsHash(AgentSettingsSchema.parse({ breadth: 1 })));
+    expect(settingsHash(base)).not.toBe(settingsHash(AgentSettingsSchema.parse({ breadth: 2 })));
+    expect(() => AgentSettingsSchema.parse({ bredth: 2 })).toThrow();
+  });
+});
