@@ -21,6 +21,8 @@ import { CRITIQUE_REPLY, requestKind, scriptedAgentModel, scriptlessPageReply, s
 import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 
 const TASK_ID = 4;
+/** Each test runs the agent (and some the evaluator) with real Chromium on 2 cores shared with other test files. */
+const AGENT_TEST_MS = 300_000;
 const DATA = "tasks/iwr-mini.jsonl";
 let dir: string;
 let server: FakeOpenAIServer;
@@ -89,7 +91,7 @@ describe("the agent keeps the best draft", () => {
     await runGeneration({ tasks: [task.inputs], resultDir, spec: spec(), cacheMode: "off" });
     const [singlePass, agent] = [await finalScore(resultDir, "gpt-4o"), await finalScore(resultDir, "gpt-4o@agent")];
     expect(agent).toBeGreaterThan(singlePass + 0.2);
-  });
+  }, AGENT_TEST_MS);
 
   it("refuses a regression: a full first draft and a broken revision leave the first draft", async () => {
     const model = scriptedAgentModel({ analyze: [storyboard()], draft: [truePageReply(task)], critique: [CRITIQUE_REPLY], revise: [scriptlessPageReply(task)] });
@@ -103,7 +105,7 @@ describe("the agent keeps the best draft", () => {
     expect(record.drafts[1].selfScore).toBeLessThan(record.drafts[0].selfScore);
     // The first draft was the true page: the final page is it, its asset links resolved for the agent's folder.
     expect(pageOf(resultDir)).toBe(referencePageHtml(task, agentDirFor(resultDir, TASK_ID, "gpt-4o")));
-  });
+  }, AGENT_TEST_MS);
 
   it("breadth 3: the right draft of three is selected, the three self-checks run at once", async () => {
     // The three requests are identical (the sample index is only in the cache key): answers go by arrival.
@@ -123,7 +125,7 @@ describe("the agent keeps the best draft", () => {
     const latestStart = Math.max(...drafts.map((draft) => draft.selfCheckSpan.startMs));
     const earliestEnd = Math.min(...drafts.map((draft) => draft.selfCheckSpan.endMs));
     expect(latestStart).toBeLessThan(earliestEnd);
-  });
+  }, AGENT_TEST_MS);
 });
 
 describe("the agent's budgets and switches", () => {
@@ -139,7 +141,7 @@ describe("the agent's budgets and switches", () => {
     const [byCost] = await runAgentRun({ tasks: [task], resultDir: cost, drafter: priced, settings: { maxIterations: 5, replay: false, budgetUsd: 0.0001 }, cacheMode: "off" });
     expect(byCost).toMatchObject({ status: "finished", stopReason: "cost-budget" });
     expect(recordOf(cost).usage.costUsd).toBeGreaterThan(0);
-  });
+  }, AGENT_TEST_MS);
 
   it("edits that do not apply fall back to a complete page; no critique revises from the findings", async () => {
     const badEdit = "<<<<<<< SEARCH\n<div>nowhere in the page</div>\n=======\n<div>x</div>\n>>>>>>> REPLACE";
@@ -151,7 +153,7 @@ describe("the agent's budgets and switches", () => {
     const revision = recordOf(resultDir).drafts[1];
     expect(revision).toMatchObject({ origin: "revise-edits-fallback", edits: { proposed: 1, applied: 0 } });
     expect(revision.edits.failed[0]).toMatch(/is not in the page/);
-  });
+  }, AGENT_TEST_MS);
 });
 
 /** Runs `iwr agent` in a child process; resolves with its exit code (null when killed). */
@@ -191,7 +193,7 @@ describe("the agent's persistence and inputs", () => {
     const record = recordOf(resultDir);
     expect(record).toMatchObject({ status: "finished", stopReason: "max-iterations", bestDraft: 1 });
     expect(pageOf(resultDir)).toContain("<script");
-  });
+  }, AGENT_TEST_MS);
 
   it("sends byte-identical requests for a copy of the task without checkpoints, actions or assertions, and opens no checkpoint", async () => {
     const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task)] });
@@ -216,5 +218,5 @@ describe("the agent's persistence and inputs", () => {
     const stripped = server.chatRequests().map((request) => JSON.stringify(request.body));
     expect(original).toHaveLength(2);
     expect(stripped).toEqual(original);
-  });
+  }, AGENT_TEST_MS);
 });
