@@ -69,7 +69,20 @@ export interface AgentTaskResult {
   dir: string;
   stopReason?: string;
   bestSelfScore?: number;
+  /** Model usage per node (absent for a skipped task). */
+  usageByNode?: AgentValues["usageByNode"];
   error?: ErrorRecord;
+}
+
+/** Tokens and cost per node over a run's tasks, one line each (the closing summary of `iwr agent`). */
+export function usageSummaryLines(results: readonly AgentTaskResult[]): string[] {
+  const byNode = new Map<string, ReturnType<typeof totalUsage>>();
+  for (const result of results) {
+    for (const [node, usage] of Object.entries(result.usageByNode ?? {})) byNode.set(node, totalUsage({ a: byNode.get(node) ?? totalUsage({}), b: usage }));
+  }
+  return [...byNode].map(
+    ([node, usage]) => `  ${node.padEnd(9)} ${usage.calls} call(s), ${usage.images} image(s), ${usage.inputTokens} in / ${usage.outputTokens} out tokens, $${usage.costUsd.toFixed(4)}, ${(usage.latencyMs / 1000).toFixed(1)} s${usage.cacheHits ? `, ${usage.cacheHits} from cache` : ""}`,
+  );
 }
 
 /** The record written to agent.json. */
@@ -215,7 +228,7 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
               checkpoint: outcome.checkpoint,
               timings: { modelMs: usage.latencyMs, otherMs: Math.max(0, finishedAt.getTime() - started.getTime() - usage.latencyMs) },
             };
-            result = { id: task.id, status, dir, ...(state.stopReason ? { stopReason: state.stopReason } : {}), ...(best?.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}) };
+            result = { id: task.id, status, dir, usageByNode: state.usageByNode, ...(state.stopReason ? { stopReason: state.stopReason } : {}), ...(best?.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}) };
             if (status === "finished" && !best?.page) {
               const error = { code: "MODEL_REPLY", message: "no draft produced a page (see each draft's error in agent.json)" };
               record = { ...record, status: "failed", error };

@@ -85,7 +85,7 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     console.log(await graphAsText());
     return 0;
   }
-  const [{ loadModelSpec, parseCacheMode }, { loadTasks }, { runAgentRun }, { IwrError }, { modelFolderName }] = await Promise.all([
+  const [{ loadModelSpec, parseCacheMode }, { loadTasks }, { runAgentRun, usageSummaryLines }, { IwrError }, { modelFolderName }] = await Promise.all([
     import("../../models/index.ts"),
     import("../../tasks/loader.ts"),
     import("../../run/agent.ts"),
@@ -154,6 +154,8 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
       const why = result.stopReason ? ` (${result.stopReason})` : "";
       console.error(`task ${result.id}: ${result.status}${why}${score}${result.error ? `: ${result.error.code}: ${result.error.message}` : ""} → ${result.dir}`);
     }
+    const usage = usageSummaryLines(results);
+    if (usage.length > 0) console.error(`model usage by node:\n${usage.join("\n")}`);
     const failed = results.filter((result) => result.status === "failed" || result.status === "stopped").length;
     return exitCodeForRun(failed);
   } finally {
