@@ -16,7 +16,7 @@ import type { VisualMetric } from "../../src/evaluator/metrics/visual.ts";
 import type { ModelClient } from "../../src/models/index.ts";
 import type { PageSlots } from "../../src/replay/hosted-replay.ts";
 import { ACTION_TYPES } from "../../src/tasks/schema.ts";
-import { FailureSchema, TaskInputsSchema } from "../single-pass/state.ts";
+import { FailureSchema, isModelClient, TaskInputsSchema } from "../single-pass/state.ts";
 import { AgentSettingsSchema } from "./settings.ts";
 
 export { TaskInputsSchema, stateInputs } from "../single-pass/state.ts";
@@ -183,9 +183,6 @@ export interface AgentContext {
   metric: VisualMetric;
   host: AgentHostOptions;
 }
-
-const isModelClient = (value: unknown): value is ModelClient =>
-  typeof value === "object" && value !== null && "invoke" in value && typeof value.invoke === "function" && "spec" in value;
 
 export const AgentContextSchema = z.object({
   drafter: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }),

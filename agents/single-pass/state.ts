@@ -79,7 +79,7 @@ export interface SinglePassContext {
   outputDir: string;
 }
 
-const isModelClient = (value: unknown): value is ModelClient =>
+export const isModelClient = (value: unknown): value is ModelClient =>
   typeof value === "object" && value !== null && "invoke" in value && typeof value.invoke === "function" && "spec" in value;
 
 export const SinglePassContextSchema = z.object({

@@ -8,7 +8,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.ts";
 import { loadModelSpec } from "../../src/models/index.ts";
 import { replayActionOf } from "../../src/replay/replay.ts";
 import { agentDirFor, agentFiles, candidateDirFor } from "../../src/results/layout.ts";
@@ -18,6 +17,7 @@ import { runGeneration } from "../../src/run/generate.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { CRITIQUE_REPLY, requestKind, scriptedAgentModel, scriptlessPageReply, storyboardReply, truePageReply } from "../support/agent-scripts.ts";
+import { runIwrCapturing } from "../support/cli.ts";
 import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 
 const TASK_ID = 4;
@@ -50,19 +50,9 @@ const kinds = () => server.chatRequests().map(requestKind);
 const recordOf = (resultDir: string) => JSON.parse(fs.readFileSync(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).record, "utf8"));
 const pageOf = (resultDir: string) => fs.readFileSync(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).page, "utf8");
 
-async function quietly<T>(work: () => Promise<T>): Promise<T> {
-  vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  vi.spyOn(console, "error").mockImplementation(() => undefined);
-  vi.spyOn(console, "log").mockImplementation(() => undefined);
-  try {
-    return await work();
-  } finally {
-    vi.restoreAllMocks();
-  }
-}
-
 async function finalScore(resultDir: string, model: string): Promise<number> {
-  const code = await quietly(() => main(["node", "iwr", "--quiet", "evaluate", "--data", DATA, "--result", resultDir, "--model", model, "--ids", String(TASK_ID), "--judge", "heuristic", "--grounding", "heuristic"]));
+  const code = await runIwrCapturing([], ["evaluate", "--data", DATA, "--result", resultDir, "--model", model, "--ids", String(TASK_ID), "--judge", "heuristic", "--grounding", "heuristic"]);
+  vi.restoreAllMocks();
   expect(code).toBe(0);
   return JSON.parse(fs.readFileSync(path.join(candidateDirFor(resultDir, TASK_ID, model), "eval.json"), "utf8")).scores.final;
 }

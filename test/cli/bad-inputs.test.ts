@@ -7,13 +7,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.ts";
 import { loadModelSpec } from "../../src/models/index.ts";
 import { loadActionScript } from "../../src/recorder/script-schema.ts";
 import { loadYamlConfig } from "../../src/config/load.ts";
 import { z } from "zod";
 import { writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
 import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
+import { runIwrCapturing } from "../support/cli.ts";
 
 const KEY = "sk-bad-inputs-SECRET-0123456789";
 let dir: string;
@@ -41,13 +41,7 @@ afterEach(() => {
   process.exitCode = undefined;
 });
 
-async function iwr(...args: string[]): Promise<number> {
-  const capture = (...parts: unknown[]) => void stderr.push(parts.map(String).join(" "));
-  vi.spyOn(console, "error").mockImplementation(capture);
-  vi.spyOn(console, "log").mockImplementation(capture);
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => stderr.push(String(chunk)) > 0);
-  return main(["node", "iwr", ...args]);
-}
+const iwr = (...args: string[]): Promise<number> => runIwrCapturing(stderr, args, { quiet: false, stdout: false });
 
 const BOMB = ["a: &a [x, x, x, x, x, x, x, x, x, x]", "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]", "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]", "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]", "name: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]", ""].join("\n");
 

@@ -6,9 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.ts";
 import { writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
 import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
+import { runIwrCapturing } from "../support/cli.ts";
 
 let dir: string;
 let jsonlPath: string;
@@ -35,14 +35,7 @@ afterEach(() => {
   process.exitCode = undefined;
 });
 
-async function iwr(...args: string[]): Promise<number> {
-  const capture = (...parts: unknown[]) => void output.push(parts.map(String).join(" "));
-  vi.spyOn(console, "error").mockImplementation(capture);
-  vi.spyOn(console, "log").mockImplementation(capture);
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => output.push(String(chunk)) > 0);
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => output.push(String(chunk)) > 0);
-  return main(["node", "iwr", "--quiet", ...args]);
-}
+const iwr = (...args: string[]): Promise<number> => runIwrCapturing(output, args);
 
 const generate = (result: string, ...extra: string[]) =>
   iwr("generate", "--data", jsonlPath, "--result", path.join(dir, result), "--model", "local-model", "--base-url", server.baseURL, "--cache", "off", ...extra);

@@ -8,10 +8,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.ts";
 import { referencePageHtml } from "../../src/run/calibration.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import { writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { runIwrCapturing } from "../support/cli.ts";
 
 const DATA = "tasks/iwr-mini.jsonl";
 const TASK = "4";
@@ -28,14 +28,7 @@ afterEach(() => {
   process.exitCode = undefined;
 });
 
-async function iwr(...args: string[]): Promise<number> {
-  const capture = (...parts: unknown[]) => void output.push(parts.map(String).join(" "));
-  vi.spyOn(console, "error").mockImplementation(capture);
-  vi.spyOn(console, "log").mockImplementation(capture);
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => output.push(String(chunk)) > 0);
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => output.push(String(chunk)) > 0);
-  return main(["node", "iwr", "--quiet", ...args]);
-}
+const iwr = (...args: string[]): Promise<number> => runIwrCapturing(output, args);
 
 describe("iwr mutate", () => {
   it("writes the chosen mutants of a task's true page with their records", async () => {

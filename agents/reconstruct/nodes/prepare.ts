@@ -4,35 +4,17 @@
  * caps) and the asset sheets, stored content-addressed; the video's stable states (time
  * spans). No model call.
  */
-import { IwrError } from "../../../src/errors.ts";
 import { errorMessage } from "../../../src/errors.ts";
 import { log } from "../../../src/log/logger.ts";
-import { sampleFrames } from "../../../src/media/frames.ts";
-import { frameBudget, resizeToMaxSide, selectImages } from "../../../src/media/images.ts";
 import { videoStates } from "../../../src/media/video-states.ts";
-import fs from "node:fs";
+import { requestImages } from "../../single-pass/nodes/prepare-inputs.ts";
 import { agentContextOf, type AgentConfig, type AgentUpdate, type AgentValues } from "../state.ts";
 import { storeFile } from "../store.ts";
 
 export async function prepare(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {
   const context = await agentContextOf(config);
-  const { spec } = context.drafter;
   const { inputs } = state;
-  const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames };
-  const budget = frameBudget(inputs.assetSheetPaths.length, limits);
-  const sheets = await Promise.all(
-    inputs.assetSheetPaths.map(async (file) => {
-      let png: Buffer;
-      try {
-        png = fs.readFileSync(file);
-      } catch (error) {
-        throw new IwrError("MEDIA", `cannot read asset sheet ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file });
-      }
-      return spec.maxImageSide ? resizeToMaxSide(png, spec.maxImageSide) : png;
-    }),
-  );
-  const sampled = budget === 0 ? [] : await sampleFrames(inputs.videoPath, { maxFrames: budget, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
-  const selection = selectImages({ sheets, frames: sampled, ...limits });
+  const selection = await requestImages(inputs, context.drafter.spec);
   let states: AgentValues["videoStates"] = [];
   try {
     const found = await videoStates(inputs.videoPath, context.host.statesCacheDir ? { cacheDir: context.host.statesCacheDir } : {});

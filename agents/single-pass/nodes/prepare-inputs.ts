@@ -12,6 +12,7 @@ import { frameBudget, resizeToMaxSide, selectImages } from "../../../src/media/i
 import { loadPrompt, renderPrompt } from "../../../src/prompts/template.ts";
 import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
 import { assetsBasePath } from "../html-reply.ts";
+import type { ModelSpec } from "../../../src/models/index.ts";
 import { contextOf, type PreparedImage, type SinglePassConfig, type SinglePassUpdate, type SinglePassValues } from "../state.ts";
 
 /** prompts/generate.md: the benchmark's generation instructions. */
@@ -31,16 +32,24 @@ async function readSheet(file: string, maxSide: number | undefined): Promise<Buf
   return maxSide === undefined ? png : resizeToMaxSide(png, maxSide);
 }
 
-export async function prepareInputs(state: Pick<SinglePassValues, "inputs">, config: SinglePassConfig): Promise<SinglePassUpdate> {
-  const context = contextOf(config);
-  const { spec } = context.model;
-  const { inputs } = state;
+/**
+ * The images of a request for these inputs: the sheets (shrunk when the model wants a
+ * bounded side) and as many frames as the model's caps leave beside them. Shared with
+ * the agent, whose drafts carry the same images as a single-pass request.
+ */
+export async function requestImages(inputs: Pick<SinglePassValues["inputs"], "assetSheetPaths" | "videoPath">, spec: ModelSpec) {
   const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames };
   // Checked before any decoding: a task whose sheets alone break the cap fails at once.
   const budget = frameBudget(inputs.assetSheetPaths.length, limits);
   const sheets = await Promise.all(inputs.assetSheetPaths.map((file) => readSheet(file, spec.maxImageSide)));
   const sampled = budget === 0 ? [] : await sampleFrames(inputs.videoPath, { maxFrames: budget, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
-  const selection = selectImages({ sheets, frames: sampled, ...limits });
+  return selectImages({ sheets, frames: sampled, ...limits });
+}
+
+export async function prepareInputs(state: Pick<SinglePassValues, "inputs">, config: SinglePassConfig): Promise<SinglePassUpdate> {
+  const context = contextOf(config);
+  const { inputs } = state;
+  const selection = await requestImages(inputs, context.model.spec);
 
   const images: PreparedImage[] = [
     ...selection.sheets.map((png, i) => ({ kind: "sheet" as const, dataUrl: pngDataUrl(png), label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`) })),
