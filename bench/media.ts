@@ -10,6 +10,10 @@
  *    expression), to PNG files: the honest floor for the long video.
  * "ours" includes finding the duration (read from the MP4 header; ffprobe for other
  * containers); the "duration known" line leaves it out, isolating the sampling itself.
+ *
+ * Video states (src/media/video-states.ts) on the bundled suite's real recordings, cache
+ * cold (a fresh cache folder each run): against bare ffmpeg decoding the same video at the
+ * same rate (5 fps) into the same small grey frames, to a pipe. Target: ratio ≤ 1.5×.
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
@@ -19,6 +23,7 @@ import { promisify } from "node:util";
 import { findFfmpeg } from "../src/setup/find-tools.ts";
 import { frameFilter, planFrames, sampleFrames } from "../src/media/frames.ts";
 import { probeVideo } from "../src/media/probe.ts";
+import { VIDEO_STATE_SETTINGS, videoStates } from "../src/media/video-states.ts";
 
 const run = promisify(execFile);
 const RUNS = 3;
@@ -83,9 +88,44 @@ async function main(): Promise<void> {
       console.log(`  bare ffmpeg, same frames as ours     ${sameMs.toFixed(0)} ms   ratio ours/bare ${(oursMs / sameMs).toFixed(2)}x`);
       console.log(`  ours with the duration given ${knownMs.toFixed(0)} ms   ratio vs bare same frames ${(knownMs / sameMs).toFixed(2)}x, vs bare 1 fps ${(knownMs / bareMs).toFixed(2)}x`);
     }
+    await benchVideoStates(ffmpeg, dir);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Bare ffmpeg at the states' rate, into the states' grey analysis frames, thrown away. */
+async function bareStatesDecode(ffmpeg: string, video: string, width: number, height: number): Promise<void> {
+  await run(ffmpeg, ["-v", "error", "-nostdin", "-i", video, "-an", "-vf", `fps=${VIDEO_STATE_SETTINGS.fps},scale=${width}:${height}:flags=fast_bilinear,format=gray`, "-f", "rawvideo", "-y", "/dev/null"], { maxBuffer: 1 << 20 });
+}
+
+async function benchVideoStates(ffmpeg: string, dir: string): Promise<void> {
+  const videos = ["tasks/iwr-mini/4/video.mp4", "tasks/iwr-mini/12/video.mp4"].filter((file) => fs.existsSync(file));
+  const ratios: number[] = [];
+  for (const video of videos) {
+    const ours: number[] = [];
+    const bare: number[] = [];
+    let summary = "";
+    for (let i = 0; i < RUNS; i++) {
+      const cacheDir = path.join(dir, `states-${i}`);
+      let analysis = { width: 0, height: 0 };
+      ours.push(
+        await timed(async () => {
+          const found = await videoStates(video, { cacheDir });
+          analysis = found.analysis;
+          summary = `${found.states.length} states over ${found.video.durationSec.toFixed(1)} s, ${found.analysis.frames} analysis frames`;
+        }),
+      );
+      bare.push(await timed(() => bareStatesDecode(ffmpeg, video, analysis.width, analysis.height)));
+      fs.rmSync(cacheDir, { recursive: true, force: true });
+    }
+    const ratio = median(ours) / median(bare);
+    ratios.push(ratio);
+    console.log(`
+video states of ${video} (${summary}), cache cold`);
+    console.log(`  ours ${median(ours).toFixed(0)} ms   bare ffmpeg at ${VIDEO_STATE_SETTINGS.fps} fps, same grey frames ${median(bare).toFixed(0)} ms   ratio ${ratio.toFixed(2)}x (target <= 1.5x)`);
+  }
+  if (ratios.length > 0) console.log(`video states: worst ratio ${Math.max(...ratios).toFixed(2)}x (target <= 1.5x: ${Math.max(...ratios) <= 1.5 ? "met" : "NOT met"})`);
 }
 
 await main();

@@ -10,6 +10,10 @@
  * the self-check's wall time against the evaluator's on the same page in the same run
  * (median of the per-page ratios). Both run with the same number of workers.
  * Targets: mean ρ ≥ 0.85, mean pairwise agreement ≥ 0.85, time ratio ≤ 0.8.
+ *
+ * `--reuse` takes the evaluations already in `--result` (eval.json, replay.json of an
+ * earlier run of this bench) and runs only the self-checks: ρ and agreement are then as
+ * good as a full run's, the time ratio is against that earlier run's evaluator times.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -28,15 +32,45 @@ import { createPageSlots, runPipelined } from "../src/run/task-pipeline.ts";
 import { runSelfCheck } from "../src/selfcheck/self-check.ts";
 import { trackingOf, type ScoredPage } from "../src/selfcheck/tracking.ts";
 import { loadTasks } from "../src/tasks/loader.ts";
+import type { Task } from "../src/tasks/schema.ts";
+import { candidateFiles } from "../src/results/layout.ts";
 
 const TARGETS = { spearman: 0.85, pairwise: 0.85, timeRatio: 0.8 };
 
-interface PageResult {
-  row: CalibrationRow;
+/** A page the evaluator scored: its Final (aligned pairing) and the evaluation's wall time. */
+interface EvaluatedPage {
+  task: Task;
+  candidate: string;
+  candidateDir: string;
   final: number;
   evaluatorMs: number;
+}
+
+interface PageResult extends EvaluatedPage {
   selfScore: number;
   selfCheckMs: number;
+}
+
+function evaluatedPageOf(row: CalibrationRow): EvaluatedPage {
+  const aligned = row.evaluation.records.find((entry) => entry.mode === "aligned")!.record;
+  return { task: row.task, candidate: row.candidate, candidateDir: row.candidateDir, final: aligned.scores.final, evaluatorMs: row.evaluation.replay.wallMs };
+}
+
+/** The pages an earlier run left in `resultDir`: every candidate folder with eval.json and replay.json. */
+function evaluatedPagesIn(resultDir: string, tasks: readonly Task[]): EvaluatedPage[] {
+  const pages: EvaluatedPage[] = [];
+  for (const task of tasks) {
+    const taskDir = path.join(resultDir, String(task.id));
+    if (!fs.existsSync(taskDir)) continue;
+    for (const folder of fs.readdirSync(taskDir).sort()) {
+      const files = candidateFiles(path.join(taskDir, folder));
+      if (!fs.existsSync(files.eval) || !fs.existsSync(files.replay)) continue;
+      const final = JSON.parse(fs.readFileSync(files.eval, "utf8")).scores.final as number;
+      const evaluatorMs = JSON.parse(fs.readFileSync(files.replay, "utf8")).wallMs as number;
+      pages.push({ task, candidate: folder.replace(/^mutant-/, ""), candidateDir: files.dir, final, evaluatorMs });
+    }
+  }
+  return pages;
 }
 
 const median = (values: readonly number[]) => {
@@ -52,7 +86,7 @@ const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { data: { type: "string", default: "tasks/iwr-mini.jsonl" }, ids: { type: "string" }, workers: { type: "string", default: "2" }, result: { type: "string" } },
+    options: { data: { type: "string", default: "tasks/iwr-mini.jsonl" }, ids: { type: "string" }, workers: { type: "string", default: "2" }, result: { type: "string" }, reuse: { type: "boolean", default: false } },
     strict: true,
   });
   configureLogger({ level: "warn" });
@@ -63,29 +97,31 @@ async function main(): Promise<void> {
   if (ids) tasks = tasks.filter((task) => ids.includes(task.id));
   console.log(`bench:selfcheck — ${tasks.length} task(s), reference + blank + mutant ladder each, ${workers} worker(s); results in ${resultDir}`);
 
+  if (values.reuse && !values.result) throw new Error("--reuse needs --result <dir> of an earlier run");
   const started = Date.now();
-  const rows = await runCalibration({ tasks, resultDir, workers, mutants: (task) => mutantLadder(task.truth.actions.length), pairingModes: ["aligned"] });
+  const pages = values.reuse
+    ? evaluatedPagesIn(resultDir, tasks)
+    : (await runCalibration({ tasks, resultDir, workers, mutants: (task) => mutantLadder(task.truth.actions.length), pairingModes: ["aligned"] })).map(evaluatedPageOf);
   const evaluatedAt = Date.now();
-  console.log(`evaluator: ${rows.length} page(s) in ${((evaluatedAt - started) / 1000).toFixed(0)} s`);
+  console.log(values.reuse ? `evaluator: ${pages.length} page(s) from ${resultDir} (an earlier run's times)` : `evaluator: ${pages.length} page(s) in ${((evaluatedAt - started) / 1000).toFixed(0)} s`);
 
   setOcrPoolSize(ocrPoolSizeFor(workers));
   const metric = await createVisualMetric();
   const pageSlots = createPageSlots(workers);
   let results: PageResult[];
   try {
-    results = await runPipelined(rows, { workers, weight: (row) => row.task.truth.actions.length }, async (row): Promise<PageResult> => {
+    results = await runPipelined(pages, { workers, weight: (page) => page.task.truth.actions.length }, async (page): Promise<PageResult> => {
       const record = await runSelfCheck({
-        inputs: row.task.inputs,
+        inputs: page.task.inputs,
         // The labelled "given" ablation: the line's action descriptions, never assertions or checkpoints.
-        actions: row.task.line.action_sequence.map(replayActionOf),
+        actions: page.task.line.action_sequence.map(replayActionOf),
         trajectory: "given",
-        candidateDir: row.candidateDir,
+        candidateDir: page.candidateDir,
         metric,
         pageSlots,
         memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
       });
-      const aligned = row.evaluation.records.find((entry) => entry.mode === "aligned")!.record;
-      return { row, final: aligned.scores.final, evaluatorMs: row.evaluation.replay.wallMs, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs };
+      return { ...page, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs };
     });
   } finally {
     await closeSharedBrowser();
@@ -96,8 +132,8 @@ async function main(): Promise<void> {
   console.log("| task | pages | Spearman ρ | pairwise agreement | pairs | median self-check / evaluator time |");
   console.log("|---:|---:|---:|---:|---:|---:|");
   const perTask = tasks.map((task) => {
-    const pages = results.filter((result) => result.row.task.id === task.id);
-    const tracking = trackingOf(pages.map((page): ScoredPage => ({ label: page.row.candidate, evaluator: page.final, signal: page.selfScore })));
+    const pages = results.filter((result) => result.task.id === task.id);
+    const tracking = trackingOf(pages.map((page): ScoredPage => ({ label: page.candidate, evaluator: page.final, signal: page.selfScore })));
     const timeRatio = median(pages.map((page) => page.selfCheckMs / page.evaluatorMs));
     console.log(`| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ${tracking.pairs} | ${timeRatio.toFixed(2)} |`);
     return tracking;
@@ -110,8 +146,8 @@ async function main(): Promise<void> {
 
   console.log("| task | page | evaluator Final | self-score | evaluator ms | self-check ms |");
   console.log("|---:|---|---:|---:|---:|---:|");
-  for (const page of [...results].sort((a, b) => a.row.task.id - b.row.task.id || b.final - a.final)) {
-    console.log(`| ${page.row.task.id} | ${page.row.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} | ${page.selfCheckMs} |`);
+  for (const page of [...results].sort((a, b) => a.task.id - b.task.id || b.final - a.final)) {
+    console.log(`| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} | ${page.selfCheckMs} |`);
   }
   console.log(`\nmean Spearman ρ ${meanRho.toFixed(3)} (target ≥ ${TARGETS.spearman}: ${verdict(meanRho >= TARGETS.spearman)})`);
   console.log(`mean pairwise agreement ${meanPairwise.toFixed(3)} (target ≥ ${TARGETS.pairwise}: ${verdict(meanPairwise >= TARGETS.pairwise)})`);
