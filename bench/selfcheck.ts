@@ -109,20 +109,28 @@ async function main(): Promise<void> {
   const metric = await createVisualMetric();
   const pageSlots = createPageSlots(workers);
   let results: PageResult[];
+  const failures: string[] = [];
   try {
-    results = await runPipelined(pages, { workers, weight: (page) => page.task.truth.actions.length }, async (page): Promise<PageResult> => {
-      const record = await runSelfCheck({
-        inputs: page.task.inputs,
-        // The labelled "given" ablation: the line's action descriptions, never assertions or checkpoints.
-        actions: page.task.line.action_sequence.map(replayActionOf),
-        trajectory: "given",
-        candidateDir: page.candidateDir,
-        metric,
-        pageSlots,
-        memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
-      });
-      return { ...page, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs };
+    const outcomes = await runPipelined(pages, { workers, weight: (page) => page.task.truth.actions.length }, async (page): Promise<PageResult | { page: EvaluatedPage; error: string }> => {
+      try {
+        const record = await runSelfCheck({
+          inputs: page.task.inputs,
+          // The labelled "given" ablation: the line's action descriptions, never assertions or checkpoints.
+          actions: page.task.line.action_sequence.map(replayActionOf),
+          trajectory: "given",
+          candidateDir: page.candidateDir,
+          metric,
+          pageSlots,
+          memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
+        });
+        return { ...page, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs };
+      } catch (error) {
+        // A page the self-check could not open is reported and left out of the figures, not the end of the bench.
+        return { page, error: error instanceof Error ? error.message : String(error) };
+      }
     });
+    results = outcomes.filter((outcome): outcome is PageResult => !("error" in outcome));
+    for (const outcome of outcomes) if ("error" in outcome) failures.push(`task ${outcome.page.task.id} ${outcome.page.candidate}: ${outcome.error}`);
   } finally {
     await closeSharedBrowser();
     await shutdownOcr();
@@ -149,6 +157,7 @@ async function main(): Promise<void> {
   for (const page of [...results].sort((a, b) => a.task.id - b.task.id || b.final - a.final)) {
     console.log(`| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} | ${page.selfCheckMs} |`);
   }
+  if (failures.length > 0) console.log(`\n${failures.length} page(s) could not be self-checked and are left out:\n${failures.map((line) => `  ${line}`).join("\n")}`);
   console.log(`\nmean Spearman ρ ${meanRho.toFixed(3)} (target ≥ ${TARGETS.spearman}: ${verdict(meanRho >= TARGETS.spearman)})`);
   console.log(`mean pairwise agreement ${meanPairwise.toFixed(3)} (target ≥ ${TARGETS.pairwise}: ${verdict(meanPairwise >= TARGETS.pairwise)})`);
   console.log(`self-check time / evaluator time, median over pages ${timeRatio.toFixed(2)} (target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`);
