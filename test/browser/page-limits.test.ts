@@ -39,10 +39,13 @@ describe("memory limit", () => {
       try {
         await waitForTeardown(sandbox, 20_000);
         expect(sandbox.tornDown).toMatchObject({ code: "PAGE_MEMORY", details: { reason: "memory", limitMiB: LIMIT_MIB } });
-        expect(sandbox.tornDown?.message).toMatch(/grew past its memory limit of 700 MiB \(\d+ MiB resident, growing \d+ MiB a reading\); it was torn down/);
+        const reading = /grew past its memory limit of 700 MiB \((\d+) MiB resident, growing (\d+) MiB a reading\); it was torn down/.exec(sandbox.tornDown?.message ?? "");
+        expect(reading, sandbox.tornDown?.message).not.toBeNull();
         expect(Date.now() - started).toBeLessThan(20_000);
-        // Read every 250 ms and stopped ahead of its growth: close to the limit, not gigabytes past it.
-        expect(sandbox.memory.peakResidentMiB).toBeGreaterThan(LIMIT_MIB / 2);
+        // Read every 250 ms and stopped ahead of its growth: at the limit or two readings short of it at its
+        // growth (how far short depends on how fast the machine let it grow), never gigabytes past it.
+        const [resident, growth] = [Number(reading![1]), Number(reading![2])];
+        expect(resident + 2 * growth).toBeGreaterThan(LIMIT_MIB);
         expect(sandbox.memory.peakResidentMiB).toBeLessThan(LIMIT_MIB + 400);
         await expect(sandbox.screenshot()).rejects.toMatchObject({ code: "PAGE_MEMORY" });
         await sandbox.close();

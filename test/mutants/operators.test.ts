@@ -79,8 +79,7 @@ describe("behaviour operators", () => {
     try {
       await sandbox.page.locator("#item").type("Pears");
       await sandbox.page.click("#add");
-      await pause(300);
-      expect(await listItems(sandbox)).toEqual(["Crnef"]);
+      await expect.poll(() => listItems(sandbox), { timeout: 5_000 }).toEqual(["Crnef"]);
       expect(await sandbox.page.textContent("#status")).toBe("6 items");
       // What the page drew at load stays as it was.
       expect(await sandbox.page.textContent("h1")).toBe("Shopping list");
