@@ -215,9 +215,10 @@ export interface AgentProgressEvent {
   draft?: number;
   selfScore?: number;
   bestSelfScore?: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
+  /** Spending so far (select's events carry it). */
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
   message?: string;
 }
 

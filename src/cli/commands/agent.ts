@@ -145,7 +145,7 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
         const score = event.bestSelfScore ?? event.selfScore;
         console.error(
           `task ${taskId} · ${event.node} · round ${event.round}${event.draft !== undefined ? ` · draft ${event.draft}` : ""}${score !== undefined ? ` · self-score ${score.toFixed(3)}` : ""}` +
-            `${event.inputTokens !== undefined ? ` · ${event.inputTokens} in / ${event.outputTokens} out tokens · $${event.costUsd.toFixed(4)}` : ""}${event.message ? ` · ${event.message}` : ""}`,
+            `${event.inputTokens !== undefined ? ` · ${event.inputTokens} in / ${event.outputTokens ?? 0} out tokens · $${(event.costUsd ?? 0).toFixed(4)}` : ""}${event.message ? ` · ${event.message}` : ""}`,
         );
       },
     });
