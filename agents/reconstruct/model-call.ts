@@ -3,8 +3,8 @@
  * as one user message through the model layer (cache, retries, usage). Images are read
  * from disk only here, at send time, and never enter state.
  */
-import fs from "node:fs";
 import { HumanMessage } from "@langchain/core/messages";
+import { pngDataUrlOf } from "../../src/media/image-store.ts";
 import type { ModelCallResult, ModelClient } from "../../src/models/index.ts";
 import { loadPrompt, renderPrompt, type PromptVariables } from "../../src/prompts/template.ts";
 import type { Usage } from "./state.ts";
@@ -25,12 +25,10 @@ export interface PromptedReply {
   usage: Usage;
 }
 
-const dataUrl = (file: string) => `data:image/png;base64,${fs.readFileSync(file).toString("base64")}`;
-
 export function promptedMessage(call: Pick<PromptedCall, "prompt" | "variables" | "images">): { message: HumanMessage; promptHash: string } {
   const rendered = renderPrompt(loadPrompt(call.prompt), call.variables);
   const message = new HumanMessage({
-    content: [{ type: "text", text: rendered.text }, ...call.images.map((file) => ({ type: "image_url" as const, image_url: { url: dataUrl(file) } }))],
+    content: [{ type: "text", text: rendered.text }, ...call.images.map((file) => ({ type: "image_url" as const, image_url: { url: pngDataUrlOf(file) } }))],
   });
   return { message, promptHash: rendered.hash };
 }

@@ -4,7 +4,7 @@
  * It holds the task's inputs (TaskInputs' fields only: nothing of a task's truth), paths,
  * hashes, scores and usage — never image data or pages. Frames, screenshots, pages,
  * the storyboard and critiques live on disk, content-addressed (store.ts): a checkpoint
- * row stays a few kilobytes however many rounds run (base64 images in state are how
+ * row stays a few kilobytes however many rounds run (image data in state is how
  * checkpoint databases grow to gigabytes).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";

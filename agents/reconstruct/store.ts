@@ -3,24 +3,15 @@
  * storyboards, critiques and pages. State keeps the path and the hash; a resumed node
  * that writes the same bytes again writes the same file (writes are idempotent).
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
-import path from "node:path";
 import { IwrError } from "../../src/errors.ts";
-import { writeFileAtomicSync } from "../../src/files/atomic.ts";
+import { sha256Of, storeByContent } from "../../src/media/image-store.ts";
 import { agentFiles } from "../../src/results/layout.ts";
 import type { StoredFile } from "./state.ts";
 
-export function sha256Of(data: string | Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
-/** Stores `data` under its hash; returns its path and hash. */
+/** Stores `data` under its hash in the agent's store; returns its path and hash. */
 export function storeFile(workDir: string, data: string | Buffer, extension: string): StoredFile {
-  const sha256 = sha256Of(data);
-  const file = path.join(agentFiles(workDir).store, `${sha256}.${extension}`);
-  if (!fs.existsSync(file)) writeFileAtomicSync(file, data);
-  return { path: file, sha256 };
+  return storeByContent(agentFiles(workDir).store, data, extension);
 }
 
 /** Reads a stored file back, checking it is the one state names. */

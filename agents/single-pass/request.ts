@@ -5,6 +5,7 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { IwrError } from "../../src/errors.ts";
+import { pngDataUrlOf } from "../../src/media/image-store.ts";
 import type { SinglePassValues } from "./state.ts";
 
 export function singlePassMessage(state: Pick<SinglePassValues, "prompt" | "images">): HumanMessage {
@@ -12,7 +13,7 @@ export function singlePassMessage(state: Pick<SinglePassValues, "prompt" | "imag
   return new HumanMessage({
     content: [
       { type: "text", text: state.prompt.text },
-      ...state.images.map((image) => ({ type: "image_url" as const, image_url: { url: image.dataUrl } })),
+      ...state.images.map((image) => ({ type: "image_url" as const, image_url: { url: pngDataUrlOf(image.path) } })),
     ],
   });
 }

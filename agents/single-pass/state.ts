@@ -24,8 +24,9 @@ export const TaskInputsSchema = z.object({
 
 export const PreparedImageSchema = z.object({
   kind: z.enum(["sheet", "frame"]),
-  /** `data:image/png;base64,...` */
-  dataUrl: z.string().startsWith("data:image/"),
+  /** The PNG on disk, by content (src/media/image-store.ts): state holds no image data. */
+  path: z.string().min(1),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
   /** Sheet file name, or the frame's moment in the video ("t=12.50s"). */
   label: z.string(),
 });

@@ -13,14 +13,11 @@ import { loadPrompt, renderPrompt } from "../../../src/prompts/template.ts";
 import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
 import { assetsBasePath } from "../html-reply.ts";
 import type { ModelSpec } from "../../../src/models/index.ts";
+import { defaultRequestImagesDir, storeByContent } from "../../../src/media/image-store.ts";
 import { contextOf, type PreparedImage, type SinglePassConfig, type SinglePassUpdate, type SinglePassValues } from "../state.ts";
 
 /** prompts/generate.md: the benchmark's generation instructions. */
 const PROMPT_NAME = "generate";
-
-function pngDataUrl(png: Buffer): string {
-  return `data:image/png;base64,${png.toString("base64")}`;
-}
 
 async function readSheet(file: string, maxSide: number | undefined): Promise<Buffer> {
   let png: Buffer;
@@ -50,10 +47,11 @@ export async function prepareInputs(state: Pick<SinglePassValues, "inputs">, con
   const context = contextOf(config);
   const { inputs } = state;
   const selection = await requestImages(inputs, context.model.spec);
+  const imagesDir = defaultRequestImagesDir();
 
   const images: PreparedImage[] = [
-    ...selection.sheets.map((png, i) => ({ kind: "sheet" as const, dataUrl: pngDataUrl(png), label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`) })),
-    ...selection.frames.map((frame) => ({ kind: "frame" as const, dataUrl: pngDataUrl(frame.png), label: `t=${frame.timeSec.toFixed(2)}s` })),
+    ...selection.sheets.map((png, i) => ({ kind: "sheet" as const, ...storeByContent(imagesDir, png, "png"), label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`) })),
+    ...selection.frames.map((frame) => ({ kind: "frame" as const, ...storeByContent(imagesDir, frame.png, "png"), label: `t=${frame.timeSec.toFixed(2)}s` })),
   ];
   const prompt = loadPrompt(PROMPT_NAME);
   const rendered = renderPrompt(prompt, {

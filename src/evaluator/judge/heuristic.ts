@@ -66,7 +66,7 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
 
 export { assertionLiterals, impliesChange };
 
-/** What OCR may read for an operator sign: × as x or *, − as any dash, ÷ as + or /. */
+/** What OCR may read for an operator sign: × as x or *, − as a dash of any kind, ÷ as + or /. */
 const SIGN_READINGS: Record<string, string> = {
   "×": "[x×*✕]", "*": "[x×*✕]", "x": "[x×*✕]",
   "−": "[-−–—~_]", "-": "[-−–—~_]", "–": "[-−–—~_]", "—": "[-−–—~_]",

@@ -1,0 +1,44 @@
+/**
+ * Images a model request carries (frames, asset sheets), kept on disk by content:
+ * `<dir>/<sha256>.png`. Graph state names them by path and hash, never by their bytes
+ * (image data in state is copied into every checkpoint); the bytes are read back only
+ * when the request is sent.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { IwrError } from "../errors.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
+
+export interface StoredImage {
+  path: string;
+  sha256: string;
+}
+
+/** Where requests' images go unless a caller names a folder: `.cache/request-images`, or IWR_REQUEST_IMAGES_DIR. */
+export function defaultRequestImagesDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.IWR_REQUEST_IMAGES_DIR || path.join(".cache", "request-images"));
+}
+
+export function sha256Of(data: string | Buffer): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** Writes `data` under its hash in `dir` (once: the same bytes are the same file). */
+export function storeByContent(dir: string, data: string | Buffer, extension: string): StoredImage {
+  const sha256 = sha256Of(data);
+  const file = path.join(dir, `${sha256}.${extension}`);
+  if (!fs.existsSync(file)) writeFileAtomicSync(file, data);
+  return { path: file, sha256 };
+}
+
+/** A stored PNG as the `data:` URL a Chat Completions image part carries. */
+export function pngDataUrlOf(file: string): string {
+  let png: Buffer;
+  try {
+    png = fs.readFileSync(file);
+  } catch (error) {
+    throw new IwrError("MEDIA", `cannot read the request image ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file });
+  }
+  return `data:image/png;base64,${png.toString("base64")}`;
+}
