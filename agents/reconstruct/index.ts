@@ -20,7 +20,7 @@ import { stateInputs, type AgentContext, type AgentProgressEvent, type AgentValu
 export { buildReconstructionGraph, graphAsText, GRAPH_NAME } from "./graph.ts";
 export { AgentSettingsSchema, recursionLimitFor, settingsHash, type AgentSettings, type AgentSettingsInput } from "./settings.ts";
 export type { AgentContext, AgentProgressEvent, AgentValues, Draft, StopReason, Usage } from "./state.ts";
-export { totalUsage } from "./state.ts";
+export { addUsage, NO_USAGE, totalUsage } from "./state.ts";
 
 export interface AgentRunOptions {
   settings: AgentSettingsInput;

@@ -16,6 +16,8 @@
  */
 import fs from "node:fs";
 import {
+  addUsage,
+  NO_USAGE,
   runReconstructionAgent,
   settingsHash,
   totalUsage,
@@ -78,7 +80,7 @@ export interface AgentTaskResult {
 export function usageSummaryLines(results: readonly AgentTaskResult[]): string[] {
   const byNode = new Map<string, ReturnType<typeof totalUsage>>();
   for (const result of results) {
-    for (const [node, usage] of Object.entries(result.usageByNode ?? {})) byNode.set(node, totalUsage({ a: byNode.get(node) ?? totalUsage({}), b: usage }));
+    for (const [node, usage] of Object.entries(result.usageByNode ?? {})) byNode.set(node, addUsage(byNode.get(node) ?? NO_USAGE, usage));
   }
   return [...byNode].map(
     ([node, usage]) => `  ${node.padEnd(9)} ${usage.calls} call(s), ${usage.images} image(s), ${usage.inputTokens} in / ${usage.outputTokens} out tokens, $${usage.costUsd.toFixed(4)}, ${(usage.latencyMs / 1000).toFixed(1)} s${usage.cacheHits ? `, ${usage.cacheHits} from cache` : ""}`,
