@@ -196,12 +196,26 @@ describe("the agent's persistence and inputs", () => {
     fs.writeFileSync(path.join(copy, "iwr-mini.jsonl"), `${JSON.stringify(line)}\n`);
     const [bare] = await loadTasks(path.join(copy, "iwr-mini.jsonl"), { needsCheckpoints: false });
 
-    const old = new Date(Date.now() - 3 * 24 * 3600 * 1000);
-    for (const file of task.truth.checkpointPaths) fs.utimesSync(file, old, fs.statSync(file).mtime);
+    // The original: a private full copy, so no other test file reads its checkpoints meanwhile.
+    const full = path.join(dir, "full");
+    fs.mkdirSync(path.join(full, "iwr-mini"), { recursive: true });
+    fs.cpSync(task.dir, path.join(full, "iwr-mini", String(TASK_ID)), { recursive: true });
+    fs.writeFileSync(path.join(full, "iwr-mini.jsonl"), `${JSON.stringify(task.line)}\n`);
+    const [fullTask] = await loadTasks(path.join(full, "iwr-mini.jsonl"));
+    const checkpoints = fullTask!.truth.checkpointPaths;
+    expect(checkpoints.length).toBeGreaterThan(0);
+    // Reading a file moves a days-old access time (relatime); shown first on a probe so the check below can fail.
+    const daysAgo = () => new Date(Date.now() - 3 * 24 * 3600 * 1000);
+    const probe = path.join(full, "probe.bin");
+    fs.writeFileSync(probe, "x");
+    fs.utimesSync(probe, daysAgo(), fs.statSync(probe).mtime);
+    fs.readFileSync(probe);
+    const atimeMoves = fs.statSync(probe).atimeMs > Date.now() - 24 * 3600 * 1000;
+    for (const file of checkpoints) fs.utimesSync(file, daysAgo(), fs.statSync(file).mtime);
     const settings = { maxIterations: 0, replay: false };
-    await runAgentRun({ tasks: [task], resultDir: path.join(dir, "leak-original"), drafter: spec(), settings, cacheMode: "off" });
-    // Reading a file moves its access time (relatime: it was days old): none moved.
-    for (const file of task.truth.checkpointPaths) expect(fs.statSync(file).atimeMs, file).toBeLessThan(Date.now() - 2 * 24 * 3600 * 1000);
+    await runAgentRun({ tasks: [fullTask!], resultDir: path.join(dir, "leak-original"), drafter: spec(), settings, cacheMode: "off" });
+    if (atimeMoves) for (const file of checkpoints) expect(fs.statSync(file).atimeMs, file).toBeLessThan(Date.now() - 2 * 24 * 3600 * 1000);
+    else console.warn("this filesystem does not move access times (noatime): the no-checkpoint-read check is skipped");
     const original = server.chatRequests().map((request) => JSON.stringify(request.body));
     server.requests.length = 0;
     await runAgentRun({ tasks: [bare!], resultDir: path.join(dir, "leak-copy"), drafter: spec(), settings, cacheMode: "off" });
