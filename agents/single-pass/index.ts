@@ -33,7 +33,7 @@ export async function runSinglePass(inputs: TaskInputs, context: SinglePassConte
   compiled ??= buildSinglePassGraph();
   let state: Partial<SinglePassValues> = {};
   try {
-    const stream = await compiled.stream({ inputs: stateInputs(inputs) }, { streamMode: "values", context, ...(options.signal ? { signal: options.signal } : {}) });
+    const stream = await compiled.stream({ inputs: stateInputs(inputs) }, { streamMode: "values", context: { promptFile: undefined, sample: undefined, ...context }, ...(options.signal ? { signal: options.signal } : {}) });
     for await (const values of stream) state = values;
   } catch (error) {
     return { state, failure: toErrorRecord(error) };
@@ -49,5 +49,6 @@ export async function runSinglePass(inputs: TaskInputs, context: SinglePassConte
  */
 export async function singlePassRequestHash(inputs: TaskInputs, context: SinglePassContext): Promise<string> {
   const prepared = await prepareInputs({ inputs: TaskInputsSchema.parse(stateInputs(inputs)) }, { context });
-  return describeRequest(context.model.spec, [singlePassMessage({ prompt: prepared.prompt, images: prepared.images ?? [] })]).hash;
+  const message = singlePassMessage({ prompt: prepared.prompt, images: prepared.images ?? [] });
+  return describeRequest(context.model.spec, [message], context.sample ? { sample: context.sample } : {}).hash;
 }

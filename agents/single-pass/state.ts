@@ -78,6 +78,13 @@ export interface SinglePassContext {
   model: ModelClient;
   /** Folder index.html will be written to (the placeholder resolves relative to it). */
   outputDir: string;
+  /** A prompt variant's template file instead of prompts/generate.md (same variables). */
+  promptFile?: string;
+  /**
+   * Which sample of this request (a repeat at temperature > 0): part of the cache key, so
+   * repeat 2 is a new answer, not a replay of the first. 0 or absent for the first.
+   */
+  sample?: number;
 }
 
 export const isModelClient = (value: unknown): value is ModelClient =>
@@ -86,6 +93,8 @@ export const isModelClient = (value: unknown): value is ModelClient =>
 export const SinglePassContextSchema = z.object({
   model: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }),
   outputDir: z.string().min(1),
+  promptFile: z.string().min(1).optional(),
+  sample: z.number().int().nonnegative().optional(),
 });
 
 export type SinglePassConfig = LangGraphRunnableConfig<SinglePassContext>;

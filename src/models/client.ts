@@ -160,3 +160,19 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
     },
   };
 }
+
+/** Samples per repeat: a repeat's sample indices start here, above any breadth a run uses. */
+export const SAMPLES_PER_REPEAT = 1000;
+
+/**
+ * The same client, with every request marked as a sample of repeat `repeat` (0 = the
+ * first, unchanged): a repeat of an experiment at temperature > 0 gets new answers, never
+ * a cache replay of the first repeat's, while its own breadth samples stay distinct.
+ */
+export function forRepeat(client: ModelClient, repeat: number): ModelClient {
+  if (repeat === 0) return client;
+  return {
+    spec: client.spec,
+    invoke: (messages, options = {}) => client.invoke(messages, { ...options, sample: repeat * SAMPLES_PER_REPEAT + (options.sample ?? 0) }),
+  };
+}

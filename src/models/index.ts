@@ -13,7 +13,7 @@ export {
 } from "./spec.ts";
 export { loadModelSpec, listModelPresets, PRESETS_DIR, type LoadModelSpecOptions } from "./presets.ts";
 export { resolveEndpoint, resolveBaseURL, displayURL, isLoopbackURL, type ResolvedEndpoint } from "./endpoint.ts";
-export { createModelClient, type ModelClientOptions } from "./client.ts";
+export { createModelClient, forRepeat, SAMPLES_PER_REPEAT, type ModelClientOptions } from "./client.ts";
 export {
   openResponseCache,
   defaultCacheDir,

@@ -93,6 +93,20 @@ export function loadPrompt(name: string, dir: string = PROMPTS_DIR): Prompt {
   return prompt;
 }
 
+/**
+ * A prompt template outside prompts/ (a researcher's variant): any file with the same
+ * front matter. Its name need not match the file's; its hash is the file's, as always.
+ */
+export function loadPromptFile(file: string): Prompt {
+  let contents: string;
+  try {
+    contents = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    throw new IwrError("PROMPT", `prompt file ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file }, { cause: error });
+  }
+  return parsePrompt(contents, file);
+}
+
 /** Fill every slot; fails on a missing or an unexpected value and on any slot left over. */
 export function renderPrompt(prompt: Prompt, vars: PromptVariables): RenderedPrompt {
   const given = Object.keys(vars);

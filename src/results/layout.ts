@@ -21,6 +21,14 @@
  *     agent.sqlite                              LangGraph checkpoints (resume)
  *   <result>/reports/<model-dir>_metrics.md
  *
+ * An experiment's run folder (`iwr run`) holds one such results folder per arm and repeat:
+ *
+ *   <run>/run.json                      what made the run (config hash, versions, prompt hashes, evaluator)
+ *   <run>/config.yaml                   the config as given
+ *   <run>/arms/<arm>/repeat-<k>/        a results folder as above; each cell's candidate folder
+ *                                       (runFiles().cellDir) also holds cell.json, the cell's outcome
+ *   <run>/report.json, report.md, report.html
+ *
  * `<model-dir>` is modelDirName(model) and must be a safe folder name (safe-name.ts).
  * Names starting with "." inside a candidate folder are temporary (tempPathBeside) and
  * swept by later runs (sweep.ts).
@@ -48,6 +56,7 @@ export const RESULT_FILES = Object.freeze({
   agentStore: "store",
   agentCheckpoints: "agent.sqlite",
   findings: "findings.json",
+  cell: "cell.json",
 });
 
 /** The agent's folder beside a model's single-pass folder: `<model-dir>@agent`. */
@@ -147,3 +156,31 @@ export function evalpointRelativePath(index: number): string {
 export function metricsReportPath(resultDir: string, fileStem: string): string {
   return path.join(resultDir, REPORTS_DIR, `${safeFolderName(fileStem, "report name")}_metrics.md`);
 }
+
+/** The candidate folder of an experiment cell, by arm kind (single-pass: the model's folder, agent: `<model-dir>@agent`, ...). */
+export type CellFolder = { kind: "model"; model: string } | { kind: "agent"; model: string } | { kind: "named"; folder: string };
+
+/** Every path of an experiment's run folder. */
+export function runFiles(runDir: string) {
+  const inRun = (name: string) => path.join(runDir, name);
+  const armResults = (arm: string, repeat: number) => path.join(runDir, "arms", safeFolderName(arm, "arm name"), `repeat-${repeat}`);
+  return {
+    dir: runDir,
+    record: inRun("run.json"),
+    config: inRun("config.yaml"),
+    reportJson: inRun("report.json"),
+    reportMd: inRun("report.md"),
+    reportHtml: inRun("report.html"),
+    /** `<run>/arms/<arm>/repeat-<k>/`: a results folder of the benchmark's layout. */
+    armResults,
+    cellDir(arm: string, repeat: number, taskId: number, folder: CellFolder): string {
+      const results = armResults(arm, repeat);
+      if (folder.kind === "model") return candidateDirFor(results, taskId, folder.model, `arm ${arm}: model`);
+      if (folder.kind === "agent") return agentDirFor(results, taskId, folder.model, `arm ${arm}: model`);
+      return candidateDirNamed(results, taskId, folder.folder);
+    },
+    /** `cell.json` in a cell's candidate folder. */
+    cellRecord: (cellDir: string) => path.join(cellDir, RESULT_FILES.cell),
+  };
+}
+export type RunFiles = ReturnType<typeof runFiles>;

@@ -36,7 +36,7 @@ import { createVisualMetric } from "../evaluator/metrics/visual.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
-import { createModelClient, openResponseCache, preflightModel, type CacheMode, type ModelSpec } from "../models/index.ts";
+import { createModelClient, forRepeat, openResponseCache, preflightModel, type CacheMode, type ModelSpec } from "../models/index.ts";
 import { replayActionOf } from "../replay/replay.ts";
 import { agentDirFor, agentFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
@@ -61,6 +61,10 @@ export interface AgentRunSettings {
   statesCacheDir?: string;
   shouldStop?: () => boolean;
   onProgress?: (taskId: number, event: AgentProgressEvent) => void;
+  /** Which repeat of an experiment this is (0 = the first): its requests are new samples (forRepeat). */
+  repeat?: number;
+  /** Leave the shared browser and OCR workers open at the end (a caller that runs more work on them). */
+  keepSharedResources?: boolean;
 }
 
 export type AgentTaskStatus = "finished" | "stopped" | "failed" | "skipped";
@@ -143,8 +147,9 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
   const criticSpec = options.critic ?? options.drafter;
   const cache = openResponseCache(options.cacheDir, options.cacheMode);
   const drafterSpec = settings.temperature !== undefined ? { ...options.drafter, temperature: settings.temperature } : options.drafter;
-  const drafter = createModelClient(drafterSpec, { cache });
-  const critic = options.critic ? createModelClient(options.critic, { cache }) : createModelClient(options.drafter, { cache });
+  const repeat = options.repeat ?? 0;
+  const drafter = forRepeat(createModelClient(drafterSpec, { cache }), repeat);
+  const critic = forRepeat(createModelClient(options.critic ?? options.drafter, { cache }), repeat);
   const models = { drafter: publicModelSpec(drafterSpec), critic: publicModelSpec(criticSpec) };
   const workers = Math.max(1, options.workers ?? 1);
 
@@ -262,8 +267,10 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
       ),
     );
   } finally {
-    await closeSharedBrowser();
-    await shutdownOcr();
+    if (!options.keepSharedResources) {
+      await closeSharedBrowser();
+      await shutdownOcr();
+    }
   }
   return results.sort((a, b) => a.id - b.id);
 }

@@ -144,11 +144,12 @@ function unchangedRecord(file: string, current: Awaited<ReturnType<typeof evalua
  */
 export async function evaluateOneTask(
   task: Task,
-  options: { resultDir: string; model: string; pairing: PairingMode | readonly PairingMode[]; force?: boolean },
+  options: { resultDir: string; model: string; pairing: PairingMode | readonly PairingMode[]; force?: boolean; candidateDir?: string },
   evaluator: Evaluator,
 ): Promise<{ outcome: TaskRunOutcome; evaluation?: TaskEvaluation }> {
   const started = Date.now();
-  const candidateDir = candidateDirFor(options.resultDir, task.id, options.model);
+  // An experiment's cells name their folder; otherwise it is the model's, as the benchmark lays it out.
+  const candidateDir = options.candidateDir ?? candidateDirFor(options.resultDir, task.id, options.model);
   const files = candidateFiles(candidateDir);
   const modes = typeof options.pairing === "string" ? [options.pairing] : [...options.pairing];
   try {

@@ -51,6 +51,10 @@ export interface GenerateOptions {
   workers?: number;
   /** Regenerate every task, also finished ones and pages made elsewhere. */
   force?: boolean;
+  /** A prompt variant's template file instead of prompts/generate.md. */
+  promptFile?: string;
+  /** The sample index of every request (a repeat at temperature > 0); see SinglePassContext.sample. */
+  sample?: number;
   onProgress?: (progress: GenerateProgress) => void;
 }
 
@@ -148,6 +152,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
   const { spec, resultDir } = options;
   const cache = openResponseCache(options.cacheDir, options.cacheMode);
   const model = createModelClient(spec, { cache });
+  const variant = { ...(options.promptFile ? { promptFile: options.promptFile } : {}), ...(options.sample ? { sample: options.sample } : {}) };
   const progress: GenerateProgress = { total: options.tasks.length, done: 0, generated: 0, failed: 0, skipped: 0, usage: emptyUsageTotals() };
   const results: TaskGenerationResult[] = [];
 
@@ -171,7 +176,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
       return { generate: false, skipReason: "foreign" };
     }
     try {
-      if ((await singlePassRequestHash(task, { model, outputDir })) === recorded) return { generate: false, skipReason: "unchanged" };
+      if ((await singlePassRequestHash(task, { model, outputDir, ...variant })) === recorded) return { generate: false, skipReason: "unchanged" };
       logger.info(`task ${task.id}: its page was made by another request (prompt, images or model settings changed); generating it again`);
     } catch (error) {
       logger.warn(`task ${task.id}: cannot rebuild its request to compare (${errorMessage(error)}); generating it again`);
@@ -197,7 +202,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
         const outputDir = taskOutputDir(resultDir, inputs.id, spec.name);
         const files = candidateFiles(outputDir);
         const startedAt = new Date();
-        const outcome = await runSinglePass(inputs, { model, outputDir });
+        const outcome = await runSinglePass(inputs, { model, outputDir, ...variant });
         const record = buildRecord(inputs, spec, outcome, startedAt);
         if (outcome.state.reply) progress.usage = addCallToTotals(progress.usage, outcome.state.reply);
         // The page goes first and comes back last: a run killed in between leaves a task

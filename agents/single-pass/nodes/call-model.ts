@@ -7,9 +7,9 @@ import { singlePassMessage } from "../request.ts";
 import { contextOf, type SinglePassConfig, type SinglePassUpdate, type SinglePassValues } from "../state.ts";
 
 export async function callModel(state: SinglePassValues, config: SinglePassConfig): Promise<SinglePassUpdate> {
-  const { model } = contextOf(config);
+  const { model, sample } = contextOf(config);
   const message = singlePassMessage(state);
-  const result = await model.invoke([message], config.signal ? { signal: config.signal } : {});
+  const result = await model.invoke([message], { ...(config.signal ? { signal: config.signal } : {}), ...(sample ? { sample } : {}) });
   return {
     reply: {
       text: result.text,

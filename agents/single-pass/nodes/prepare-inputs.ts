@@ -9,7 +9,7 @@ import path from "node:path";
 import { IwrError } from "../../../src/errors.ts";
 import { sampleFrames } from "../../../src/media/frames.ts";
 import { frameBudget, resizeToMaxSide, selectImages } from "../../../src/media/images.ts";
-import { loadPrompt, renderPrompt } from "../../../src/prompts/template.ts";
+import { loadPrompt, loadPromptFile, renderPrompt } from "../../../src/prompts/template.ts";
 import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
 import { assetsBasePath } from "../html-reply.ts";
 import type { ModelSpec } from "../../../src/models/index.ts";
@@ -53,7 +53,7 @@ export async function prepareInputs(state: Pick<SinglePassValues, "inputs">, con
     ...selection.sheets.map((png, i) => ({ kind: "sheet" as const, ...storeByContent(imagesDir, png, "png"), label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`) })),
     ...selection.frames.map((frame) => ({ kind: "frame" as const, ...storeByContent(imagesDir, frame.png, "png"), label: `t=${frame.timeSec.toFixed(2)}s` })),
   ];
-  const prompt = loadPrompt(PROMPT_NAME);
+  const prompt = context.promptFile ? loadPromptFile(context.promptFile) : loadPrompt(PROMPT_NAME);
   const rendered = renderPrompt(prompt, {
     width: inputs.resolution.width,
     height: inputs.resolution.height,

@@ -9,6 +9,7 @@ import { registerGenerateCommand } from "./generate.ts";
 import { registerSelfCheckCommand } from "./selfcheck.ts";
 import { registerMutateCommand } from "./mutate.ts";
 import { registerAgentCommand } from "./agent.ts";
+import { registerRunCommand } from "./run.ts";
 
 /** Every `iwr` sub-command, one line each. */
 export function registerCommands(program: Command): void {
@@ -22,4 +23,5 @@ export function registerCommands(program: Command): void {
   registerSelfCheckCommand(program);
   registerMutateCommand(program);
   registerAgentCommand(program);
+  registerRunCommand(program);
 }

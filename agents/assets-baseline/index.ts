@@ -1,0 +1,24 @@
+/**
+ * An example `module:` arm (README, "Your own generator"): a baseline that uses no model.
+ * It lays the task's image assets out at the video's resolution and does nothing on
+ * interaction, so it shows what a page earns for having the right images and no
+ * behaviour. Copy this file to start your own generator: export `generate(inputs, context)`
+ * returning the page's HTML (or `{ html }`), or export a compiled LangGraph graph as `graph`.
+ */
+import type { GeneratorContext } from "../../src/experiment/module-arm.ts";
+import type { TaskInputs } from "../../src/tasks/schema.ts";
+
+const IMAGE = /\.(png|jpe?g|gif|webp|svg|avif)$/i;
+
+export async function generate(inputs: TaskInputs, context: GeneratorContext): Promise<string> {
+  const images = inputs.assetFiles.filter((file) => IMAGE.test(file));
+  context.log(`${images.length} image asset(s)`);
+  const tiles = images.map((file) => `  <img src="${context.assetsBase}/${encodeURI(file)}" alt="">`).join("\n");
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>assets baseline</title>
+<style>body{margin:0;width:${inputs.resolution.width}px;min-height:${inputs.resolution.height}px;display:flex;flex-wrap:wrap;gap:16px;align-content:flex-start;padding:16px;box-sizing:border-box;font-family:sans-serif}img{max-width:45%;max-height:40vh}</style>
+</head><body>
+${tiles}
+</body></html>
+`;
+}

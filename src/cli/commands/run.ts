@@ -1,0 +1,83 @@
+import type { Command } from "commander";
+import { exitCodeForRun } from "../exit-codes.ts";
+
+interface RunCommandOptions {
+  out?: string;
+  retryErrors?: boolean;
+  quiet?: boolean;
+  json?: boolean;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
+
+/** `iwr run <config.yaml>` and `iwr report <run-dir>` (src/experiment). */
+export function registerRunCommand(program: Command): void {
+  program
+    .command("run")
+    .description("run an experiment: every task × arm × repeat of a YAML config, the fixed evaluator on each, then the report")
+    .argument("<config>", "experiment config (YAML; see README, Experiments)")
+    .option("--out <dir>", "run folder (overrides the config's out)")
+    .option("--retry-errors", "run the cells that failed last time again (finished cells are always skipped)")
+    .option("--quiet", "print only the final table")
+    .option("--json", "print progress events and the report summary as JSON lines on stdout")
+    .action(async (configFile: string, options: RunCommandOptions) => {
+      const [{ loadExperimentConfig }, { runExperiment }, { writeReport }, { terminalTable }] = await Promise.all([
+        import("../../experiment/config.ts"),
+        import("../../experiment/run.ts"),
+        import("../../experiment/report.ts"),
+        import("../../experiment/report-render.ts"),
+      ]);
+      const config = loadExperimentConfig(configFile, options.out ? { out: options.out } : {});
+      const controller = new AbortController();
+      const onSigint = () => {
+        if (!options.quiet) console.error("stopping: no new cells start; the ones in progress finish (run again to resume)");
+        controller.abort();
+      };
+      process.once("SIGINT", onSigint);
+      try {
+        const summary = await runExperiment(config, {
+          retryErrors: options.retryErrors === true,
+          signal: controller.signal,
+          onEvent: (event) => {
+            if (options.json) {
+              console.log(JSON.stringify(event.type === "cell" ? { type: "cell", arm: event.record.arm, repeat: event.record.repeat, taskId: event.record.taskId, status: event.record.status, final: event.record.evaluation.final, done: event.done, pending: event.pending, failed: event.failed, costUsd: event.costUsd, tokens: event.tokens } : event));
+              return;
+            }
+            if (options.quiet) return;
+            if (event.type === "start") {
+              console.error(`${config.name}: ${event.cells} cell(s), ${event.pending} to run, ${event.cells - event.pending} finished already; run folder ${event.runDir}`);
+              return;
+            }
+            const { record } = event;
+            const eta = event.done < event.pending ? `, ETA ${seconds((event.elapsedMs / event.done) * (event.pending - event.done))}` : "";
+            const score = record.evaluation.final !== undefined ? `Final ${(record.evaluation.final * 100).toFixed(1)} %` : "not scored";
+            const failure = record.error ? ` — ${record.error.stage} failed: ${record.error.code}: ${record.error.message.slice(0, 160)}` : "";
+            console.error(`[${event.done}/${event.pending}] ${record.arm} r${record.repeat} task ${record.taskId}: ${score}${failure} (${event.failed} failed, ${event.tokens} tokens, $${event.costUsd.toFixed(4)}${eta})`);
+          },
+        });
+        const { data, files } = await writeReport(summary.runDir);
+        if (options.json) console.log(JSON.stringify({ type: "report", report: files.reportJson, html: files.reportHtml, arms: data.arms, comparison: data.comparison }));
+        else {
+          console.log(`\n${terminalTable(data)}\n`);
+          console.log(`report: ${files.reportHtml} (also report.md, report.json)`);
+          if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md); iwr run ${configFile} --retry-errors runs them again`);
+        }
+        process.exitCode = exitCodeForRun(summary.failed);
+      } finally {
+        process.removeListener("SIGINT", onSigint);
+      }
+    });
+
+  program
+    .command("report")
+    .description("rebuild an experiment's report (report.json, report.md, report.html) from its run folder")
+    .argument("<run-dir>", "a folder made by iwr run")
+    .option("--compare <arms>", "the two arms of the paired difference, as a,b (default: the config's, else the first two)")
+    .action(async (runDir: string, options: { compare?: string }) => {
+      const [{ writeReport }, { terminalTable }] = await Promise.all([import("../../experiment/report.ts"), import("../../experiment/report-render.ts")]);
+      const compare = options.compare?.split(",").map((name) => name.trim());
+      if (compare && compare.length !== 2) throw new Error(`--compare: expected two arm names as a,b, got '${options.compare}'`);
+      const { data, files } = await writeReport(runDir, compare ? { compare: [compare[0]!, compare[1]!] } : {});
+      console.log(`${terminalTable(data)}\n\nreport: ${files.reportHtml}`);
+    });
+}

@@ -1,0 +1,223 @@
+/**
+ * An experiment's YAML config (`iwr run <config.yaml>`): task file and filters, arms,
+ * one evaluator setting for every arm, output folder, concurrency, cache mode, repeats.
+ * Validated by zod before any work; every problem names the file, line and key path
+ * ("configs/x.yaml:12:11: arms.2.kind: ..."). Relative paths in a config resolve against
+ * the config file's folder, so a config means the same from any working directory.
+ *
+ * Arm kinds:
+ *   single-pass         one model answer per task (model, optional prompt variant file)
+ *   agent               the reconstruction agent (model, optional critic, any agent switch)
+ *   reference, blank    calibration: the task's true page, an empty page
+ *   mutant:<operator>   calibration: a near miss of the true page (freeze-after:2, no-script, ...)
+ *   module:<path>       a researcher's own generator (see module-arm.ts for the contract)
+ *   results:<dir>       pages made elsewhere, evaluated as they are
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { AgentSettingsSchema } from "../../agents/reconstruct/settings.ts";
+import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
+import { folderNameProblem } from "../files/safe-name.ts";
+import { CACHE_MODES } from "../models/cache.ts";
+import { parseMutantSpec, type MutantSpec } from "../mutants/operators.ts";
+import { INTERACTION_CLASSES, VISUAL_CLASSES } from "../tasks/schema.ts";
+import { PAIRING_MODES } from "../evaluator/settings.ts";
+import { errorMessage } from "../errors.ts";
+
+const FIXED_KINDS = ["single-pass", "agent", "reference", "blank"] as const;
+const PREFIXED_KINDS = ["mutant:", "module:", "results:"] as const;
+
+const ArmSchema = z.strictObject({
+  /** The arm's name in reports, and its folder: a safe folder name. */
+  name: z.string().superRefine((name, context) => {
+    const problem = folderNameProblem(name);
+    if (problem) context.addIssue({ code: "custom", message: `cannot be used as a folder name: ${problem}` });
+  }),
+  kind: z.string().superRefine((kind, context) => {
+    if ((FIXED_KINDS as readonly string[]).includes(kind)) return;
+    const prefix = PREFIXED_KINDS.find((candidate) => kind.startsWith(candidate));
+    if (!prefix) {
+      context.addIssue({ code: "custom", message: `unknown arm kind '${kind}': expected one of ${FIXED_KINDS.join(", ")}, mutant:<operator>, module:<path>, results:<dir>` });
+      return;
+    }
+    const rest = kind.slice(prefix.length);
+    if (rest.trim() === "") context.addIssue({ code: "custom", message: `'${kind}' names no ${prefix === "mutant:" ? "operator" : prefix === "module:" ? "module file" : "results folder"}` });
+    else if (prefix === "mutant:") {
+      try {
+        parseMutantSpec(rest);
+      } catch (error) {
+        context.addIssue({ code: "custom", message: errorMessage(error) });
+      }
+    }
+  }),
+  /** single-pass and agent: the model (preset, YAML file or model id). results: the model folder inside the results folder. */
+  model: z.string().min(1).optional(),
+  /** agent: analysis and critique model (default: model). */
+  critic: z.string().min(1).optional(),
+  /** The model's OpenAI-compatible endpoint (default: the preset's, or OPENAI_BASE_URL). */
+  baseURL: z.string().url().optional(),
+  /** single-pass: a prompt variant file (same variables as prompts/generate.md). */
+  prompt: z.string().min(1).optional(),
+  /** single-pass: the model's sampling temperature for this arm. */
+  temperature: z.number().min(0).max(2).optional(),
+  /** agent: every switch of the agent graph (agents/reconstruct/settings.ts). */
+  agent: AgentSettingsSchema.optional(),
+});
+export type ArmConfig = z.infer<typeof ArmSchema>;
+
+const EvaluatorSchema = z
+  .strictObject({
+    /**
+     * `offline`: heuristic judge and grounding, aligned pairing (no model needed).
+     * `official`: the harness's LLM judge and grounding, official pairing.
+     * judge, grounding and pairing override the profile's choice one by one.
+     */
+    profile: z.enum(["offline", "official"]).default("offline"),
+    judge: z.enum(["heuristic", "llm"]).optional(),
+    grounding: z.enum(["heuristic", "llm"]).optional(),
+    pairing: z.enum(PAIRING_MODES).optional(),
+    judgeModel: z.string().min(1).default("gpt-4o"),
+    baseURL: z.string().url().optional(),
+  })
+  .default({ profile: "offline", judgeModel: "gpt-4o" });
+
+export const ExperimentConfigSchema = z.strictObject({
+  name: z.string().min(1).optional(),
+  tasks: z.strictObject({
+    file: z.string().min(1),
+    ids: z.array(z.number().int().nonnegative()).min(1).optional(),
+    interaction: z.array(z.enum(INTERACTION_CLASSES)).min(1).optional(),
+    visual: z.array(z.enum(VISUAL_CLASSES)).min(1).optional(),
+  }),
+  /** The run folder (`--out` overrides it). */
+  out: z.string().min(1).optional(),
+  /** Cells (task × arm × repeat) in progress at once. */
+  concurrency: z.number().int().min(1).max(16).default(1),
+  cache: z.enum(CACHE_MODES).default("read-write"),
+  /** Each model arm's runs per task (at temperature > 0 each repeat is a new sample). */
+  repeats: z.number().int().min(1).max(20).default(1),
+  evaluator: EvaluatorSchema,
+  report: z
+    .strictObject({
+      /** The two arms whose paired per-task difference gets a bootstrap interval (default: the first two). */
+      compare: z.tuple([z.string(), z.string()]).optional(),
+      bootstrapResamples: z.number().int().min(100).max(100_000).default(10_000),
+    })
+    .default({ bootstrapResamples: 10_000 }),
+  arms: z.array(ArmSchema).min(1),
+});
+export type ExperimentConfigInput = z.input<typeof ExperimentConfigSchema>;
+
+export type ArmKind =
+  | { type: "single-pass" | "agent" | "reference" | "blank" }
+  | { type: "mutant"; spec: MutantSpec }
+  | { type: "module"; file: string }
+  | { type: "results"; dir: string };
+
+export interface Arm extends ArmConfig {
+  parsed: ArmKind;
+}
+
+export interface EvaluatorConfig {
+  judge: "heuristic" | "llm";
+  grounding: "heuristic" | "llm";
+  pairing: (typeof PAIRING_MODES)[number];
+  judgeModel: string;
+  baseURL?: string;
+  profile: "offline" | "official";
+}
+
+export interface ExperimentConfig {
+  /** The config file, and its folder (relative paths resolve against it). */
+  file: string;
+  name: string;
+  taskFile: string;
+  filters: { ids?: number[]; interaction?: string[]; visual?: string[] };
+  out: string;
+  concurrency: number;
+  cache: (typeof CACHE_MODES)[number];
+  repeats: number;
+  evaluator: EvaluatorConfig;
+  compare?: [string, string];
+  bootstrapResamples: number;
+  arms: Arm[];
+  /** The config's text, as read (recorded in the run folder). */
+  text: string;
+  /** Where a key sits in the file, for later checks (module exports, arm names in report.compare). */
+  where(keyPath: readonly PropertyKey[]): string;
+  fail(problems: ReadonlyArray<{ where: string; message: string }>): never;
+}
+
+function parseKind(kind: string, resolve: (file: string) => string): ArmKind {
+  if (kind.startsWith("mutant:")) return { type: "mutant", spec: parseMutantSpec(kind.slice("mutant:".length)) };
+  if (kind.startsWith("module:")) return { type: "module", file: resolve(kind.slice("module:".length)) };
+  if (kind.startsWith("results:")) return { type: "results", dir: resolve(kind.slice("results:".length)) };
+  return { type: kind as "single-pass" | "agent" | "reference" | "blank" };
+}
+
+/** The checks that span keys (zod checks each value alone). */
+function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSchema>): Array<{ where: string; message: string }> {
+  const problems: Array<{ where: string; message: string }> = [];
+  const seen = new Map<string, number>();
+  data.arms.forEach((arm, index) => {
+    const lower = arm.name.toLowerCase();
+    if (seen.has(lower)) problems.push({ where: source.where(["arms", index, "name"]), message: `arms.${index}.name: '${arm.name}' is also arm ${seen.get(lower)}'s name (names, as folders, must differ beyond case)` });
+    seen.set(lower, index);
+    const needsModel = arm.kind === "single-pass" || arm.kind === "agent";
+    if (needsModel && !arm.model) problems.push({ where: source.where(["arms", index]), message: `arms.${index}: a ${arm.kind} arm needs a model (a preset, a YAML file or a model id)` });
+    const allowed: Record<string, readonly string[]> = {
+      "single-pass": ["model", "baseURL", "prompt", "temperature"],
+      agent: ["model", "critic", "baseURL", "agent"],
+      results: ["model"],
+    };
+    const family = arm.kind.startsWith("results:") ? "results" : arm.kind;
+    for (const key of ["model", "critic", "baseURL", "prompt", "temperature", "agent"] as const) {
+      if (arm[key] !== undefined && !(allowed[family] ?? []).includes(key)) {
+        problems.push({ where: source.where(["arms", index, key]), message: `arms.${index}.${key}: a ${family} arm takes no ${key}` });
+      }
+    }
+  });
+  const names = new Set(data.arms.map((arm) => arm.name));
+  data.report.compare?.forEach((name, index) => {
+    if (!names.has(name)) problems.push({ where: source.where(["report", "compare", index]), message: `report.compare.${index}: no arm is named '${name}' (arms: ${[...names].join(", ")})` });
+  });
+  return problems;
+}
+
+/** Reads and validates an experiment config; throws IwrError("CONFIG_INVALID") listing every problem. */
+export function loadExperimentConfig(file: string, options: { env?: NodeJS.ProcessEnv; out?: string } = {}): ExperimentConfig {
+  const source = readYamlSource(file, { code: "CONFIG_INVALID", env: options.env ?? process.env, what: "experiment config" });
+  const data = source.validate(ExperimentConfigSchema);
+  const problems = crossChecks(source, data);
+  if (problems.length > 0) source.fail(problems);
+  const base = path.dirname(path.resolve(file));
+  const resolve = (relative: string) => path.resolve(base, relative);
+  const name = data.name ?? path.basename(file).replace(/\.ya?ml$/i, "");
+  const profile = data.evaluator.profile;
+  const official = profile === "official";
+  return {
+    file,
+    name,
+    taskFile: resolve(data.tasks.file),
+    filters: { ...(data.tasks.ids ? { ids: data.tasks.ids } : {}), ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}), ...(data.tasks.visual ? { visual: data.tasks.visual } : {}) },
+    out: options.out ? path.resolve(options.out) : data.out ? resolve(data.out) : path.resolve("runs", name),
+    concurrency: data.concurrency,
+    cache: data.cache,
+    repeats: data.repeats,
+    evaluator: {
+      profile,
+      judge: data.evaluator.judge ?? (official ? "llm" : "heuristic"),
+      grounding: data.evaluator.grounding ?? (official ? "llm" : "heuristic"),
+      pairing: data.evaluator.pairing ?? (official ? "official" : "aligned"),
+      judgeModel: data.evaluator.judgeModel,
+      ...(data.evaluator.baseURL ? { baseURL: data.evaluator.baseURL } : {}),
+    },
+    ...(data.report.compare ? { compare: data.report.compare } : {}),
+    bootstrapResamples: data.report.bootstrapResamples,
+    arms: data.arms.map((arm) => ({ ...arm, ...(arm.prompt ? { prompt: resolve(arm.prompt) } : {}), parsed: parseKind(arm.kind, resolve) })),
+    text: fs.readFileSync(file, "utf8"),
+    where: (keyPath) => source.where(keyPath),
+    fail: (list) => source.fail(list),
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * `module:<path>` arms: a researcher's own generator, loaded from a JavaScript or
+ * TypeScript module. The contract (README, "Your own generator"):
+ *
+ *   export async function generate(inputs: TaskInputs, context: GeneratorContext): Promise<string | { html: string }>
+ *
+ * (or the same function as the default export), or
+ *
+ *   export const graph = <a compiled LangGraph graph>
+ *
+ * invoked as `graph.invoke({ inputs }, { context, signal })` and expected to return a
+ * state with `html`. The generator sees the task's inputs only (video, asset sheets,
+ * assets folder, resolution: never checkpoints, actions or assertions) and returns one
+ * page; `context.assetsBase` is the relative path from the page's folder to the assets,
+ * what the benchmark's placeholder becomes. The page is written by the runner and runs
+ * sandboxed like every candidate.
+ */
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { IwrError, errorMessage } from "../errors.ts";
+import type { ModelClient } from "../models/index.ts";
+import type { TaskInputs } from "../tasks/schema.ts";
+
+export interface GeneratorContext {
+  /** The arm's model client, when the arm names a model (cache, retries and usage included). */
+  model?: ModelClient;
+  /** The folder index.html will be written to. */
+  outputDir: string;
+  /** Relative path from outputDir to the task's assets folder. */
+  assetsBase: string;
+  /** Which repeat this is (0 = the first). */
+  repeat: number;
+  /** Aborted when the run stops or the cell's time is up. */
+  signal: AbortSignal;
+  /** A line in the run's log, attributed to the arm and task. */
+  log: (message: string) => void;
+}
+
+export type GeneratorReply = string | { html: string };
+export type PageGenerator = (inputs: TaskInputs, context: GeneratorContext) => Promise<GeneratorReply> | GeneratorReply;
+
+interface InvokableGraph {
+  invoke(input: { inputs: TaskInputs }, config: { context: GeneratorContext; signal: AbortSignal }): Promise<unknown>;
+}
+
+const isGraph = (value: unknown): value is InvokableGraph =>
+  typeof value === "object" && value !== null && "invoke" in value && typeof (value as { invoke: unknown }).invoke === "function";
+
+/** Imports the module and finds its generator; throws IwrError("CONFIG_INVALID") saying what it exports instead. */
+export async function loadModuleGenerator(file: string, where: string): Promise<PageGenerator> {
+  let exported: Record<string, unknown>;
+  try {
+    exported = (await import(pathToFileURL(path.resolve(file)).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new IwrError("CONFIG_INVALID", `${where}: module ${file} cannot be loaded: ${errorMessage(error)}`, { file });
+  }
+  const candidate = exported.generate ?? exported.default ?? exported.graph;
+  if (typeof candidate === "function") return candidate as PageGenerator;
+  if (isGraph(candidate)) {
+    return async (inputs, context) => {
+      const state = await candidate.invoke({ inputs }, { context, signal: context.signal });
+      const html = state && typeof state === "object" && "html" in state ? (state as { html: unknown }).html : undefined;
+      if (typeof html !== "string") throw new IwrError("MODEL_REPLY", `the graph exported by ${file} returned a state without an html string`);
+      return html;
+    };
+  }
+  const names = Object.keys(exported);
+  throw new IwrError(
+    "CONFIG_INVALID",
+    `${where}: module ${file} exports no generator: expected a function 'generate' (or a default export) or a compiled LangGraph graph 'graph'; it exports ${names.length > 0 ? names.join(", ") : "nothing"}`,
+    { file },
+  );
+}
+
+/** The page in a generator's reply; a reply without one is the generator's failure, recorded in the cell. */
+export function pageOfReply(reply: GeneratorReply, file: string): string {
+  const html = typeof reply === "string" ? reply : reply && typeof reply === "object" ? reply.html : undefined;
+  if (typeof html !== "string" || !/<[A-Za-z!]/.test(html)) {
+    throw new IwrError("MODEL_REPLY", `the generator in ${file} returned no HTML (expected a string or { html })`);
+  }
+  return html;
+}

@@ -1,0 +1,67 @@
+/**
+ * `iwr report <run-dir>` (also the end of `iwr run`): the report rebuilt from the run
+ * folder alone — run.json names the task file, the arms and the evaluator; every cell.json
+ * and eval.json under arms/ gives the numbers — written as report.json, report.md and a
+ * self-contained report.html.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { IwrError } from "../errors.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
+import { RESULT_FILES, runFiles } from "../results/layout.ts";
+import { loadTasks } from "../tasks/loader.ts";
+import { buildReportData, type ReportData } from "./report-data.ts";
+import { reportHtml, reportMarkdown } from "./report-render.ts";
+import { CELL_RECORD_VERSION, type CellRecord } from "./run.ts";
+
+interface RunRecord {
+  name: string;
+  tasks: { file: string };
+  evaluator: Record<string, unknown>;
+  arms: Array<{ name: string; kind: string }>;
+  compare?: [string, string];
+  bootstrapResamples?: number;
+}
+
+/** Every cell.json under `<run>/arms/<arm>/repeat-<k>/<id>/<folder>/`. */
+function cellRecords(runDir: string): Array<{ record: CellRecord; dir: string }> {
+  const armsDir = path.join(runDir, "arms");
+  if (!fs.existsSync(armsDir)) return [];
+  const found: Array<{ record: CellRecord; dir: string }> = [];
+  const list = (dir: string) => fs.readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory() && !entry.name.startsWith("."));
+  for (const arm of list(armsDir)) {
+    for (const repeat of list(path.join(armsDir, arm.name))) {
+      for (const task of list(path.join(armsDir, arm.name, repeat.name))) {
+        for (const folder of list(path.join(armsDir, arm.name, repeat.name, task.name))) {
+          const dir = path.join(armsDir, arm.name, repeat.name, task.name, folder.name);
+          const file = path.join(dir, RESULT_FILES.cell);
+          if (!fs.existsSync(file)) continue;
+          try {
+            const record = JSON.parse(fs.readFileSync(file, "utf8")) as CellRecord;
+            if (record.version === CELL_RECORD_VERSION) found.push({ record, dir });
+          } catch {
+            // A cell.json is written atomically; an unreadable one is not ours to guess at.
+          }
+        }
+      }
+    }
+  }
+  return found;
+}
+
+export async function writeReport(runDir: string, options: { compare?: [string, string]; resamples?: number } = {}): Promise<{ data: ReportData; files: ReturnType<typeof runFiles> }> {
+  const files = runFiles(runDir);
+  if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
+  const run = JSON.parse(fs.readFileSync(files.record, "utf8")) as RunRecord;
+  const tasks = await loadTasks(run.tasks.file);
+  const known = new Set(run.arms.map((arm) => arm.name));
+  const records = cellRecords(runDir).filter(({ record }) => known.has(record.arm));
+  const order = new Map(run.arms.map((arm, index) => [arm.name, index]));
+  records.sort((a, b) => (order.get(a.record.arm)! - order.get(b.record.arm)!) || a.record.repeat - b.record.repeat || a.record.taskId - b.record.taskId);
+  const compare = options.compare ?? run.compare;
+  const data = buildReportData({ name: run.name, evaluator: run.evaluator, arms: run.arms, tasks, records, ...(compare ? { compare } : {}), resamples: options.resamples ?? run.bootstrapResamples ?? 10_000 });
+  writeFileAtomicSync(files.reportJson, `${JSON.stringify(data, null, 2)}\n`);
+  writeFileAtomicSync(files.reportMd, reportMarkdown(data));
+  writeFileAtomicSync(files.reportHtml, await reportHtml(data));
+  return { data, files };
+}
