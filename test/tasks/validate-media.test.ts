@@ -128,3 +128,11 @@ describe("resolution and file encoding", () => {
     expect(problems[0]).toBe(`${set.jsonlPath}: 280 more line(s) are not valid JSON either (300 of 300); is this a task file?`);
   });
 });
+
+describe("the bundled suite", () => {
+  it("passes the whole validation npm start runs first, media included", async () => {
+    const { tasks, problems } = await loadTaskSet("tasks/iwr-mini.jsonl", { checkMedia: true });
+    expect(problems.map(formatProblem)).toEqual([]);
+    expect(tasks.length).toBe(12);
+  }, 120_000);
+});
