@@ -13,6 +13,7 @@
  * State holds the cell's identity and its outcomes (small records, no images); the
  * resources (task, evaluator, model clients) come in as LangGraph `context`.
  */
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { END, START, StateGraph, StateSchema, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { IwrError } from "../../src/errors.ts";
@@ -81,9 +82,19 @@ function cellOf(state: Pick<CellValues, "cellKey">, config: CellConfig): { cell:
   return { cell, context };
 }
 
+/**
+ * Runs `work` as a root run of its own. A graph invoked inside a node inherits the
+ * node's run config through LangChain's async-local storage and becomes a subgraph of
+ * this cell (its checkpoint namespace and thread included): the agent's own checkpointer
+ * and resume would then read the cell's state instead of its own.
+ */
+function detached<T>(work: () => Promise<T>): Promise<T> {
+  return AsyncLocalStorageProviderSingleton.getInstance().run(undefined, work);
+}
+
 async function generate(state: CellValues, config: CellConfig) {
   const { cell, context } = cellOf(state, config);
-  return { produced: await producePage(cell, context.resources) };
+  return { produced: await detached(() => producePage(cell, context.resources)) };
 }
 
 async function evaluate(state: CellValues, config: CellConfig) {

@@ -18,6 +18,7 @@ import path from "node:path";
 import { z } from "zod";
 import { AgentSettingsSchema } from "../../agents/reconstruct/settings.ts";
 import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
+import { formatFieldPath } from "../config/zod-issues.ts";
 import { folderNameProblem } from "../files/safe-name.ts";
 import { CACHE_MODES } from "../models/cache.ts";
 import { parseMutantSpec, type MutantSpec } from "../mutants/operators.ts";
@@ -156,16 +157,19 @@ function parseKind(kind: string, resolve: (file: string) => string): ArmKind {
   return { type: kind as "single-pass" | "agent" | "reference" | "blank" };
 }
 
+const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
+
 /** The checks that span keys (zod checks each value alone). */
 function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSchema>): Array<{ where: string; message: string }> {
   const problems: Array<{ where: string; message: string }> = [];
+  const add = (keyPath: Array<string | number>, message: string) => problems.push({ where: source.where(keyPath), message: `${formatFieldPath(keyPath)}: ${message}` });
   const seen = new Map<string, number>();
   data.arms.forEach((arm, index) => {
     const lower = arm.name.toLowerCase();
-    if (seen.has(lower)) problems.push({ where: source.where(["arms", index, "name"]), message: `arms.${index}.name: '${arm.name}' is also arm ${seen.get(lower)}'s name (names, as folders, must differ beyond case)` });
+    if (seen.has(lower)) add(["arms", index, "name"], `'${arm.name}' is also arm ${seen.get(lower)}'s name (names, as folders, must differ beyond case)`);
     seen.set(lower, index);
     const needsModel = arm.kind === "single-pass" || arm.kind === "agent";
-    if (needsModel && !arm.model) problems.push({ where: source.where(["arms", index]), message: `arms.${index}: a ${arm.kind} arm needs a model (a preset, a YAML file or a model id)` });
+    if (needsModel && !arm.model) add(["arms", index], `${article(arm.kind)} ${arm.kind} arm needs a model (a preset, a YAML file or a model id)`);
     const allowed: Record<string, readonly string[]> = {
       "single-pass": ["model", "baseURL", "prompt", "temperature"],
       agent: ["model", "critic", "baseURL", "agent"],
@@ -174,13 +178,13 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
     const family = arm.kind.startsWith("results:") ? "results" : arm.kind;
     for (const key of ["model", "critic", "baseURL", "prompt", "temperature", "agent"] as const) {
       if (arm[key] !== undefined && !(allowed[family] ?? []).includes(key)) {
-        problems.push({ where: source.where(["arms", index, key]), message: `arms.${index}.${key}: a ${family} arm takes no ${key}` });
+        add(["arms", index, key], `${article(family)} ${family} arm takes no ${key}`);
       }
     }
   });
   const names = new Set(data.arms.map((arm) => arm.name));
   data.report.compare?.forEach((name, index) => {
-    if (!names.has(name)) problems.push({ where: source.where(["report", "compare", index]), message: `report.compare.${index}: no arm is named '${name}' (arms: ${[...names].join(", ")})` });
+    if (!names.has(name)) add(["report", "compare", index], `no arm is named '${name}' (arms: ${[...names].join(", ")})`);
   });
   return problems;
 }

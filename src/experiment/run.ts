@@ -113,8 +113,8 @@ async function loadArmResources(config: ExperimentConfig) {
         const overrides = arm.baseURL ? { baseURL: arm.baseURL } : {};
         specs.set(arm.name, { drafter: loadModelSpec(arm.model, overrides), ...(arm.critic ? { critic: loadModelSpec(arm.critic, overrides) } : {}) });
       }
-      if (arm.parsed.type === "module") modules.set(arm.name, await loadModuleGenerator(arm.parsed.file, `arms.${index}.kind`));
-      if (arm.parsed.type === "results" && !fs.existsSync(arm.parsed.dir)) throw new IwrError("CONFIG_INVALID", `arms.${index}.kind: results folder ${arm.parsed.dir} does not exist`);
+      if (arm.parsed.type === "module") modules.set(arm.name, await loadModuleGenerator(arm.parsed.file, `arms[${index}].kind`));
+      if (arm.parsed.type === "results" && !fs.existsSync(arm.parsed.dir)) throw new IwrError("CONFIG_INVALID", `arms[${index}].kind: results folder ${arm.parsed.dir} does not exist`);
     } catch (error) {
       problems.push({ where: config.where(["arms", index, arm.parsed.type === "module" || arm.parsed.type === "results" ? "kind" : "model"]), message: errorMessage(error) });
     }

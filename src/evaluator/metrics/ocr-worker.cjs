@@ -21,4 +21,35 @@ if (process.platform === "linux") {
     // Not permitted here (a sandbox without setpriority): OCR runs at normal priority.
   }
 }
+/*
+ * Leptonica and Tesseract print their diagnostics straight to stderr from inside the
+ * engine ("Error in boxClipToRectangle: box outside rectangle" while reading a screen
+ * that works, "Image file /input cannot be read!"), in the middle of a run's output.
+ * Those lines are dropped here. Nothing is lost by it: a clipped box is clipped by the
+ * engine itself, and an image it cannot read fails the job, whose error the caller
+ * records. Every other line passes.
+ */
+const ENGINE_DIAGNOSTIC = /^(Error in [A-Za-z0-9_]+: .*|Warning in [A-Za-z0-9_]+: .*|Image file \S+ cannot be read!|Warning: Invalid resolution \d+ dpi\. Using \d+ instead\.|Estimating resolution as \d+)\s*$/;
+const writeStderr = process.stderr.write.bind(process.stderr);
+// The engine ends some diagnostics with a separate empty line: dropped with them.
+let afterDiagnostic = false;
+process.stderr.write = (chunk, ...rest) => {
+  const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+  const kept = text
+    .split(/(?<=\n)/)
+    .filter((line) => {
+      const bare = line.replace(/\n$/, "");
+      const drop = ENGINE_DIAGNOSTIC.test(bare) || (afterDiagnostic && bare.trim() === "");
+      afterDiagnostic = drop;
+      return !drop;
+    })
+    .join("");
+  if (kept === "") {
+    const callback = rest.find((argument) => typeof argument === "function");
+    if (callback) callback();
+    return true;
+  }
+  return writeStderr(kept, ...rest);
+};
+
 require("tesseract.js/src/worker-script/node/index.js");

@@ -1,0 +1,114 @@
+/**
+ * The experiment's parts that need no browser: asset links of pages made elsewhere,
+ * the bootstrap interval, repeats as new samples, and the config's cross-key checks.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { afterAll, describe, expect, it } from "vitest";
+import { rebaseAssetLinks } from "../../src/experiment/arms.ts";
+import { loadExperimentConfig } from "../../src/experiment/config.ts";
+import { bootstrapMeanInterval } from "../../src/experiment/report-data.ts";
+import { forRepeat, type ModelClient } from "../../src/models/index.ts";
+import type { InvokeOptions } from "../../src/models/types.ts";
+import { tempDir } from "../support/evaluator-replay-fixtures.ts";
+
+const dir = tempDir("experiment-parts");
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe("rebaseAssetLinks", () => {
+  it("points relative links to the task's asset files at the new base and leaves every other URL alone", () => {
+    const html = [
+      `<img src="../../../data/3/assets/logo.png">`,
+      `<img src='assets/photo one.jpg'>`,
+      `<div style="background:url(../x/assets/bg.webp)"></div>`,
+      `<img src="https://cdn.example/logo.png">`,
+      `<img src="/abs/logo.png">`,
+      `<img src="data:image/png;base64,AAAA">`,
+      `<a href="../other/notes.txt">`,
+      `<img src="../assets/logo.png?v=2">`,
+    ].join("\n");
+    const { html: out, rewritten } = rebaseAssetLinks(html, ["logo.png", "photo one.jpg", "bg.webp"], "../../../../tasks/t/3/assets");
+    expect(rewritten).toBe(4);
+    expect(out).toContain(`src="../../../../tasks/t/3/assets/logo.png"`);
+    expect(out).toContain(`src='../../../../tasks/t/3/assets/photo one.jpg'`);
+    expect(out).toContain(`url(../../../../tasks/t/3/assets/bg.webp)`);
+    expect(out).toContain(`src="../../../../tasks/t/3/assets/logo.png?v=2"`);
+    expect(out).toContain(`src="https://cdn.example/logo.png"`);
+    expect(out).toContain(`src="/abs/logo.png"`);
+    expect(out).toContain(`href="../other/notes.txt"`);
+  });
+});
+
+describe("bootstrapMeanInterval", () => {
+  it("brackets the mean, is reproducible, narrows with more tasks, and is a point for constant differences", () => {
+    const values = [0.1, -0.05, 0.2, 0.15, 0.0, 0.3, 0.05, 0.12];
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    const [low, high] = bootstrapMeanInterval(values, 5000);
+    expect(low).toBeLessThan(mean);
+    expect(high).toBeGreaterThan(mean);
+    expect(bootstrapMeanInterval(values, 5000)).toEqual([low, high]);
+    const [wideLow, wideHigh] = bootstrapMeanInterval(values.slice(0, 3), 5000);
+    const [narrowLow, narrowHigh] = bootstrapMeanInterval([...values, ...values, ...values, ...values], 5000);
+    expect(narrowHigh - narrowLow).toBeLessThan(wideHigh - wideLow);
+    expect(bootstrapMeanInterval([0.25, 0.25, 0.25], 1000)).toEqual([0.25, 0.25]);
+  });
+});
+
+describe("forRepeat", () => {
+  it("marks every request of repeat r as its own sample, keeping breadth samples apart, and leaves repeat 0 as it was", async () => {
+    const seen: Array<number | undefined> = [];
+    const client: ModelClient = {
+      spec: { name: "m" } as ModelClient["spec"],
+      invoke: async (_messages, options?: InvokeOptions) => {
+        seen.push(options?.sample);
+        return { text: "", usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, latencyMs: 0, cacheHit: false, requestHash: "" };
+      },
+    };
+    const message = [new HumanMessage("hi")];
+    expect(forRepeat(client, 0)).toBe(client);
+    await forRepeat(client, 2).invoke(message);
+    await forRepeat(client, 2).invoke(message, { sample: 1 });
+    await forRepeat(client, 1).invoke(message);
+    expect(seen).toEqual([2000, 2001, 1000]);
+  });
+});
+
+describe("experiment config", () => {
+  const write = (name: string, text: string) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, text);
+    return file;
+  };
+  const base = "tasks:\n  file: tasks.jsonl\n";
+  it("resolves paths against the config's folder and fills the profile's evaluator choices", () => {
+    const config = loadExperimentConfig(write("ok.yaml", `${base}evaluator:\n  profile: official\n  pairing: aligned\narms:\n  - name: r\n    kind: reference\n  - name: mine\n    kind: module:gen.ts\n`));
+    expect(config.taskFile).toBe(path.join(dir, "tasks.jsonl"));
+    expect(config.out).toBe(path.resolve("runs", "ok"));
+    expect(config.evaluator).toMatchObject({ judge: "llm", grounding: "llm", pairing: "aligned" });
+    expect(config.arms[1]!.parsed).toEqual({ type: "module", file: path.join(dir, "gen.ts") });
+  });
+  it("lists every cross-key problem at once, each with its line and key", () => {
+    const file = write(
+      "bad.yaml",
+      `${base}report:\n  compare: [a, nobody]\narms:\n  - name: a\n    kind: blank\n    model: gpt-4o\n  - name: A\n    kind: agent\n  - name: m\n    kind: mutant:freeze-after\n`,
+    );
+    let message = "";
+    try {
+      loadExperimentConfig(file);
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).toMatch(/bad\.yaml:\d+:\d+: arms\[2\]\.kind: mutant operator 'freeze-after': freeze-after needs a gesture count/);
+    const second = write("bad2.yaml", `${base}report:\n  compare: [a, nobody]\narms:\n  - name: a\n    kind: blank\n    model: gpt-4o\n  - name: A\n    kind: agent\n`);
+    try {
+      loadExperimentConfig(second);
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).toMatch(/bad2\.yaml:8:\d+: arms\[0\]\.model: a blank arm takes no model/);
+    expect(message).toMatch(/bad2\.yaml:9:\d+: arms\[1\]\.name: 'A' is also arm 0's name/);
+    expect(message).toMatch(/bad2\.yaml:\d+:\d+: arms\[1\]: an agent arm needs a model/);
+    expect(message).toMatch(/bad2\.yaml:4:\d+: report\.compare\[1\]: no arm is named 'nobody'/);
+  });
+});
