@@ -1,14 +1,17 @@
 /**
  * One experiment cell (task × arm × repeat) as a graph:
  *
- *   START → generate → evaluate ─┬─→ END
- *                                └─→ score-iterations → END   (agent arms with saved drafts)
+ *   START → generate → evaluate ─┬──────────────────────────┬─→ [self-check] → END
+ *                                └─→ score-iterations ───────┘
+ *                                    (agent arms with saved drafts)   (when the experiment asks)
  *
  * `generate` is the arm's generator (single pass, the agent's own graph, a calibration
  * page, a researcher's module, or a page made elsewhere); `evaluate` is the fixed
  * evaluator, the same for every arm and unchanged; `score-iterations` scores each draft
- * an agent saved, for the score-by-iteration curve. Those scores are reported only: they
- * reach no generator, and the agent has finished before they exist.
+ * an agent saved, for the score-by-iteration curve; `self-check` computes the agent's
+ * feedback signal on the page (given track) to set beside the evaluator's Final. Those
+ * scores are reported only: they reach no generator, and the agent has finished before
+ * they exist.
  *
  * State holds the cell's identity and its outcomes (small records, no images); the
  * resources (task, evaluator, model clients) come in as LangGraph `context`.
@@ -16,7 +19,10 @@
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { END, START, StateGraph, StateSchema, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import { IwrError } from "../../src/errors.ts";
+import { IwrError, toErrorRecord } from "../../src/errors.ts";
+import type { VisualMetric } from "../../src/evaluator/metrics/visual.ts";
+import { replayActionOf } from "../../src/replay/replay.ts";
+import { runSelfCheck } from "../../src/selfcheck/self-check.ts";
 import type { Evaluator } from "../../src/evaluator/evaluate-task.ts";
 import type { PairingMode } from "../../src/evaluator/settings.ts";
 import { producePage, type ArmResources, type Cell } from "../../src/experiment/arms.ts";
@@ -50,12 +56,20 @@ export const IterationScoreSchema = z.object({
   error: ErrorSchema.optional(),
 });
 
+export const CellSelfCheckSchema = z.object({
+  selfScore: z.number().optional(),
+  error: ErrorSchema.optional(),
+  wallMs: z.number(),
+});
+
 export const CellState = new StateSchema({
   /** Which cell: the key of the Cell in context.cells. */
   cellKey: z.string(),
   produced: CellOutcomeSchema.optional(),
   evaluation: CellEvaluationSchema.optional(),
   iterations: z.array(IterationScoreSchema).default(() => []),
+  /** The self-check of the cell's page (given track), when the experiment asks for it. */
+  selfCheck: CellSelfCheckSchema.optional(),
 });
 export type CellValues = typeof CellState.State;
 
@@ -64,6 +78,8 @@ export interface CellContext {
   resources: ArmResources;
   evaluator: Evaluator;
   pairing: PairingMode;
+  /** Self-check every page (given track) with this metric; absent: no self-check node runs. */
+  selfCheck?: { metric: VisualMetric; statesCacheDir?: string };
 }
 type CellConfig = LangGraphRunnableConfig<CellContext>;
 
@@ -73,6 +89,7 @@ const CellContextSchema = z.object({
   resources: z.custom<ArmResources>(present, { message: "expected the arms' resources" }),
   evaluator: z.custom<Evaluator>(present, { message: "expected the evaluator (createEvaluator)" }),
   pairing: z.custom<PairingMode>((value) => typeof value === "string"),
+  selfCheck: z.custom<{ metric: VisualMetric; statesCacheDir?: string }>(present).optional(),
 });
 
 function cellOf(state: Pick<CellValues, "cellKey">, config: CellConfig): { cell: Cell; context: CellContext } {
@@ -127,15 +144,49 @@ async function scoreIterations(state: CellValues, config: CellConfig) {
   return { iterations };
 }
 
+/**
+ * The self-check of the cell's page, as an agent would compute it: from the task's
+ * inputs and, in this labelled track, the task's action descriptions (never its
+ * checkpoints or assertions). Reported beside the evaluator's Final to show how well the
+ * signal tracks it; it reaches no generator.
+ */
+async function selfCheck(state: CellValues, config: CellConfig) {
+  const { cell, context } = cellOf(state, config);
+  const started = Date.now();
+  if (!context.selfCheck || state.produced?.status !== "made") return {};
+  try {
+    const record = await runSelfCheck({
+      inputs: cell.task.inputs,
+      actions: cell.task.line.action_sequence.map(replayActionOf),
+      trajectory: "given",
+      candidateDir: cell.dir,
+      metric: context.selfCheck.metric,
+      ...(context.evaluator.pageSlots ? { pageSlots: context.evaluator.pageSlots } : {}),
+      ...(context.evaluator.pageMemoryMiB ? { memoryLimitMiB: context.evaluator.pageMemoryMiB } : {}),
+      ...(context.selfCheck.statesCacheDir ? { statesCacheDir: context.selfCheck.statesCacheDir } : {}),
+    });
+    return { selfCheck: { selfScore: record.selfScore, wallMs: Date.now() - started } };
+  } catch (error) {
+    return { selfCheck: { error: toErrorRecord(error), wallMs: Date.now() - started } };
+  }
+}
+
+const afterEvaluate = (state: CellValues, config: CellConfig) => {
+  if ((state.produced?.iterations?.length ?? 0) > 0) return "score-iterations";
+  return config.context?.selfCheck ? "self-check" : END;
+};
+
 export function buildCellGraph() {
   return new StateGraph(CellState, { context: CellContextSchema })
     .addNode("generate", generate)
     .addNode("evaluate", evaluate)
     .addNode("score-iterations", scoreIterations)
+    .addNode("self-check", selfCheck)
     .addEdge(START, "generate")
     .addEdge("generate", "evaluate")
-    .addConditionalEdges("evaluate", (state: CellValues) => ((state.produced?.iterations?.length ?? 0) > 0 ? "score-iterations" : END), ["score-iterations", END])
-    .addEdge("score-iterations", END)
+    .addConditionalEdges("evaluate", afterEvaluate, ["score-iterations", "self-check", END])
+    .addConditionalEdges("score-iterations", (_state: CellValues, config: CellConfig) => (config.context?.selfCheck ? "self-check" : END), ["self-check", END])
+    .addEdge("self-check", END)
     .compile({ name: "experiment-cell" });
 }
 

@@ -29,6 +29,12 @@ import { errorMessage } from "../errors.ts";
 const FIXED_KINDS = ["single-pass", "agent", "reference", "blank"] as const;
 const PREFIXED_KINDS = ["mutant:", "module:", "results:"] as const;
 
+/** A URL, or nothing: an empty value (`\${IWR_BASE_URL:-}` unset) means the default endpoint. */
+const optionalURL = z
+  .union([z.literal(""), z.string().url()])
+  .optional()
+  .transform((value) => (value === "" ? undefined : value));
+
 const ArmSchema = z.strictObject({
   /** The arm's name in reports, and its folder: a safe folder name. */
   name: z.string().superRefine((name, context) => {
@@ -53,11 +59,16 @@ const ArmSchema = z.strictObject({
     }
   }),
   /** single-pass and agent: the model (preset, YAML file or model id). results: the model folder inside the results folder. */
-  model: z.string().min(1).optional(),
+  model: z.string().optional(),
+  /**
+   * single-pass, agent: leave the arm out (with one line saying how to enable it) when
+   * `model` is empty, e.g. \`model: \${IWR_MODEL:-}\` with no model configured.
+   */
+  skipWithoutModel: z.boolean().default(false),
   /** agent: analysis and critique model (default: model). */
   critic: z.string().min(1).optional(),
-  /** The model's OpenAI-compatible endpoint (default: the preset's, or OPENAI_BASE_URL). */
-  baseURL: z.string().url().optional(),
+  /** The model's OpenAI-compatible endpoint (default: the preset's, or OPENAI_BASE_URL); empty = the default. */
+  baseURL: optionalURL,
   /** single-pass: a prompt variant file (same variables as prompts/generate.md). */
   prompt: z.string().min(1).optional(),
   /** single-pass: the model's sampling temperature for this arm. */
@@ -79,9 +90,9 @@ const EvaluatorSchema = z
     grounding: z.enum(["heuristic", "llm"]).optional(),
     pairing: z.enum(PAIRING_MODES).optional(),
     judgeModel: z.string().min(1).default("gpt-4o"),
-    baseURL: z.string().url().optional(),
+    baseURL: optionalURL,
   })
-  .default({ profile: "offline", judgeModel: "gpt-4o" });
+  .default({ profile: "offline", judgeModel: "gpt-4o", baseURL: undefined });
 
 export const ExperimentConfigSchema = z.strictObject({
   name: z.string().min(1).optional(),
@@ -106,6 +117,12 @@ export const ExperimentConfigSchema = z.strictObject({
       bootstrapResamples: z.number().int().min(100).max(100_000).default(10_000),
     })
     .default({ bootstrapResamples: 10_000 }),
+  /**
+   * Also self-check every cell's page (agents' feedback signal, from the task's inputs
+   * alone; `given`: replaying the task's action descriptions, a labelled ablation) and
+   * report how well its self-score tracks the evaluator's Final over each task's arms.
+   */
+  selfCheck: z.enum(["off", "given"]).default("off"),
   arms: z.array(ArmSchema).min(1),
 });
 export type ExperimentConfigInput = z.input<typeof ExperimentConfigSchema>;
@@ -143,6 +160,9 @@ export interface ExperimentConfig {
   compare?: [string, string];
   bootstrapResamples: number;
   arms: Arm[];
+  /** Arms left out (skipWithoutModel with no model), and why. */
+  skippedArms: Array<{ name: string; reason: string }>;
+  selfCheck: "off" | "given";
   /** The config's text, as read (recorded in the run folder). */
   text: string;
   /** Where a key sits in the file, for later checks (module exports, arm names in report.compare). */
@@ -169,15 +189,16 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
     if (seen.has(lower)) add(["arms", index, "name"], `'${arm.name}' is also arm ${seen.get(lower)}'s name (names, as folders, must differ beyond case)`);
     seen.set(lower, index);
     const needsModel = arm.kind === "single-pass" || arm.kind === "agent";
-    if (needsModel && !arm.model) add(["arms", index], `${article(arm.kind)} ${arm.kind} arm needs a model (a preset, a YAML file or a model id)`);
+    if (needsModel && !arm.model && !arm.skipWithoutModel) add(["arms", index], `${article(arm.kind)} ${arm.kind} arm needs a model (a preset, a YAML file or a model id)`);
     const allowed: Record<string, readonly string[]> = {
-      "single-pass": ["model", "baseURL", "prompt", "temperature"],
-      agent: ["model", "critic", "baseURL", "agent"],
+      "single-pass": ["model", "baseURL", "prompt", "temperature", "skipWithoutModel"],
+      agent: ["model", "critic", "baseURL", "agent", "skipWithoutModel"],
       results: ["model"],
     };
     const family = arm.kind.startsWith("results:") ? "results" : arm.kind;
-    for (const key of ["model", "critic", "baseURL", "prompt", "temperature", "agent"] as const) {
-      if (arm[key] !== undefined && !(allowed[family] ?? []).includes(key)) {
+    for (const key of ["model", "critic", "baseURL", "prompt", "temperature", "agent", "skipWithoutModel"] as const) {
+      const given = key === "skipWithoutModel" ? arm[key] === true : arm[key] !== undefined;
+      if (given && !(allowed[family] ?? []).includes(key)) {
         add(["arms", index, key], `${article(family)} ${family} arm takes no ${key}`);
       }
     }
@@ -190,7 +211,7 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
 }
 
 /** Reads and validates an experiment config; throws IwrError("CONFIG_INVALID") listing every problem. */
-export function loadExperimentConfig(file: string, options: { env?: NodeJS.ProcessEnv; out?: string } = {}): ExperimentConfig {
+export function loadExperimentConfig(file: string, options: { env?: NodeJS.ProcessEnv; out?: string; taskFile?: string } = {}): ExperimentConfig {
   const source = readYamlSource(file, { code: "CONFIG_INVALID", env: options.env ?? process.env, what: "experiment config" });
   const data = source.validate(ExperimentConfigSchema);
   const problems = crossChecks(source, data);
@@ -198,12 +219,15 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
   const base = path.dirname(path.resolve(file));
   const resolve = (relative: string) => path.resolve(base, relative);
   const name = data.name ?? path.basename(file).replace(/\.ya?ml$/i, "");
+  const running = new Set(data.arms.filter((arm) => !(arm.skipWithoutModel && !arm.model)).map((arm) => arm.name));
+  if (running.size === 0) source.fail([{ where: source.where(["arms"]), message: "arms: every arm is left out for want of a model; configure one (IWR_MODEL) or add an arm that needs none" }]);
+  const compare = data.report.compare?.every((arm) => running.has(arm)) ? data.report.compare : undefined;
   const profile = data.evaluator.profile;
   const official = profile === "official";
   return {
     file,
     name,
-    taskFile: resolve(data.tasks.file),
+    taskFile: options.taskFile ? path.resolve(options.taskFile) : resolve(data.tasks.file),
     filters: { ...(data.tasks.ids ? { ids: data.tasks.ids } : {}), ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}), ...(data.tasks.visual ? { visual: data.tasks.visual } : {}) },
     out: options.out ? path.resolve(options.out) : data.out ? resolve(data.out) : path.resolve("runs", name),
     concurrency: data.concurrency,
@@ -217,9 +241,13 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
       judgeModel: data.evaluator.judgeModel,
       ...(data.evaluator.baseURL ? { baseURL: data.evaluator.baseURL } : {}),
     },
-    ...(data.report.compare ? { compare: data.report.compare } : {}),
+    ...(compare ? { compare } : {}),
     bootstrapResamples: data.report.bootstrapResamples,
-    arms: data.arms.map((arm) => ({ ...arm, ...(arm.prompt ? { prompt: resolve(arm.prompt) } : {}), parsed: parseKind(arm.kind, resolve) })),
+    arms: data.arms
+      .filter((arm) => !(arm.skipWithoutModel && !arm.model))
+      .map((arm) => ({ ...arm, ...(arm.prompt ? { prompt: resolve(arm.prompt) } : {}), parsed: parseKind(arm.kind, resolve) })),
+    skippedArms: data.arms.filter((arm) => arm.skipWithoutModel && !arm.model).map((arm) => ({ name: arm.name, reason: "no model configured" })),
+    selfCheck: data.selfCheck,
     text: fs.readFileSync(file, "utf8"),
     where: (keyPath) => source.where(keyPath),
     fail: (list) => source.fail(list),

@@ -19,6 +19,7 @@ import path from "node:path";
 import { readEvalRecord, type EvalRecord } from "../evaluator/eval-record.ts";
 import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import { RESULT_FILES } from "../results/layout.ts";
+import { trackingOf } from "../selfcheck/tracking.ts";
 import type { Task } from "../tasks/schema.ts";
 import type { CellRecord } from "./run.ts";
 
@@ -55,6 +56,8 @@ export interface CellScores {
   costUsd: number;
   wallMs: number;
   selfScore?: number;
+  /** The self-check's score of the page (given track), when the experiment ran it. */
+  selfCheckScore?: number;
   steps: StepRow[];
   /** Checkpoints the task has (the denominator of vfsAllCheckpoints). */
   checkpoints: number;
@@ -100,6 +103,16 @@ export interface IterationCurve {
   points: Array<{ taskId: number; repeat: number; draft: number; round: number; selfScore?: number; final?: number }>;
 }
 
+/** How well the self-check's score tracks the evaluator's Final over each task's pages (one per arm). */
+export interface SelfCheckAgreement {
+  track: "given";
+  perTask: Array<{ taskId: number; pages: number; spearman: number | null; pairs: number; pairwiseAgreement: number | null }>;
+  /** Means over the tasks where each is defined. */
+  meanSpearman: number | null;
+  meanPairwise: number | null;
+  points: Array<{ arm: string; taskId: number; selfScore: number; final: number }>;
+}
+
 export interface ReportData {
   version: number;
   name: string;
@@ -111,6 +124,7 @@ export interface ReportData {
   byClass: { interaction: Record<string, Record<string, number>>; visual: Record<string, Record<string, number>> };
   comparison?: Comparison;
   curves: IterationCurve[];
+  selfCheck?: SelfCheckAgreement;
   notes: string[];
 }
 
@@ -156,6 +170,7 @@ export function cellScores(record: CellRecord, dir: string, task: Task): CellSco
     costUsd: record.produced.usage.costUsd,
     wallMs: record.produced.wallMs + record.evaluation.wallMs,
     ...(record.produced.selfScore !== undefined ? { selfScore: record.produced.selfScore } : {}),
+    ...(record.selfCheck?.selfScore !== undefined ? { selfCheckScore: record.selfCheck.selfScore } : {}),
     steps: (evaluation?.steps ?? []).map((step) => ({
       position: step.position,
       actionIndex: step.actionIndex,
@@ -222,6 +237,29 @@ function curveOf(arm: string, records: readonly CellRecord[]): IterationCurve | 
     rounds.push({ round, final: mean(perCell.map((entry) => entry.final)), selfScore: mean(perCell.map((entry) => entry.selfScore)), tasks: perCell.length });
   }
   return { arm, rounds, points };
+}
+
+function selfCheckAgreement(cells: readonly CellScores[]): SelfCheckAgreement | undefined {
+  const checked = cells.filter((cell) => cell.repeat === 0 && cell.selfCheckScore !== undefined);
+  if (checked.length === 0) return undefined;
+  const taskIds = [...new Set(checked.map((cell) => cell.taskId))].sort((a, b) => a - b);
+  const finite = (value: number) => (Number.isFinite(value) ? value : null);
+  const perTask = taskIds.map((taskId) => {
+    const pages = checked.filter((cell) => cell.taskId === taskId).map((cell) => ({ label: cell.arm, evaluator: cell.final, signal: cell.selfCheckScore! }));
+    const tracking = trackingOf(pages);
+    return { taskId, pages: tracking.pages, spearman: finite(tracking.spearman), pairs: tracking.pairs, pairwiseAgreement: finite(tracking.pairwiseAgreement) };
+  });
+  const meanOf = (values: Array<number | null>) => {
+    const defined = values.filter((value): value is number => value !== null);
+    return defined.length === 0 ? null : mean(defined);
+  };
+  return {
+    track: "given",
+    perTask,
+    meanSpearman: meanOf(perTask.map((entry) => entry.spearman)),
+    meanPairwise: meanOf(perTask.map((entry) => entry.pairwiseAgreement)),
+    points: checked.map((cell) => ({ arm: cell.arm, taskId: cell.taskId, selfScore: cell.selfCheckScore!, final: cell.final })),
+  };
 }
 
 export function buildReportData(input: {
@@ -292,6 +330,7 @@ export function buildReportData(input: {
   }
 
   const records = input.records.map(({ record }) => record);
+  const selfCheck = selfCheckAgreement(cells);
   const curves = input.arms.flatMap((arm) => curveOf(arm.name, records) ?? []);
   const usedTasks = input.tasks.filter((task) => cells.some((cell) => cell.taskId === task.id));
   return {
@@ -305,12 +344,14 @@ export function buildReportData(input: {
     byClass: { interaction: classTable((task) => task.meta.interactionComplexity), visual: classTable((task) => task.meta.visualComplexity) },
     ...(comparison ? { comparison } : {}),
     curves,
+    ...(selfCheck ? { selfCheck } : {}),
     notes: [
       "Final, IFS, VFS: the benchmark's definitions (IWR-PROTOCOL.md §3.6), means over tasks (a task's repeats averaged first).",
       "success rate: share of tasks whose replay passed every step (IFS = 1); coverage: share of cells with a page.",
       "Final at α: α·IFS + (1 − α)·VFS; the benchmark's is α = 0.7.",
       "VFS (all checkpoints): our extra metric, unreached checkpoints counted as 0; the published VFS averages reached steps only.",
       "Interval: percentile bootstrap over tasks of the mean paired difference in Final (seeded).",
+      "Self-check agreement (when run): per task, Spearman ρ and pairwise order agreement between the self-check's score and the evaluator's Final over the arms' pages; given track (the task's action descriptions replayed, never its checkpoints or assertions).",
     ],
   };
 }

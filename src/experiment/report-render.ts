@@ -9,6 +9,7 @@ import sharp from "sharp";
 import type { ArmSummary, ReportData } from "./report-data.ts";
 
 const pct = (value: number) => (value * 100).toFixed(1);
+const fixed = (value: number | null) => (value === null ? "–" : value.toFixed(3));
 const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 const ARM_COLUMNS: Array<[string, (arm: ArmSummary) => string]> = [
@@ -38,6 +39,10 @@ export function terminalTable(data: ReportData): string {
     const { a, b, meanDifference, ci95, tasks } = data.comparison;
     lines.push("", `Final(${a}) − Final(${b}): ${pct(meanDifference)} points over ${tasks} task(s), 95 % bootstrap interval [${pct(ci95[0])}, ${pct(ci95[1])}]`);
   }
+  if (data.selfCheck) {
+    const agreement = data.selfCheck;
+    lines.push("", `self-check (given track) against the evaluator: mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise agreement ${fixed(agreement.meanPairwise)} over ${agreement.perTask.length} task(s)`);
+  }
   return lines.join("\n");
 }
 
@@ -59,6 +64,11 @@ export function reportMarkdown(data: ReportData): string {
   }
   for (const curve of data.curves) {
     parts.push(`## ${curve.arm}: score by iteration`, "", markdownTable(["round", "evaluator Final (best self-scored draft so far)", "self-score", "tasks"], curve.rounds.map((round) => [String(round.round), pct(round.final), pct(round.selfScore), String(round.tasks)])), "");
+  }
+  if (data.selfCheck) {
+    const agreement = data.selfCheck;
+    parts.push("## The self-check against the evaluator (given track)", "", `Mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise order agreement ${fixed(agreement.meanPairwise)}, over ${agreement.perTask.length} task(s).`, "");
+    parts.push(markdownTable(["task", "pages", "Spearman ρ", "pairs", "pairwise agreement"], agreement.perTask.map((row) => [String(row.taskId), String(row.pages), fixed(row.spearman), String(row.pairs), fixed(row.pairwiseAgreement)])), "");
   }
   const failures = data.cells.filter((cell) => cell.error);
   if (failures.length > 0) parts.push("## Failed cells", "", ...failures.map((cell) => `- ${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`), "");
@@ -160,6 +170,13 @@ export async function reportHtml(data: ReportData): Promise<string> {
       { label: "self-score", points: curve.rounds.map((round) => ({ x: round.round, y: round.selfScore })), line: true },
     ], { xMax: Math.max(1, curve.rounds.length - 1) }));
     sections.push(xyChart("self-score against the evaluator's Final, every draft", "self-score", "evaluator Final", [{ label: "draft", points: curve.points.filter((point) => point.selfScore !== undefined && point.final !== undefined).map((point) => ({ x: point.selfScore!, y: point.final! })) }], { diagonal: true, xMax: 1 }));
+  }
+  if (data.selfCheck) {
+    const agreement = data.selfCheck;
+    sections.push(`<h2>The self-check against the evaluator (given track)</h2><p>The agent's feedback signal computed on each arm's page from the task's inputs and its action descriptions, against the evaluator's Final. Mean Spearman ρ <b>${fixed(agreement.meanSpearman)}</b>, mean pairwise order agreement <b>${fixed(agreement.meanPairwise)}</b> over ${agreement.perTask.length} task(s).</p>`);
+    sections.push(htmlTable(["task", "pages", "Spearman ρ", "pairs", "pairwise agreement"], agreement.perTask.map((row) => [String(row.taskId), String(row.pages), fixed(row.spearman), String(row.pairs), fixed(row.pairwiseAgreement)])));
+    const arms = [...new Set(agreement.points.map((point) => point.arm))];
+    sections.push(xyChart("self-score against the evaluator's Final, every page", "self-score", "evaluator Final", arms.map((arm) => ({ label: arm, points: agreement.points.filter((point) => point.arm === arm).map((point) => ({ x: point.selfScore, y: point.final })) })), { diagonal: true, xMax: 1 }));
   }
   sections.push(`<h2>Per task and step</h2><p>Each row: the task's checkpoint, then each arm's screenshot at that evalpoint (first repeat), with OCR, DINO (or its fallback) and MLLM scores and the judge's verdict on the step's assertion.</p>`);
   const arms = data.arms.map((arm) => arm.name);

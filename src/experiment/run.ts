@@ -28,6 +28,7 @@ import { redactString } from "../log/redact.ts";
 import { canonicalJson, loadModelSpec, preflightModel, type ModelSpec } from "../models/index.ts";
 import { runFiles, type RunFiles } from "../results/layout.ts";
 import { closeEvaluator, createEvaluator } from "../run/evaluate.ts";
+import { createVisualMetric } from "../evaluator/metrics/visual.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
 import { cellFolderOf, type ArmResources, type Cell } from "./arms.ts";
@@ -52,6 +53,8 @@ export interface CellRecord {
   produced: NonNullable<CellValues["produced"]>;
   evaluation: NonNullable<CellValues["evaluation"]>;
   iterations: CellValues["iterations"];
+  /** The page's self-check (given track), when the experiment asked for it. */
+  selfCheck?: CellValues["selfCheck"];
   error?: ErrorRecord & { stage: "generate" | "evaluate" };
   finishedAt: string;
 }
@@ -140,7 +143,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
   const { specs, modules } = await loadArmResources(config);
 
   // Every cell, keyed by what would make its result differ.
-  const evaluatorKey = canonicalJson(config.evaluator);
+  const evaluatorKey = canonicalJson({ ...config.evaluator, selfCheck: config.selfCheck });
   const cells = new Map<string, Cell>();
   const order: string[] = [];
   const taskKeys = new Map<number, string>(await Promise.all(tasks.map(async (task) => [task.id, await taskKey(task)] as const)));
@@ -202,6 +205,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       log: (message) => logger.info(message),
       moduleTimeoutMs: options.moduleTimeoutMs ?? 10 * 60_000,
     };
+    const selfCheck = config.selfCheck === "given" ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } : undefined;
     const graph = buildCellGraph();
     const limit = pLimit(config.concurrency);
     let done = 0;
@@ -211,7 +215,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
           limit(async () => {
             if (controller.signal.aborted) return;
             const cell = cells.get(key)!;
-            const values = (await graph.invoke({ cellKey: key }, { context: { cells, resources, evaluator, pairing: config.evaluator.pairing } })) as CellValues;
+            const values = (await graph.invoke({ cellKey: key }, { context: { cells, resources, evaluator, pairing: config.evaluator.pairing, selfCheck } })) as CellValues;
             const produced = values.produced!;
             const evaluation = values.evaluation!;
             const error = produced.error
@@ -230,6 +234,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
               produced,
               evaluation,
               iterations: values.iterations,
+              ...(values.selfCheck ? { selfCheck: values.selfCheck } : {}),
               ...(error ? { error } : {}),
               finishedAt: new Date().toISOString(),
             };

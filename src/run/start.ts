@@ -1,132 +1,96 @@
 /**
- * `npm start` / `iwr start`: the main job on the bundled tasks.
+ * `npm start` / `iwr start`: the main job, `configs/demo.yaml` on the bundled suite.
  *
  * 1. Validate and list the task set (a broken suite stops here, with every problem).
- * 2. With a model named (`--model` or IWR_MODEL): single-pass generation of every task
- *    on that OpenAI-compatible endpoint, then the fixed evaluator on its answers.
- *    The evaluator's judge and grounding are the official LLM ones when IWR_JUDGE_MODEL
- *    names a model, else the offline heuristic ones (labelled so in every result).
- * 3. Calibration: the evaluator scores each task's true page (`reference`) and an empty
- *    page (`blank`), both pairings: the ceiling and the floor that any model's numbers
- *    sit between, and a check that the evaluator itself is sound on this machine.
+ * 2. Run the demo experiment (src/experiment): without a model endpoint, the calibration
+ *    arms (true page, empty page, near misses) and the self-check's agreement with the
+ *    evaluator; with one (`--model` / IWR_MODEL), single-pass and agent arms as well.
+ *    Nothing stands in for a model: arms that need one are left out, with one line
+ *    saying how to enable them.
+ * 3. Print the table and the path of report.html, and check the evaluator's calibration
+ *    (the true page at full marks, the empty page near zero).
  *
- * Every run writes into a fresh folder `runs/start-<time>/`, so earlier results are
- * never rewritten.
+ * The run folder (default runs/demo) resumes: a second `npm start` skips every finished
+ * cell and prints the same report.
  */
-import fs from "node:fs";
 import path from "node:path";
-import { errorMessage } from "../errors.ts";
-import { log } from "../log/logger.ts";
 import { validateAndList } from "../cli/task-views.ts";
-import { loadTasks } from "../tasks/loader.ts";
-import type { Task } from "../tasks/schema.ts";
-import { calibrationProblems, calibrationTable, runCalibration } from "./calibration.ts";
+import { loadExperimentConfig } from "../experiment/config.ts";
+import { writeReport } from "../experiment/report.ts";
+import { terminalTable } from "../experiment/report-render.ts";
+import { runExperiment } from "../experiment/run.ts";
+import type { ReportData } from "../experiment/report-data.ts";
+import { CALIBRATION_TARGETS } from "./calibration.ts";
 
-const logger = log("start");
+export const DEMO_CONFIG = "configs/demo.yaml";
 
 export interface StartOptions {
-  data: string;
-  /** Default: runs/start-<UTC time>. */
+  /** Default configs/demo.yaml. */
+  config?: string;
+  /** A task file instead of the config's. */
+  data?: string;
+  /** Default: the config's out (runs/demo). */
   runDir?: string;
-  workers: number;
-  /** A model preset, YAML file or model id; enables generation + evaluation. */
+  /** A model preset, YAML file or model id for the model arms (default $IWR_MODEL). */
   model?: string;
   baseURL?: string;
-  /** Model behind the evaluator's llm judge and grounding; offline heuristics when absent. */
+  /** The evaluator's judge model; with it the official (LLM) profile is used. */
   judgeModel?: string;
 }
 
-function defaultRunDir(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
-  return path.join("runs", `start-${stamp}`);
-}
+const pct = (value: number) => (value * 100).toFixed(1);
 
-async function generateAndEvaluate(options: StartOptions, runDir: string, tasks: readonly Task[], model: string): Promise<boolean> {
-  const [{ loadModelSpec }, { runGeneration, summaryLine }, { runEvaluation }] = await Promise.all([
-    import("../models/index.ts"),
-    import("./generate.ts"),
-    import("./evaluate.ts"),
-  ]);
-  const spec = loadModelSpec(model, options.baseURL ? { baseURL: options.baseURL } : {});
-  const resultDir = path.join(runDir, "results");
-  console.log(`\ngenerating ${tasks.length} task(s) with ${spec.name} (single pass) into ${resultDir}`);
-  try {
-    const generation = await runGeneration({ tasks: tasks.map((task) => task.inputs), resultDir, spec, cacheMode: "read-write" });
-    console.log(summaryLine(generation, spec.name));
-  } catch (error) {
-    // Preflight failures (no key, endpoint unreachable) end here, before any work.
-    console.error(`generation did not start: ${errorMessage(error)}`);
-    return false;
-  }
-  const judge = options.judgeModel ? "llm" : "heuristic";
-  console.log(`evaluating ${spec.name} with the ${judge === "llm" ? `LLM judge and grounding (${options.judgeModel})` : "offline heuristic judge and grounding"}`);
-  const evaluation = await runEvaluation({
-    dataPath: options.data,
-    resultDir,
-    model: spec.name,
-    judge,
-    grounding: judge,
-    pairing: "official",
-    workers: options.workers,
-    ...(options.judgeModel ? { judgeModel: options.judgeModel } : {}),
-    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-  });
-  const failed = evaluation.tasks.filter((task) => task.status === "failed").length;
-  console.log(`evaluated ${evaluation.tasks.length - failed} task(s), ${failed} failed; report: ${evaluation.reportPath ?? "(none)"}`);
-  return true;
-}
-
-async function calibrate(runDir: string, tasks: readonly Task[], workers: number): Promise<boolean> {
-  const resultDir = path.join(runDir, "calibration");
-  console.log(`\ncalibration: scoring each task's reference page and a blank page (offline judge, both pairings) into ${resultDir}`);
-  const started = Date.now();
-  let done = 0;
-  const rows = await runCalibration({
-    tasks,
-    resultDir,
-    workers,
-    onRow: (row) => {
-      done += 1;
-      const final = row.evaluation.records.find((entry) => entry.mode === "aligned")?.record.scores.final ?? 0;
-      console.log(`  [${done}/${tasks.length * 2}] task ${row.task.id} ${row.candidate}: Final ${(final * 100).toFixed(2)} % (aligned)`);
-    },
-  });
-  const table = calibrationTable(tasks, rows);
-  const problems = calibrationProblems(tasks, rows);
-  const visualMetric = rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "unknown";
-  const summary = [
-    "# Calibration of the evaluator on the bundled suite",
-    "",
-    `Offline judge and grounding; visual metric: ${visualMetric}. Percentages.`,
-    "",
-    table,
-    "",
-    problems.length === 0 ? "All calibration targets met." : `Targets missed:\n\n${problems.map((line) => `    ${line}`).join("\n")}`,
-    "",
-  ].join("\n");
-  fs.writeFileSync(path.join(runDir, "calibration.md"), summary);
-  console.log(`\n${table}\n\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s; visual metric ${visualMetric}; written to ${path.join(runDir, "calibration.md")}`);
-  if (problems.length > 0) console.log(`\ncalibration targets missed:\n${problems.join("\n")}`);
-  else console.log("calibration targets met: reference IFS 100 % on every task and mean Final ≥ 90 %; blank IFS 0 and mean Final ≤ 15 % (aligned)");
-  return problems.length === 0;
+/** The evaluator's calibration on this run: the true page at full marks, the empty page near zero. */
+export function calibrationMisses(data: ReportData): string[] {
+  const problems: string[] = [];
+  const reference = data.cells.filter((cell) => cell.arm === "reference");
+  for (const cell of reference) if (cell.ifs < 1) problems.push(`the true page of task ${cell.taskId} reached IFS ${pct(cell.ifs)} % (expected 100 %)`);
+  const armFinal = (name: string) => data.arms.find((arm) => arm.name === name)?.final;
+  const referenceFinal = armFinal("reference");
+  const blankFinal = armFinal("blank");
+  if (referenceFinal !== undefined && referenceFinal < CALIBRATION_TARGETS.referenceFinalMin) problems.push(`the true pages' mean Final is ${pct(referenceFinal)} % (target ≥ ${pct(CALIBRATION_TARGETS.referenceFinalMin)} %)`);
+  if (blankFinal !== undefined && blankFinal > CALIBRATION_TARGETS.blankFinalMax) problems.push(`the empty pages' mean Final is ${pct(blankFinal)} % (target ≤ ${pct(CALIBRATION_TARGETS.blankFinalMax)} %)`);
+  return problems;
 }
 
 /** Runs the main job; returns the process exit code. */
-export async function runStart(options: StartOptions): Promise<number> {
-  const listed = await validateAndList(options.data);
+export async function runStart(options: StartOptions = {}): Promise<number> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...(options.model ? { IWR_MODEL: options.model } : {}),
+    ...(options.baseURL ? { IWR_BASE_URL: options.baseURL } : {}),
+    ...(options.judgeModel ? { IWR_JUDGE_MODEL: options.judgeModel, IWR_EVALUATOR_PROFILE: "official" } : {}),
+  };
+  const config = loadExperimentConfig(options.config ?? DEMO_CONFIG, {
+    env,
+    ...(options.runDir ? { out: options.runDir } : {}),
+    ...(options.data ? { taskFile: options.data } : {}),
+  });
+  const listed = await validateAndList(path.relative(process.cwd(), config.taskFile) || config.taskFile);
   if (listed !== 0) return listed;
-  const tasks = await loadTasks(options.data);
-  const runDir = options.runDir ?? defaultRunDir();
-  if (fs.existsSync(runDir) && fs.readdirSync(runDir).length > 0) {
-    console.error(`iwr start: ${runDir} already holds results; choose another --run-dir (finished results are never rewritten)`);
-    return 1;
+  if (config.skippedArms.length > 0) {
+    console.log(`\nmodel arms left out (${config.skippedArms.map((arm) => arm.name).join(", ")}): no model configured; set IWR_MODEL=<preset or model id> and OPENAI_API_KEY / OPENAI_BASE_URL (or pass --model, --base-url) to run them`);
   }
-  fs.mkdirSync(runDir, { recursive: true });
-  logger.debug(`run folder ${runDir}`);
-
-  let ok = true;
-  if (options.model) ok = (await generateAndEvaluate(options, runDir, tasks, options.model)) && ok;
-  else console.log("\nno model named (set IWR_MODEL or pass --model, plus OPENAI_API_KEY / OPENAI_BASE_URL): skipping generation");
-  ok = (await calibrate(runDir, tasks, options.workers)) && ok;
-  return ok ? 0 : 1;
+  console.log(`\n${config.name}: ${config.arms.length} arm(s) (${config.arms.map((arm) => arm.name).join(", ")}); evaluator ${config.evaluator.profile} (judge ${config.evaluator.judge}, grounding ${config.evaluator.grounding}, ${config.evaluator.pairing} pairing)${config.selfCheck === "given" ? "; every page self-checked (given track)" : ""}`);
+  const summary = await runExperiment(config, {
+    onEvent: (event) => {
+      if (event.type === "start") {
+        console.log(`${event.cells} cell(s): ${event.pending} to run, ${event.cells - event.pending} finished already, in ${event.runDir}`);
+        return;
+      }
+      const { record } = event;
+      const score = record.evaluation.final !== undefined ? `Final ${pct(record.evaluation.final)} %` : "not scored";
+      const self = record.selfCheck?.selfScore !== undefined ? `, self-score ${pct(record.selfCheck.selfScore)} %` : "";
+      const failure = record.error ? ` — ${record.error.stage} failed: ${record.error.code}: ${record.error.message.slice(0, 160)}` : "";
+      console.log(`  [${event.done}/${event.pending}] ${record.arm} task ${record.taskId}: ${score}${self}${failure}`);
+    },
+  });
+  const { data, files } = await writeReport(summary.runDir);
+  console.log(`\n${terminalTable(data)}\n`);
+  const problems = calibrationMisses(data);
+  if (problems.length > 0) console.log(`evaluator calibration targets missed:\n${problems.map((line) => `  ${line}`).join("\n")}`);
+  else if (data.arms.some((arm) => arm.name === "reference")) console.log("evaluator calibration targets met: the true pages at IFS 100 % and mean Final ≥ 90 %, the empty pages at mean Final ≤ 15 %");
+  if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
+  console.log(`\nreport: ${files.reportHtml}`);
+  return problems.length === 0 && summary.failed === 0 ? 0 : 1;
 }
