@@ -15,11 +15,11 @@
  */
 import path from "node:path";
 import { validateAndList } from "../cli/task-views.ts";
-import { loadExperimentConfig } from "../experiment/config.ts";
-import { writeReport } from "../experiment/report.ts";
-import { terminalTable } from "../experiment/report-render.ts";
-import { runExperiment } from "../experiment/run.ts";
-import type { ReportData } from "../experiment/report-data.ts";
+import { loadExperimentConfig } from "./experiment/config.ts";
+import { writeReport } from "../report/report.ts";
+import { terminalTable } from "../report/render.ts";
+import { runExperiment } from "./experiment/run.ts";
+import type { ReportData } from "../report/report-data.ts";
 import { CALIBRATION_TARGETS } from "./calibration.ts";
 
 export const DEMO_CONFIG = "configs/demo.yaml";

@@ -22,10 +22,10 @@ export function registerRunCommand(program: Command): void {
     .option("--json", "print progress events and the report summary as JSON lines on stdout")
     .action(async (configFile: string, options: RunCommandOptions) => {
       const [{ loadExperimentConfig }, { runExperiment }, { writeReport }, { terminalTable }] = await Promise.all([
-        import("../../experiment/config.ts"),
-        import("../../experiment/run.ts"),
-        import("../../experiment/report.ts"),
-        import("../../experiment/report-render.ts"),
+        import("../../run/experiment/config.ts"),
+        import("../../run/experiment/run.ts"),
+        import("../../report/report.ts"),
+        import("../../report/render.ts"),
       ]);
       const config = loadExperimentConfig(configFile, options.out ? { out: options.out } : {});
       const controller = new AbortController();
@@ -74,7 +74,7 @@ export function registerRunCommand(program: Command): void {
     .argument("<run-dir>", "a folder made by iwr run")
     .option("--compare <arms>", "the two arms of the paired difference, as a,b (default: the config's, else the first two)")
     .action(async (runDir: string, options: { compare?: string }) => {
-      const [{ writeReport }, { terminalTable }] = await Promise.all([import("../../experiment/report.ts"), import("../../experiment/report-render.ts")]);
+      const [{ writeReport }, { terminalTable }] = await Promise.all([import("../../report/report.ts"), import("../../report/render.ts")]);
       const compare = options.compare?.split(",").map((name) => name.trim());
       if (compare && compare.length !== 2) throw new Error(`--compare: expected two arm names as a,b, got '${options.compare}'`);
       const { data, files } = await writeReport(runDir, compare ? { compare: [compare[0]!, compare[1]!] } : {});

@@ -7,44 +7,24 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { assetsBasePath } from "../../agents/single-pass/html-reply.ts";
-import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
-import { writeFileAtomic } from "../files/atomic.ts";
-import { redactString } from "../log/redact.ts";
-import { createModelClient, forRepeat, openResponseCache, SAMPLES_PER_REPEAT, type CacheMode, type ModelSpec } from "../models/index.ts";
-import { mutantDir, writeMutant } from "../mutants/ladder.ts";
-import { mutantLabel } from "../mutants/operators.ts";
-import { candidateFiles, modelFolderName, RECORD_ENTRIES, type CellFolder } from "../results/layout.ts";
-import { runAgentRun } from "../run/agent.ts";
-import { referencePageHtml, writeCalibrationCandidate } from "../run/calibration.ts";
-import { runGeneration } from "../run/generate.ts";
-import type { Task } from "../tasks/schema.ts";
+import { assetsBasePath } from "../../../agents/single-pass/html-reply.ts";
+import { IwrError, toErrorRecord } from "../../errors.ts";
+import { writeFileAtomic } from "../../files/atomic.ts";
+import { redactString } from "../../log/redact.ts";
+import { createModelClient, forRepeat, openResponseCache, SAMPLES_PER_REPEAT, type CacheMode, type ModelSpec } from "../../models/index.ts";
+import { mutantDir, writeMutant } from "../../mutants/ladder.ts";
+import { mutantLabel } from "../../mutants/operators.ts";
+import { candidateFiles, modelFolderName, RECORD_ENTRIES, type CellFolder } from "../../results/layout.ts";
+import { runAgentRun } from "../agent.ts";
+import { referencePageHtml, writeCalibrationCandidate } from "../calibration.ts";
+import { runGeneration } from "../generate.ts";
+import { NO_CELL_USAGE, type CellOutcome, type CellUsage } from "../../results/cell-record.ts";
+import type { Task } from "../../tasks/schema.ts";
 import type { Arm } from "./config.ts";
-import { pageOfReply, type PageGenerator } from "./module-arm.ts";
+import type { PageGenerator } from "../../../agents/module-contract.ts";
+import { pageOfReply } from "./module-arm.ts";
 
-/** What making a page cost: model calls and their tokens, dollars and wait. */
-export interface CellUsage {
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  latencyMs: number;
-  cacheHits: number;
-}
-
-export const NO_CELL_USAGE: CellUsage = Object.freeze({ calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, latencyMs: 0, cacheHits: 0 });
-
-export interface ProduceOutcome {
-  /** "made": a page is there; "failed": none (the evaluator then scores the cell 0, as the benchmark does). */
-  status: "made" | "failed";
-  error?: ErrorRecord;
-  usage: CellUsage;
-  wallMs: number;
-  /** Agent arms: each saved draft's folder (scored afterwards for the score-by-iteration curve). */
-  iterations?: Array<{ draft: number; round: number; dir: string; selfScore?: number }>;
-  /** Agent arms: the agent's best self-score. */
-  selfScore?: number;
-}
+export type ProduceOutcome = CellOutcome;
 
 /** What a producer needs beyond the cell: loaded once per run. */
 export interface ArmResources {

@@ -16,15 +16,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { AgentSettingsSchema } from "../../agents/reconstruct/settings.ts";
-import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
-import { formatFieldPath } from "../config/zod-issues.ts";
-import { folderNameProblem } from "../files/safe-name.ts";
-import { CACHE_MODES } from "../models/cache.ts";
-import { parseMutantSpec, type MutantSpec } from "../mutants/operators.ts";
-import { INTERACTION_CLASSES, VISUAL_CLASSES } from "../tasks/schema.ts";
-import { PAIRING_MODES } from "../evaluator/settings.ts";
-import { errorMessage } from "../errors.ts";
+import { AgentSettingsSchema } from "../../../agents/reconstruct/settings.ts";
+import { readYamlSource, type YamlSource } from "../../config/yaml-source.ts";
+import { formatFieldPath } from "../../config/zod-issues.ts";
+import { folderNameProblem } from "../../files/safe-name.ts";
+import { CACHE_MODES } from "../../models/cache.ts";
+import { parseMutantSpec, type MutantSpec } from "../../mutants/operators.ts";
+import { INTERACTION_CLASSES, VISUAL_CLASSES } from "../../tasks/schema.ts";
+import { PAIRING_MODES } from "../../evaluator/settings.ts";
+import { errorMessage } from "../../errors.ts";
 
 const FIXED_KINDS = ["single-pass", "agent", "reference", "blank"] as const;
 const PREFIXED_KINDS = ["mutant:", "module:", "results:"] as const;

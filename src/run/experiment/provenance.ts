@@ -9,10 +9,10 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { publicModelSpec } from "../run/generate.ts";
-import { PROMPTS_DIR } from "../prompts/template.ts";
-import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
-import { displayURL, type ModelSpec } from "../models/index.ts";
+import { publicModelSpec } from "../generate.ts";
+import { PROMPTS_DIR } from "../../prompts/template.ts";
+import { findChromium, findFfmpeg } from "../../setup/find-tools.ts";
+import { displayURL, type ModelSpec } from "../../models/index.ts";
 import type { ExperimentConfig } from "./config.ts";
 
 const require = createRequire(import.meta.url);

@@ -19,45 +19,27 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import pLimit from "p-limit";
-import { buildCellGraph, type CellValues } from "../../agents/experiment/graph.ts";
-import { IwrError, errorMessage, type ErrorRecord } from "../errors.ts";
-import { taskKey } from "../evaluator/eval-keys.ts";
-import { writeFileAtomic, writeFileAtomicSync } from "../files/atomic.ts";
-import { log } from "../log/logger.ts";
-import { redactString } from "../log/redact.ts";
-import { canonicalJson, loadModelSpec, preflightModel, type ModelSpec } from "../models/index.ts";
-import { runFiles, type RunFiles } from "../results/layout.ts";
-import { closeEvaluator, createEvaluator } from "../run/evaluate.ts";
-import { createVisualMetric } from "../evaluator/metrics/visual.ts";
-import { loadTasks } from "../tasks/loader.ts";
-import type { Task } from "../tasks/schema.ts";
+import { buildCellGraph, type CellValues } from "../../../agents/experiment/graph.ts";
+import type { PageGenerator } from "../../../agents/module-contract.ts";
+import { CELL_RECORD_VERSION, readCellRecord, type CellRecord } from "../../results/cell-record.ts";
+import { IwrError, errorMessage } from "../../errors.ts";
+import { taskKey } from "../../evaluator/eval-keys.ts";
+import { writeFileAtomic, writeFileAtomicSync } from "../../files/atomic.ts";
+import { log } from "../../log/logger.ts";
+import { redactString } from "../../log/redact.ts";
+import { canonicalJson, loadModelSpec, preflightModel, type ModelSpec } from "../../models/index.ts";
+import { runFiles, type RunFiles } from "../../results/layout.ts";
+import { closeEvaluator, createEvaluator } from "../evaluate.ts";
+import { createVisualMetric } from "../../evaluator/metrics/visual.ts";
+import { loadTasks } from "../../tasks/loader.ts";
+import type { Task } from "../../tasks/schema.ts";
 import { cellFolderOf, type ArmResources, type Cell } from "./arms.ts";
 import type { Arm, ExperimentConfig } from "./config.ts";
-import { loadModuleGenerator, type PageGenerator } from "./module-arm.ts";
+import { loadModuleGenerator } from "./module-arm.ts";
+import { cellWork } from "./cell-work.ts";
 import { reproducibilityRecord } from "./provenance.ts";
 
 const logger = log("experiment");
-
-export const CELL_RECORD_VERSION = 1;
-
-/** cell.json: one cell's outcome. */
-export interface CellRecord {
-  version: number;
-  cellKey: string;
-  arm: string;
-  kind: string;
-  repeat: number;
-  taskId: number;
-  /** "finished": a page was made and scored; "failed": the generator or the evaluator failed (error says which). */
-  status: "finished" | "failed";
-  produced: NonNullable<CellValues["produced"]>;
-  evaluation: NonNullable<CellValues["evaluation"]>;
-  iterations: CellValues["iterations"];
-  /** The page's self-check (given track), when the experiment asked for it. */
-  selfCheck?: CellValues["selfCheck"];
-  error?: ErrorRecord & { stage: "generate" | "evaluate" };
-  finishedAt: string;
-}
 
 export type RunEvent =
   | { type: "start"; cells: number; pending: number; runDir: string }
@@ -124,15 +106,6 @@ async function loadArmResources(config: ExperimentConfig) {
   }
   if (problems.length > 0) config.fail(problems);
   return { specs, modules };
-}
-
-function readCellRecord(file: string): CellRecord | undefined {
-  try {
-    const record = JSON.parse(fs.readFileSync(file, "utf8")) as CellRecord;
-    return record.version === CELL_RECORD_VERSION ? record : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Runs the experiment; a config or environment problem throws before any work, a cell's failure is recorded and the run goes on. */
@@ -206,6 +179,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       moduleTimeoutMs: options.moduleTimeoutMs ?? 10 * 60_000,
     };
     const selfCheck = config.selfCheck === "given" ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } : undefined;
+    const work = cellWork({ cells, resources, evaluator, pairing: config.evaluator.pairing, ...(selfCheck ? { selfCheck } : {}) });
     const graph = buildCellGraph();
     const limit = pLimit(config.concurrency);
     let done = 0;
@@ -215,7 +189,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
           limit(async () => {
             if (controller.signal.aborted) return;
             const cell = cells.get(key)!;
-            const values = (await graph.invoke({ cellKey: key }, { context: { cells, resources, evaluator, pairing: config.evaluator.pairing, selfCheck } })) as CellValues;
+            const values = (await graph.invoke({ cellKey: key }, { context: { work } })) as CellValues;
             const produced = values.produced!;
             const evaluation = values.evaluation!;
             const error = produced.error

@@ -1,43 +1,12 @@
 /**
- * `module:<path>` arms: a researcher's own generator, loaded from a JavaScript or
- * TypeScript module. The contract (README, "Your own generator"):
- *
- *   export async function generate(inputs: TaskInputs, context: GeneratorContext): Promise<string | { html: string }>
- *
- * (or the same function as the default export), or
- *
- *   export const graph = <a compiled LangGraph graph>
- *
- * invoked as `graph.invoke({ inputs }, { context, signal })` and expected to return a
- * state with `html`. The generator sees the task's inputs only (video, asset sheets,
- * assets folder, resolution: never checkpoints, actions or assertions) and returns one
- * page; `context.assetsBase` is the relative path from the page's folder to the assets,
- * what the benchmark's placeholder becomes. The page is written by the runner and runs
- * sandboxed like every candidate.
+ * Loading a `module:<path>` arm's generator (a JavaScript or TypeScript module) and
+ * taking the page out of its reply. The contract is agents/module-contract.ts.
  */
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { IwrError, errorMessage } from "../errors.ts";
-import type { ModelClient } from "../models/index.ts";
-import type { TaskInputs } from "../tasks/schema.ts";
-
-export interface GeneratorContext {
-  /** The arm's model client, when the arm names a model (cache, retries and usage included). */
-  model?: ModelClient;
-  /** The folder index.html will be written to. */
-  outputDir: string;
-  /** Relative path from outputDir to the task's assets folder. */
-  assetsBase: string;
-  /** Which repeat this is (0 = the first). */
-  repeat: number;
-  /** Aborted when the run stops or the cell's time is up. */
-  signal: AbortSignal;
-  /** A line in the run's log, attributed to the arm and task. */
-  log: (message: string) => void;
-}
-
-export type GeneratorReply = string | { html: string };
-export type PageGenerator = (inputs: TaskInputs, context: GeneratorContext) => Promise<GeneratorReply> | GeneratorReply;
+import { IwrError, errorMessage } from "../../errors.ts";
+import type { GeneratorContext, GeneratorReply, PageGenerator } from "../../../agents/module-contract.ts";
+import type { TaskInputs } from "../../tasks/schema.ts";
 
 interface InvokableGraph {
   invoke(input: { inputs: TaskInputs }, config: { context: GeneratorContext; signal: AbortSignal }): Promise<unknown>;

@@ -21,7 +21,7 @@ import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import { RESULT_FILES } from "../results/layout.ts";
 import { trackingOf } from "../selfcheck/tracking.ts";
 import type { Task } from "../tasks/schema.ts";
-import type { CellRecord } from "./run.ts";
+import type { CellRecord } from "../results/cell-record.ts";
 
 export const REPORT_VERSION = 1;
 export const ALPHAS = [0.5, 0.7, 0.9] as const;

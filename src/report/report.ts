@@ -11,8 +11,8 @@ import { writeFileAtomicSync } from "../files/atomic.ts";
 import { RESULT_FILES, runFiles } from "../results/layout.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import { buildReportData, type ReportData } from "./report-data.ts";
-import { reportHtml, reportMarkdown } from "./report-render.ts";
-import { CELL_RECORD_VERSION, type CellRecord } from "./run.ts";
+import { reportHtml, reportMarkdown } from "./render.ts";
+import { readCellRecord, type CellRecord } from "../results/cell-record.ts";
 
 interface RunRecord {
   name: string;
@@ -34,14 +34,8 @@ function cellRecords(runDir: string): Array<{ record: CellRecord; dir: string }>
       for (const task of list(path.join(armsDir, arm.name, repeat.name))) {
         for (const folder of list(path.join(armsDir, arm.name, repeat.name, task.name))) {
           const dir = path.join(armsDir, arm.name, repeat.name, task.name, folder.name);
-          const file = path.join(dir, RESULT_FILES.cell);
-          if (!fs.existsSync(file)) continue;
-          try {
-            const record = JSON.parse(fs.readFileSync(file, "utf8")) as CellRecord;
-            if (record.version === CELL_RECORD_VERSION) found.push({ record, dir });
-          } catch {
-            // A cell.json is written atomically; an unreadable one is not ours to guess at.
-          }
+          const record = readCellRecord(path.join(dir, RESULT_FILES.cell));
+          if (record) found.push({ record, dir });
         }
       }
     }

@@ -1,0 +1,75 @@
+/**
+ * The work of an experiment's cells, handed to the cell graph (agents/experiment) as its
+ * context: the arm's generator (arms.ts), the fixed evaluator (the same for every arm,
+ * writing eval.json into the cell's folder), and the self-check of the page in the given
+ * track when the experiment asks for it.
+ */
+import type { CellWork } from "../../../agents/experiment/graph.ts";
+import { toErrorRecord } from "../../errors.ts";
+import type { Evaluator } from "../../evaluator/evaluate-task.ts";
+import type { VisualMetric } from "../../evaluator/metrics/visual.ts";
+import type { PairingMode } from "../../evaluator/settings.ts";
+import { replayActionOf } from "../../replay/replay.ts";
+import { runSelfCheck } from "../../selfcheck/self-check.ts";
+import { evaluateOneTask } from "../evaluate.ts";
+import { producePage, type ArmResources, type Cell } from "./arms.ts";
+
+export interface CellWorkOptions {
+  cells: ReadonlyMap<string, Cell>;
+  resources: ArmResources;
+  evaluator: Evaluator;
+  pairing: PairingMode;
+  /** Self-check every page with this metric (given track); absent: no self-check. */
+  selfCheck?: { metric: VisualMetric; statesCacheDir?: string };
+}
+
+export function cellWork(options: CellWorkOptions): CellWork {
+  const cellOf = (key: string): Cell => {
+    const cell = options.cells.get(key);
+    if (!cell) throw new Error(`unknown experiment cell '${key}'`);
+    return cell;
+  };
+  const { selfCheck } = options;
+  return {
+    generate: (key) => producePage(cellOf(key), options.resources),
+    async evaluate(key, draft) {
+      const cell = cellOf(key);
+      const { outcome } = await evaluateOneTask(
+        cell.task,
+        { resultDir: cell.resultDir, model: draft ? `${cell.arm.name}#draft-${draft.draft}` : cell.arm.name, pairing: options.pairing, candidateDir: draft?.dir ?? cell.dir },
+        options.evaluator,
+      );
+      return {
+        status: outcome.status,
+        ...(outcome.final !== undefined ? { final: outcome.final } : {}),
+        ...(outcome.ifs !== undefined ? { ifs: outcome.ifs } : {}),
+        ...(outcome.error ? { error: outcome.error } : {}),
+        wallMs: outcome.wallMs,
+      };
+    },
+    ...(selfCheck
+      ? {
+          // Given track: the task's inputs and its action descriptions, never its checkpoints or assertions.
+          async selfCheck(key: string) {
+            const cell = cellOf(key);
+            const started = Date.now();
+            try {
+              const record = await runSelfCheck({
+                inputs: cell.task.inputs,
+                actions: cell.task.line.action_sequence.map(replayActionOf),
+                trajectory: "given",
+                candidateDir: cell.dir,
+                metric: selfCheck.metric,
+                ...(options.evaluator.pageSlots ? { pageSlots: options.evaluator.pageSlots } : {}),
+                ...(options.evaluator.pageMemoryMiB ? { memoryLimitMiB: options.evaluator.pageMemoryMiB } : {}),
+                ...(selfCheck.statesCacheDir ? { statesCacheDir: selfCheck.statesCacheDir } : {}),
+              });
+              return { selfScore: record.selfScore, wallMs: Date.now() - started };
+            } catch (error) {
+              return { error: toErrorRecord(error), wallMs: Date.now() - started };
+            }
+          },
+        }
+      : {}),
+  };
+}
