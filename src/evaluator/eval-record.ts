@@ -51,6 +51,8 @@ export const AssertionResultSchema = z.object({
   result: z.enum(["Yes", "No"]),
   think: z.string().optional(),
   reply: z.string().optional(),
+  /** With judge repeats: every judgement's result, the scored one first. */
+  repeats: z.array(z.enum(["Yes", "No"])).optional(),
 });
 
 export const VisualStepSchema = z.object({

@@ -7,6 +7,7 @@
  * replayed scores 0 with the reason recorded; only a broken evaluator (no browser,
  * unreadable task) throws.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
@@ -54,6 +55,8 @@ export interface Evaluator {
    * its slot is freed). Without it every call opens its page at once.
    */
   pageSlots?: PageSlots;
+  /** Judgements per assertion (default 1): the first is scored, the rest show the judge's own spread (eval.json assertions[].repeats). */
+  judgeRepeats?: number;
 }
 
 export interface EvaluateTaskOptions {
@@ -125,7 +128,10 @@ export function evaluatorSettings(evaluator: Evaluator): Omit<EvalSettings, "pai
 /** The hashes an eval.json of this task, candidate and evaluator would carry in `mode`. */
 export async function evaluationInputs(task: Task, candidateDir: string, evaluator: Evaluator, mode: PairingMode): Promise<EvalInputKeys> {
   const [candidate, taskHash] = await Promise.all([candidateKey(candidateDir), taskKey(task)]);
-  return { candidate, task: taskHash, settings: settingsKey({ ...evaluatorSettings(evaluator), pairingMode: mode, source: "iwr" }) };
+  const settings = settingsKey({ ...evaluatorSettings(evaluator), pairingMode: mode, source: "iwr" });
+  // Judge repeats change what a record holds, not its scores: keyed only when asked for, so records made without them stay valid.
+  const repeats = evaluator.judgeRepeats ?? 1;
+  return { candidate, task: taskHash, settings: repeats > 1 ? createHash("sha256").update(`${settings}:judge-repeats=${repeats}`).digest("hex") : settings };
 }
 
 function successStepOf(executed: number, assertions: readonly AssertionOutcome[]): number {
@@ -144,10 +150,10 @@ function stopReasonOf(replay: ReplayResult, actionsCount: number): ErrorRecord |
 }
 
 function assertionEntries(assertions: readonly AssertionOutcome[]): EvalRecord["assertions"] {
-  return assertions.map(({ actionIndex, assertion, verdict }) => {
+  return assertions.map(({ actionIndex, assertion, verdict, repeats }) => {
     const think = verdict.failure ? `judge failed (${verdict.failure.kind}): ${verdict.failure.message}` : verdict.think;
     const reply = verdict.replies.length > 0 ? verdict.replies.join("\n---\n") : undefined;
-    return { actionIndex, assertion, result: verdict.result, ...(think !== undefined ? { think } : {}), ...(reply !== undefined ? { reply } : {}) };
+    return { actionIndex, assertion, result: verdict.result, ...(think !== undefined ? { think } : {}), ...(reply !== undefined ? { reply } : {}), ...(repeats ? { repeats } : {}) };
   });
 }
 
@@ -183,7 +189,7 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
     const closed = Promise.resolve({ incidents: [], closeMs: 0 });
     return { replay: { executed: 0, steps: [], evalpoints: [], error: stopReason }, assertions: [], closed, timings: { slotWaitMs: 0, openMs: 0, replayMs: 0, judgeWaitMs: 0 } };
   }
-  const queue = new AssertionQueue(evaluator.judge, task.truth.actions);
+  const queue = new AssertionQueue(evaluator.judge, task.truth.actions, evaluator.judgeRepeats ?? 1);
   const prefetch = checkpointPrefetcher(task.truth.checkpointPaths);
   let hosted: Awaited<ReturnType<typeof replayHostedCandidate>>;
   try {

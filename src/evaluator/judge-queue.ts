@@ -12,7 +12,10 @@ import type { AssertionJudge, AssertionVerdict } from "./judge/types.ts";
 export interface AssertionOutcome {
   actionIndex: number;
   assertion: string;
+  /** The scored verdict (the first judgement). */
   verdict: AssertionVerdict;
+  /** With judge repeats: every judgement's result, the scored one first (the judge's own spread). */
+  repeats?: Array<"Yes" | "No">;
 }
 
 export class AssertionQueue {
@@ -22,7 +25,21 @@ export class AssertionQueue {
   constructor(
     private readonly judge: AssertionJudge,
     private readonly actions: readonly Action[],
+    /** Judgements per assertion (default 1): the first is scored, the others measure the judge's spread. */
+    private readonly repeats = 1,
   ) {}
+
+  private judgeOnce(input: Parameters<AssertionJudge["judge"]>[0]): Promise<AssertionVerdict> {
+    return this.judge.judge(input).catch(
+      (error: unknown): AssertionVerdict => ({
+        result: "No",
+        failure: { kind: "error", message: toErrorRecord(error).message },
+        replies: [],
+        attempts: 1,
+        latencyMs: 0,
+      }),
+    );
+  }
 
   /** Evalpoint `index` was taken: judge action `index - 1`'s assertion, if it has one. */
   readonly onEvalpoint = (index: number, png: Buffer): void => {
@@ -31,17 +48,15 @@ export class AssertionQueue {
     const before = this.shots[index - 1];
     if (index === 0 || !action || !before || !action.logical_assertion.trim()) return;
     const assertion = action.logical_assertion;
+    const input = { actionIndex: index - 1, actionType: action.type, actionDescription: action.parameters.description, assertion, before, after: png };
+    const judgements = Array.from({ length: Math.max(1, this.repeats) }, (_, sample) => this.judgeOnce(sample === 0 ? input : { ...input, sample }));
     this.pending.push(
-      this.judge
-        .judge({ actionIndex: index - 1, actionType: action.type, actionDescription: action.parameters.description, assertion, before, after: png })
-        .catch((error: unknown): AssertionVerdict => ({
-          result: "No",
-          failure: { kind: "error", message: toErrorRecord(error).message },
-          replies: [],
-          attempts: 1,
-          latencyMs: 0,
-        }))
-        .then((verdict) => ({ actionIndex: index - 1, assertion, verdict })),
+      Promise.all(judgements).then(([verdict, ...others]) => ({
+        actionIndex: index - 1,
+        assertion,
+        verdict: verdict!,
+        ...(others.length > 0 ? { repeats: [verdict!.result, ...others.map((other) => other.result)] } : {}),
+      })),
     );
   };
 

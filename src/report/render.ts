@@ -39,11 +39,17 @@ export function terminalTable(data: ReportData): string {
     const { a, b, meanDifference, ci95, tasks } = data.comparison;
     lines.push("", `Final(${a}) − Final(${b}): ${pct(meanDifference)} points over ${tasks} task(s), 95 % bootstrap interval [${pct(ci95[0])}, ${pct(ci95[1])}]`);
   }
+  if (data.judgeNoise) lines.push("", judgeNoiseLine(data));
   if (data.selfCheck) {
     const agreement = data.selfCheck;
     lines.push("", `self-check (given track) against the evaluator: mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise agreement ${fixed(agreement.meanPairwise)} over ${agreement.perTask.length} task(s)`);
   }
   return lines.join("\n");
+}
+
+function judgeNoiseLine(data: ReportData): string {
+  const noise = data.judgeNoise!;
+  return `judge noise (${noise.repeats} judgements per assertion): ${noise.perArm.map((arm) => `${arm.arm} SD of Final from the judge ≈ ${pct(arm.finalSdFromJudge)} points (${arm.disagreeing}/${arm.judgedSteps} steps disagreed)`).join("; ")}`;
 }
 
 function markdownTable(header: string[], rows: string[][]): string {
@@ -62,6 +68,7 @@ export function reportMarkdown(data: ReportData): string {
     parts.push(`## ${c.a} against ${c.b}`, "", `Mean paired difference in Final: ${pct(c.meanDifference)} points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples).`, "");
     parts.push(markdownTable(["task", c.a, c.b, "difference"], c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)])), "");
   }
+  if (data.judgeNoise) parts.push("## The judge's own noise", "", judgeNoiseLine(data), "");
   for (const curve of data.curves) {
     parts.push(`## ${curve.arm}: score by iteration`, "", markdownTable(["round", "evaluator Final (best self-scored draft so far)", "self-score", "tasks"], curve.rounds.map((round) => [String(round.round), pct(round.final), pct(round.selfScore), String(round.tasks)])), "");
   }
@@ -162,6 +169,10 @@ export async function reportHtml(data: ReportData): Promise<string> {
     const c = data.comparison;
     sections.push(`<h2>${escapeHtml(c.a)} against ${escapeHtml(c.b)}</h2><p>Mean paired difference in Final: <b>${pct(c.meanDifference)}</b> points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples over tasks).</p>`);
     sections.push(htmlTable(["task", escapeHtml(c.a), escapeHtml(c.b), "difference"], c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)])));
+  }
+  if (data.judgeNoise) {
+    sections.push(`<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. A difference between arms smaller than this is within what the judge alone moves.</p>`);
+    sections.push(htmlTable(["arm", "judged steps", "steps whose judgements disagreed", "mean SD of IFS", "SD of Final from the judge"], data.judgeNoise.perArm.map((arm) => [escapeHtml(arm.arm), String(arm.judgedSteps), String(arm.disagreeing), pct(arm.meanIfsSd), pct(arm.finalSdFromJudge)])));
   }
   for (const curve of data.curves) {
     sections.push(`<h2>${escapeHtml(curve.arm)}: score by iteration</h2><p>The evaluator's Final of each draft the agent saved, scored after the agent finished (never fed back to it).</p>`);

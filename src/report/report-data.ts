@@ -61,6 +61,8 @@ export interface CellScores {
   steps: StepRow[];
   /** Checkpoints the task has (the denominator of vfsAllCheckpoints). */
   checkpoints: number;
+  /** With judge repeats: judged steps, those whose judgements disagreed, and the SD of IFS over the repeats. */
+  judge?: { repeats: number; judgedSteps: number; disagreeing: number; ifsSd: number };
 }
 
 export interface ArmSummary {
@@ -113,6 +115,12 @@ export interface SelfCheckAgreement {
   points: Array<{ arm: string; taskId: number; selfScore: number; final: number }>;
 }
 
+/** The judge's own noise, per arm, when the evaluator judged each assertion several times. */
+export interface JudgeNoise {
+  repeats: number;
+  perArm: Array<{ arm: string; judgedSteps: number; disagreeing: number; meanIfsSd: number; finalSdFromJudge: number }>;
+}
+
 export interface ReportData {
   version: number;
   name: string;
@@ -125,6 +133,7 @@ export interface ReportData {
   comparison?: Comparison;
   curves: IterationCurve[];
   selfCheck?: SelfCheckAgreement;
+  judgeNoise?: JudgeNoise;
   notes: string[];
 }
 
@@ -182,7 +191,28 @@ export function cellScores(record: CellRecord, dir: string, task: Task): CellSco
       ...(step.actionIndex !== null && verdicts.has(step.actionIndex) ? { verdict: verdicts.get(step.actionIndex)! } : {}),
     })),
     checkpoints,
+    ...(evaluation ? judgeSpread(evaluation) : {}),
   };
+}
+
+/**
+ * The judge's own spread in one cell: IFS recomputed with each repeat's verdicts (the
+ * first failing step ends the count, as it does for the scored IFS), and its SD. Visual
+ * scores are not recomputed: steps past the scored success_step were never scored.
+ */
+function judgeSpread(evaluation: EvalRecord): Pick<CellScores, "judge"> | Record<string, never> {
+  const repeated = evaluation.assertions.filter((assertion) => assertion.repeats && assertion.repeats.length > 1);
+  if (repeated.length === 0) return {};
+  const repeats = Math.max(...repeated.map((assertion) => assertion.repeats!.length));
+  const ifsOf = (repeat: number) => {
+    const failing = evaluation.assertions.filter((assertion) => assertion.actionIndex < evaluation.executedSteps && (assertion.repeats?.[repeat] ?? assertion.result) === "No");
+    const success = failing.reduce((lowest, assertion) => Math.min(lowest, assertion.actionIndex), evaluation.executedSteps);
+    return evaluation.totalSteps === 0 ? 0 : success / evaluation.totalSteps;
+  };
+  const values = Array.from({ length: repeats }, (_, repeat) => ifsOf(repeat));
+  const average = mean(values);
+  const ifsSd = Math.sqrt(values.reduce((sum, value) => sum + (value - average) ** 2, 0) / Math.max(1, values.length - 1));
+  return { judge: { repeats, judgedSteps: repeated.length, disagreeing: repeated.filter((assertion) => new Set(assertion.repeats).size > 1).length, ifsSd } };
 }
 
 /** A small seeded generator (mulberry32): the same run gives the same interval. */
@@ -331,6 +361,19 @@ export function buildReportData(input: {
 
   const records = input.records.map(({ record }) => record);
   const selfCheck = selfCheckAgreement(cells);
+  const judged = cells.filter((cell) => cell.judge);
+  const judgeNoise: JudgeNoise | undefined =
+    judged.length === 0
+      ? undefined
+      : {
+          repeats: Math.max(...judged.map((cell) => cell.judge!.repeats)),
+          perArm: input.arms.flatMap((arm) => {
+            const mine = judged.filter((cell) => cell.arm === arm.name);
+            if (mine.length === 0) return [];
+            const meanIfsSd = mean(mine.map((cell) => cell.judge!.ifsSd));
+            return [{ arm: arm.name, judgedSteps: sum(mine.map((cell) => cell.judge!.judgedSteps)), disagreeing: sum(mine.map((cell) => cell.judge!.disagreeing)), meanIfsSd, finalSdFromJudge: EVALUATOR_SETTINGS.protocol.weights.ifs * meanIfsSd }];
+          }),
+        };
   const curves = input.arms.flatMap((arm) => curveOf(arm.name, records) ?? []);
   const usedTasks = input.tasks.filter((task) => cells.some((cell) => cell.taskId === task.id));
   return {
@@ -345,12 +388,14 @@ export function buildReportData(input: {
     ...(comparison ? { comparison } : {}),
     curves,
     ...(selfCheck ? { selfCheck } : {}),
+    ...(judgeNoise ? { judgeNoise } : {}),
     notes: [
       "Final, IFS, VFS: the benchmark's definitions (IWR-PROTOCOL.md §3.6), means over tasks (a task's repeats averaged first).",
       "success rate: share of tasks whose replay passed every step (IFS = 1); coverage: share of cells with a page.",
       "Final at α: α·IFS + (1 − α)·VFS; the benchmark's is α = 0.7.",
       "VFS (all checkpoints): our extra metric, unreached checkpoints counted as 0; the published VFS averages reached steps only.",
       "Interval: percentile bootstrap over tasks of the mean paired difference in Final (seeded).",
+      "Judge noise (with judge repeats): per cell, IFS recomputed with each repeat's verdicts; its SD, times IFS's weight in Final (0.7), is the part of Final's spread the judge alone causes (visual scores are not re-judged).",
       "Self-check agreement (when run): per task, Spearman ρ and pairwise order agreement between the self-check's score and the evaluator's Final over the arms' pages; given track (the task's action descriptions replayed, never its checkpoints or assertions).",
     ],
   };

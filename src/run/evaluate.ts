@@ -48,6 +48,8 @@ export interface EvaluatorChoice {
   workers?: number;
   /** Each page's memory limit in MiB (default: defaultPageMemoryLimitMiB(workers), IWR_PAGE_MEMORY_MB). */
   pageMemoryMiB?: number;
+  /** Judgements per assertion (default 1; the first is scored, the rest show the judge's spread). */
+  judgeRepeats?: number;
 }
 
 export interface EvaluateRunOptions extends EvaluatorChoice {
@@ -105,6 +107,7 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
     ...(choice.trace === false ? { trace: false } : {}),
     pageMemoryMiB: choice.pageMemoryMiB ?? defaultPageMemoryLimitMiB(choice.workers ?? 1),
     pageSlots: createPageSlots(choice.workers ?? 1),
+    ...(choice.judgeRepeats && choice.judgeRepeats > 1 ? { judgeRepeats: choice.judgeRepeats } : {}),
   };
 }
 

@@ -12,6 +12,9 @@ import { bootstrapMeanInterval } from "../../src/report/report-data.ts";
 import { forRepeat, type ModelClient } from "../../src/models/index.ts";
 import type { InvokeOptions } from "../../src/models/types.ts";
 import { tempDir } from "../support/evaluator-replay-fixtures.ts";
+import { AssertionQueue } from "../../src/evaluator/judge-queue.ts";
+import type { AssertionJudge } from "../../src/evaluator/judge/types.ts";
+import type { Action } from "../../src/tasks/schema.ts";
 
 const dir = tempDir("experiment-parts");
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -110,5 +113,30 @@ describe("experiment config", () => {
     expect(message).toMatch(/bad2\.yaml:9:\d+: arms\[1\]\.name: 'A' is also arm 0's name/);
     expect(message).toMatch(/bad2\.yaml:\d+:\d+: arms\[1\]: an agent arm needs a model/);
     expect(message).toMatch(/bad2\.yaml:4:\d+: report\.compare\[1\]: no arm is named 'nobody'/);
+  });
+});
+
+describe("judge repeats", () => {
+  it("judge each assertion k times as separate samples, score the first, and keep every result", async () => {
+    const samples: Array<number | undefined> = [];
+    const judge: AssertionJudge = {
+      kind: "llm",
+      promptHashes: {},
+      judge: async (input) => {
+        samples.push(input.sample);
+        return { result: input.sample === 1 ? "No" : "Yes", replies: [], attempts: 1, latencyMs: 0 };
+      },
+    };
+    const action = { type: "Click", parameters: { description: "the button" }, logical_assertion: "the panel opens", visual_evaluation_flag: true } as Action;
+    const queue = new AssertionQueue(judge, [action], 3);
+    queue.onEvalpoint(0, Buffer.from("before"));
+    queue.onEvalpoint(1, Buffer.from("after"));
+    const [outcome] = await queue.settled();
+    expect(samples).toEqual([undefined, 1, 2]);
+    expect(outcome).toMatchObject({ actionIndex: 0, verdict: { result: "Yes" }, repeats: ["Yes", "No", "Yes"] });
+    const single = new AssertionQueue(judge, [action]);
+    single.onEvalpoint(0, Buffer.from("before"));
+    single.onEvalpoint(1, Buffer.from("after"));
+    expect((await single.settled())[0]!.repeats).toBeUndefined();
   });
 });

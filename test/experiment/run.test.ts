@@ -199,7 +199,8 @@ arms:
   file: ${DATA}
   ids: [${KILL_TASK}]
 out: ${out}
-${evaluatorBlock}arms:
+${evaluatorBlock}  judgeRepeats: 2
+arms:
   - name: blank
     kind: blank
   - name: single
@@ -253,6 +254,10 @@ ${evaluatorBlock}arms:
     const scoresOf = (folder: string) =>
       readJson(path.join(dir, "kill", folder, "report.json")).arms.map((arm: Record<string, unknown>) => ({ name: arm.name, final: arm.final, ifs: arm.ifs, vfs: arm.vfs, tokens: Number(arm.inputTokens) + Number(arm.outputTokens) }));
     expect(scoresOf("killed")).toEqual(scoresOf("whole"));
+    // Each assertion was judged twice; the (deterministic) offline judge never disagreed with itself.
+    const noise = readJson(path.join(dir, "kill", "whole", "report.json")).judgeNoise;
+    expect(noise.repeats).toBe(2);
+    expect(noise.perArm.every((arm: { disagreeing: number; finalSdFromJudge: number }) => arm.disagreeing === 0 && arm.finalSdFromJudge === 0)).toBe(true);
   }, TEST_MS);
 });
 

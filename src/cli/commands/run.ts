@@ -1,11 +1,13 @@
 import type { Command } from "commander";
 import { exitCodeForRun } from "../exit-codes.ts";
+import { positiveInteger } from "../options.ts";
 
 interface RunCommandOptions {
   out?: string;
   retryErrors?: boolean;
   quiet?: boolean;
   json?: boolean;
+  judgeRepeats?: number;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
@@ -18,6 +20,7 @@ export function registerRunCommand(program: Command): void {
     .argument("<config>", "experiment config (YAML; see README, Experiments)")
     .option("--out <dir>", "run folder (overrides the config's out)")
     .option("--retry-errors", "run the cells that failed last time again (finished cells are always skipped)")
+    .option("--judge-repeats <k>", "judge each assertion k times and report the judge's own spread (overrides the config)", positiveInteger)
     .option("--quiet", "print only the final table")
     .option("--json", "print progress events and the report summary as JSON lines on stdout")
     .action(async (configFile: string, options: RunCommandOptions) => {
@@ -27,13 +30,16 @@ export function registerRunCommand(program: Command): void {
         import("../../report/report.ts"),
         import("../../report/render.ts"),
       ]);
-      const config = loadExperimentConfig(configFile, options.out ? { out: options.out } : {});
+      const config = loadExperimentConfig(configFile, { ...(options.out ? { out: options.out } : {}), ...(options.judgeRepeats ? { judgeRepeats: options.judgeRepeats } : {}) });
+      // First SIGINT/SIGTERM: no new cell starts, agents stop at their next node (checkpoint kept); a second one exits at once.
       const controller = new AbortController();
-      const onSigint = () => {
-        if (!options.quiet) console.error("stopping: no new cells start; the ones in progress finish (run again to resume)");
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (controller.signal.aborted) process.exit(130);
+        if (!options.quiet) console.error(`${signal}: stopping: no new cell starts, the ones in progress finish or stop at a checkpoint (run again to resume)`);
         controller.abort();
       };
-      process.once("SIGINT", onSigint);
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
       try {
         const summary = await runExperiment(config, {
           retryErrors: options.retryErrors === true,
@@ -64,7 +70,8 @@ export function registerRunCommand(program: Command): void {
         }
         process.exitCode = exitCodeForRun(summary.failed);
       } finally {
-        process.removeListener("SIGINT", onSigint);
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
       }
     });
 

@@ -57,7 +57,7 @@ export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
         let text: string;
         try {
-          const result = await options.client.invoke(messages);
+          const result = await options.client.invoke(messages, input.sample ? { sample: input.sample } : {});
           text = result.text;
           requestHashes.push(result.requestHash);
         } catch (error) {

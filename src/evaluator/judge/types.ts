@@ -16,6 +16,8 @@ export interface AssertionInput {
   before: Buffer;
   /** evalpoint `actionIndex + 1` (the page after it). */
   after: Buffer;
+  /** Which repeat of this judgement (judge repeats, for the judge's own noise): part of the request's cache key. 0 or absent for the scored one. */
+  sample?: number;
 }
 
 /** Why a judge could not give an answer; the step then counts as failed. */

@@ -91,8 +91,10 @@ const EvaluatorSchema = z
     pairing: z.enum(PAIRING_MODES).optional(),
     judgeModel: z.string().min(1).default("gpt-4o"),
     baseURL: optionalURL,
+    /** Judgements per assertion: the first is scored, the others show the judge's own spread (`--judge-repeats`). */
+    judgeRepeats: z.number().int().min(1).max(10).default(1),
   })
-  .default({ profile: "offline", judgeModel: "gpt-4o", baseURL: undefined });
+  .default({ profile: "offline", judgeModel: "gpt-4o", baseURL: undefined, judgeRepeats: 1 });
 
 export const ExperimentConfigSchema = z.strictObject({
   name: z.string().min(1).optional(),
@@ -144,6 +146,7 @@ export interface EvaluatorConfig {
   judgeModel: string;
   baseURL?: string;
   profile: "offline" | "official";
+  judgeRepeats: number;
 }
 
 export interface ExperimentConfig {
@@ -211,7 +214,7 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
 }
 
 /** Reads and validates an experiment config; throws IwrError("CONFIG_INVALID") listing every problem. */
-export function loadExperimentConfig(file: string, options: { env?: NodeJS.ProcessEnv; out?: string; taskFile?: string } = {}): ExperimentConfig {
+export function loadExperimentConfig(file: string, options: { env?: NodeJS.ProcessEnv; out?: string; taskFile?: string; ids?: number[]; judgeRepeats?: number } = {}): ExperimentConfig {
   const source = readYamlSource(file, { code: "CONFIG_INVALID", env: options.env ?? process.env, what: "experiment config" });
   const data = source.validate(ExperimentConfigSchema);
   const problems = crossChecks(source, data);
@@ -228,7 +231,7 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
     file,
     name,
     taskFile: options.taskFile ? path.resolve(options.taskFile) : resolve(data.tasks.file),
-    filters: { ...(data.tasks.ids ? { ids: data.tasks.ids } : {}), ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}), ...(data.tasks.visual ? { visual: data.tasks.visual } : {}) },
+    filters: { ...(options.ids ? { ids: options.ids } : data.tasks.ids ? { ids: data.tasks.ids } : {}), ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}), ...(data.tasks.visual ? { visual: data.tasks.visual } : {}) },
     out: options.out ? path.resolve(options.out) : data.out ? resolve(data.out) : path.resolve("runs", name),
     concurrency: data.concurrency,
     cache: data.cache,
@@ -239,6 +242,7 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
       grounding: data.evaluator.grounding ?? (official ? "llm" : "heuristic"),
       pairing: data.evaluator.pairing ?? (official ? "official" : "aligned"),
       judgeModel: data.evaluator.judgeModel,
+      judgeRepeats: options.judgeRepeats ?? data.evaluator.judgeRepeats,
       ...(data.evaluator.baseURL ? { baseURL: data.evaluator.baseURL } : {}),
     },
     ...(compare ? { compare } : {}),

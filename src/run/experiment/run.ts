@@ -161,6 +161,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       judge: config.evaluator.judge,
       grounding: config.evaluator.grounding,
       judgeModel: config.evaluator.judgeModel,
+      judgeRepeats: config.evaluator.judgeRepeats,
       ...(config.evaluator.baseURL ? { baseURL: config.evaluator.baseURL } : {}),
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
       workers: config.concurrency,
@@ -212,6 +213,8 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
               ...(error ? { error } : {}),
               finishedAt: new Date().toISOString(),
             };
+            // A cell cut short by the stop (an agent stopped at a checkpoint) is unfinished, not failed: no cell.json, a rerun resumes it.
+            if (controller.signal.aborted && record.status === "failed") return;
             await writeFileAtomic(files.cellRecord(cell.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
             records.set(key, record);
             done += 1;

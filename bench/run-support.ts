@@ -1,0 +1,44 @@
+/**
+ * What bench:run and bench:rerun share: the demo experiment with its model arms pointed at
+ * a local OpenAI-compatible server (the test fixture) that answers every request after a
+ * fixed latency, and the CPU time this process and its children have used.
+ */
+import fs from "node:fs";
+import { loadExperimentConfig, type ExperimentConfig } from "../src/run/experiment/config.ts";
+import { loadTasks } from "../src/tasks/loader.ts";
+import { replayActionOf } from "../src/replay/replay.ts";
+import { CRITIQUE_REPLY, scriptedAgentModel, scriptlessPageReply, storyboardReply, truePageReply } from "../test/support/agent-scripts.ts";
+import { startOpenAIServer, type FakeOpenAIServer, type ScriptedReply } from "../test/support/openai-server.ts";
+
+export const DEMO = "configs/demo.yaml";
+
+/** A server whose every answer arrives after `latencyMs`: the agent's script for the first task's pages. */
+export async function latencyServer(taskFile: string, taskId: number, latencyMs: number): Promise<FakeOpenAIServer> {
+  const task = (await loadTasks(taskFile)).find((entry) => entry.id === taskId)!;
+  const script = scriptedAgentModel({
+    generate: [scriptlessPageReply(task)],
+    analyze: [storyboardReply(task.line.action_sequence.map(replayActionOf))],
+    draft: [scriptlessPageReply(task)],
+    critique: [CRITIQUE_REPLY],
+    revise: [truePageReply(task)],
+  });
+  const server = await startOpenAIServer({ models: ["gpt-4o"] });
+  server.setReplyFunction(async (request) => {
+    const reply: ScriptedReply = await script.reply(request);
+    return typeof reply === "string" ? { text: reply, delayMs: latencyMs } : reply;
+  });
+  return server;
+}
+
+/** The demo config with its model arms on `baseURL`, restricted to `ids`, into `out`. */
+export function demoConfig(baseURL: string, out: string, ids: number[] | undefined): ExperimentConfig {
+  return loadExperimentConfig(DEMO, { env: { ...process.env, IWR_MODEL: "gpt-4o", IWR_BASE_URL: baseURL }, out, ...(ids ? { ids } : {}) });
+}
+
+/** CPU seconds of this process and of its children it has waited for (Chromium, ffmpeg), from /proc. */
+export function processTreeCpuSec(): number {
+  const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+  // After the command name: utime, stime, cutime, cstime are fields 14–17 of stat, here 11–14.
+  const ticks = [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index]), 0);
+  return ticks / 100;
+}
