@@ -14,6 +14,7 @@
  *   <result>/<id>/<model-dir>/selfcheck.json    the self-check of the page (from the task's inputs only)
  *   <result>/<id>/<model-dir>/self-check/<i>.png its screenshots
  *   <result>/<id>/<model-dir>/mutant.json       how a mutant page was made
+ *   <result>/<id>/<model-dir>/source.json       where a page made elsewhere came from (experiments' results: arms)
  *   <result>/<id>/<model-dir>@agent/index.html  the agent's best draft, beside:
  *     agent.json                                iterations, stop reason, self-scores, usage per node, switches
  *     iterations/<draft>/{index.html, selfcheck.json, self-check/*.png, findings.json}
@@ -57,6 +58,8 @@ export const RESULT_FILES = Object.freeze({
   agentCheckpoints: "agent.sqlite",
   findings: "findings.json",
   cell: "cell.json",
+  /** A page taken from another results folder: where from, and the asset links rebased. */
+  source: "source.json",
 });
 
 /** The agent's folder beside a model's single-pass folder: `<model-dir>@agent`. */

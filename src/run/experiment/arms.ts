@@ -14,7 +14,7 @@ import { redactString } from "../../log/redact.ts";
 import { createModelClient, forRepeat, openResponseCache, SAMPLES_PER_REPEAT, type CacheMode, type ModelSpec } from "../../models/index.ts";
 import { mutantDir, writeMutant } from "../../mutants/ladder.ts";
 import { mutantLabel } from "../../mutants/operators.ts";
-import { candidateFiles, modelFolderName, RECORD_ENTRIES, type CellFolder } from "../../results/layout.ts";
+import { agentFiles, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES, type CellFolder } from "../../results/layout.ts";
 import { runAgentRun } from "../agent.ts";
 import { referencePageHtml, writeCalibrationCandidate } from "../calibration.ts";
 import { runGeneration } from "../generate.ts";
@@ -118,12 +118,13 @@ async function produceAgent(cell: Cell, resources: ArmResources): Promise<Omit<P
     keepSharedResources: true,
     shouldStop: () => resources.signal.aborted,
   });
-  const record = readJson(path.join(cell.dir, "agent.json"));
+  const agent = agentFiles(cell.dir);
+  const record = readJson(agent.record);
   const usage = (record?.usage as CellUsage | undefined) ?? NO_CELL_USAGE;
   const drafts = (record?.drafts as Array<{ id: number; round: number; page?: unknown; selfScore?: number }> | undefined) ?? [];
   const iterations = drafts
     .filter((draft) => draft.page)
-    .map((draft) => ({ draft: draft.id, round: draft.round, dir: path.join(cell.dir, "iterations", String(draft.id)), ...(draft.selfScore !== undefined ? { selfScore: draft.selfScore } : {}) }))
+    .map((draft) => ({ draft: draft.id, round: draft.round, dir: agent.iteration(draft.id), ...(draft.selfScore !== undefined ? { selfScore: draft.selfScore } : {}) }))
     .filter((entry) => pageExists(entry.dir));
   const base = {
     usage: { calls: usage.calls ?? 0, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costUsd: usage.costUsd ?? 0, latencyMs: usage.latencyMs ?? 0, cacheHits: usage.cacheHits ?? 0 },
@@ -225,19 +226,19 @@ async function produceFromResults(cell: Cell): Promise<Omit<ProduceOutcome, "wal
   const files = candidateFiles(cell.dir);
   fs.mkdirSync(cell.dir, { recursive: true });
   await fs.promises.rm(files.page, { force: true });
-  const sourcePage = path.join(sourceDir, "index.html");
+  const sourcePage = candidateFiles(sourceDir).page;
   if (!fs.existsSync(sourcePage)) {
     return { status: "failed", error: { code: "CANDIDATE_MISSING", message: `no page at ${sourcePage}` }, usage: NO_CELL_USAGE };
   }
   // The folder's other files come along (a page may load its own scripts or styles); records stay behind.
   for (const entry of fs.readdirSync(sourceDir, { withFileTypes: true })) {
-    if (entry.name === "index.html" || RECORD_ENTRIES.has(entry.name) || entry.name.startsWith(".") || entry.name === "source.json" || entry.name === "cell.json") continue;
+    if (entry.name === RESULT_FILES.page || RECORD_ENTRIES.has(entry.name) || entry.name.startsWith(".")) continue;
     fs.cpSync(path.join(sourceDir, entry.name), path.join(cell.dir, entry.name), { recursive: true, dereference: false, verbatimSymlinks: true });
   }
   const original = fs.readFileSync(sourcePage, "utf8");
   const { html, rewritten } = rebaseAssetLinks(original, cell.task.inputs.assetFiles, assetsBasePath(cell.dir, cell.task.inputs.assetsDir));
   const record = { version: 1, generator: "results", source: sourcePage, sourceSha256: createHash("sha256").update(original).digest("hex"), assetLinksRebased: rewritten };
-  await writeFileAtomic(path.join(cell.dir, "source.json"), `${JSON.stringify(record, null, 2)}\n`);
+  await writeFileAtomic(path.join(cell.dir, RESULT_FILES.source), `${JSON.stringify(record, null, 2)}\n`);
   await writeFileAtomic(files.page, html);
   return { status: "made", usage: NO_CELL_USAGE };
 }
