@@ -33,7 +33,9 @@ const closedOnPurpose = new WeakSet<Browser>();
 export async function launchBrowser(): Promise<Browser> {
   const { chromium: found } = requireTools();
   const started = Date.now();
-  const browser = await chromium.launch({ executablePath: found.path, headless: true, args: [...CHROMIUM_ARGS] });
+  // Signals are the commands' to handle (a stop after the current cell or node, with its browser
+  // still open); Playwright's own handlers would close every browser and exit at once.
+  const browser = await chromium.launch({ executablePath: found.path, headless: true, args: [...CHROMIUM_ARGS], handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
   logger.debug(`launched Chromium ${browser.version()} from ${found.path} in ${Date.now() - started} ms`);
   return browser;
 }

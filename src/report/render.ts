@@ -171,7 +171,7 @@ export async function reportHtml(data: ReportData): Promise<string> {
     sections.push(htmlTable(["task", escapeHtml(c.a), escapeHtml(c.b), "difference"], c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)])));
   }
   if (data.judgeNoise) {
-    sections.push(`<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. A difference between arms smaller than this is within what the judge alone moves.</p>`);
+    sections.push(`<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. This is the spread of one task's Final from the judge alone; the mean over n tasks moves about √n less.</p>`);
     sections.push(htmlTable(["arm", "judged steps", "steps whose judgements disagreed", "mean SD of IFS", "SD of Final from the judge"], data.judgeNoise.perArm.map((arm) => [escapeHtml(arm.arm), String(arm.judgedSteps), String(arm.disagreeing), pct(arm.meanIfsSd), pct(arm.finalSdFromJudge)])));
   }
   for (const curve of data.curves) {

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { redactString } from "../log/redact.ts";
 import { RESULT_FILES, runFiles } from "../results/layout.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import { buildReportData, type ReportData } from "./report-data.ts";
@@ -21,6 +22,8 @@ interface RunRecord {
   arms: Array<{ name: string; kind: string }>;
   compare?: [string, string];
   bootstrapResamples?: number;
+  /** The keys of the config's cells (written by iwr run): cells of an earlier config left in the folder are not counted. */
+  cells?: string[];
 }
 
 /** Every cell.json under `<run>/arms/<arm>/repeat-<k>/<id>/<folder>/`. */
@@ -49,13 +52,17 @@ export async function writeReport(runDir: string, options: { compare?: [string, 
   const run = JSON.parse(fs.readFileSync(files.record, "utf8")) as RunRecord;
   const tasks = await loadTasks(run.tasks.file);
   const known = new Set(run.arms.map((arm) => arm.name));
-  const records = cellRecords(runDir).filter(({ record }) => known.has(record.arm));
+  const current = run.cells ? new Set(run.cells) : undefined;
+  const records = cellRecords(runDir).filter(({ record }) => known.has(record.arm) && (!current || current.has(record.cellKey)));
   const order = new Map(run.arms.map((arm, index) => [arm.name, index]));
   records.sort((a, b) => (order.get(a.record.arm)! - order.get(b.record.arm)!) || a.record.repeat - b.record.repeat || a.record.taskId - b.record.taskId);
   const compare = options.compare ?? run.compare;
+  const unknown = options.compare?.filter((arm) => !known.has(arm)) ?? [];
+  if (unknown.length > 0) throw new IwrError("CONFIG_INVALID", `--compare: no arm named ${unknown.map((arm) => `'${arm}'`).join(", ")} in ${runDir} (arms: ${[...known].join(", ")})`);
   const data = buildReportData({ name: run.name, evaluator: run.evaluator, arms: run.arms, tasks, records, ...(compare ? { compare } : {}), resamples: options.resamples ?? run.bootstrapResamples ?? 10_000 });
-  writeFileAtomicSync(files.reportJson, `${JSON.stringify(data, null, 2)}\n`);
-  writeFileAtomicSync(files.reportMd, reportMarkdown(data));
-  writeFileAtomicSync(files.reportHtml, await reportHtml(data));
+  // Redacted like every record: an error message in a cell may quote what a key looked like.
+  writeFileAtomicSync(files.reportJson, redactString(`${JSON.stringify(data, null, 2)}\n`));
+  writeFileAtomicSync(files.reportMd, redactString(reportMarkdown(data)));
+  writeFileAtomicSync(files.reportHtml, redactString(await reportHtml(data)));
   return { data, files };
 }

@@ -259,6 +259,49 @@ arms:
     expect(noise.repeats).toBe(2);
     expect(noise.perArm.every((arm: { disagreeing: number; finalSdFromJudge: number }) => arm.disagreeing === 0 && arm.finalSdFromJudge === 0)).toBe(true);
   }, TEST_MS);
+  it("stopped by SIGINT: no new cell starts, none is recorded as failed, the exit code says unfinished, and a rerun completes", async () => {
+    server.setReplyFunction(() => minimalPageReply("nothing here"));
+    const config = writeConfig(
+      path.join(dir, "sigint", "config.yaml"),
+      `tasks:
+  file: ${DATA}
+  ids: [${TASK_IDS.join(", ")}]
+out: run
+${evaluatorBlock}arms:
+  - name: blank
+    kind: blank
+  - name: single
+    kind: single-pass
+    model: gpt-4o
+    baseURL: ${server.baseURL}
+`,
+    );
+    const runDir = path.join(dir, "sigint", "run");
+    const records = () =>
+      fs.existsSync(runDir) ? fs.readdirSync(runDir, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith("cell.json")).map((name) => readJson(path.join(runDir, name))) : [];
+    const env = { ...process.env, IWR_CACHE_DIR: path.join(dir, "sigint", "cache") };
+    const child = spawn(process.execPath, ["bin/iwr.js", "run", config], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let printed = "";
+    child.stdout.on("data", (chunk: Buffer) => void (printed += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => void (printed += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    while (records().length < 1) {
+      if (child.exitCode !== null) throw new Error(`the run ended (code ${child.exitCode}) before it could be stopped`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    child.kill("SIGINT");
+    const code = await exited;
+    expect(printed).toContain("SIGINT: stopping");
+    const done = records();
+    expect(done.every((record: { status: string }) => record.status === "finished")).toBe(true);
+    if (done.length < 2 * TASK_IDS.length) {
+      expect(code).toBe(1);
+      expect(printed).toMatch(/cell\(s\) unfinished \(the run was stopped\)/);
+    } else expect(code).toBe(0);
+    const resumed = spawn(process.execPath, ["bin/iwr.js", "--quiet", "run", config], { env, stdio: "ignore" });
+    expect(await new Promise((resolve) => resumed.on("exit", resolve))).toBe(0);
+    expect(records()).toHaveLength(2 * TASK_IDS.length);
+  }, TEST_MS);
 });
 
 describe("a malformed config", () => {

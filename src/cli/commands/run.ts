@@ -1,6 +1,13 @@
 import type { Command } from "commander";
 import { exitCodeForRun } from "../exit-codes.ts";
+import { InvalidArgumentError } from "commander";
 import { positiveInteger } from "../options.ts";
+
+function judgeRepeats(text: string): number {
+  const value = positiveInteger(text);
+  if (value > 10) throw new InvalidArgumentError(`expected 1 to 10, got ${value}`);
+  return value;
+}
 
 interface RunCommandOptions {
   out?: string;
@@ -20,7 +27,7 @@ export function registerRunCommand(program: Command): void {
     .argument("<config>", "experiment config (YAML; see README, Experiments)")
     .option("--out <dir>", "run folder (overrides the config's out)")
     .option("--retry-errors", "run the cells that failed last time again (finished cells are always skipped)")
-    .option("--judge-repeats <k>", "judge each assertion k times and report the judge's own spread (overrides the config)", positiveInteger)
+    .option("--judge-repeats <k>", "judge each assertion k times (1–10) and report the judge's own spread (overrides the config)", judgeRepeats)
     .option("--quiet", "print only the final table")
     .option("--json", "print progress events and the report summary as JSON lines on stdout")
     .action(async (configFile: string, options: RunCommandOptions) => {
@@ -67,8 +74,9 @@ export function registerRunCommand(program: Command): void {
           console.log(`\n${terminalTable(data)}\n`);
           console.log(`report: ${files.reportHtml} (also report.md, report.json)`);
           if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md); iwr run ${configFile} --retry-errors runs them again`);
+          if (summary.unfinished > 0) console.log(`${summary.unfinished} cell(s) unfinished (the run was stopped): the report covers the others; iwr run ${configFile} runs the rest`);
         }
-        process.exitCode = exitCodeForRun(summary.failed);
+        process.exitCode = exitCodeForRun(summary.failed + summary.unfinished);
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);

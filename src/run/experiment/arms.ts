@@ -49,13 +49,13 @@ export interface Cell {
   dir: string;
 }
 
-/** The candidate folder name of an arm's cells. */
-export function cellFolderOf(arm: Arm): CellFolder {
+/** The candidate folder name of an arm's cells; model arms are named after the loaded spec, as the generators write them. */
+export function cellFolderOf(arm: Arm, modelName?: string): CellFolder {
   switch (arm.parsed.type) {
     case "single-pass":
-      return { kind: "model", model: arm.model ?? "" };
+      return { kind: "model", model: modelName ?? arm.model ?? "" };
     case "agent":
-      return { kind: "agent", model: arm.model ?? "" };
+      return { kind: "agent", model: modelName ?? arm.model ?? "" };
     case "reference":
     case "blank":
       return { kind: "named", folder: arm.parsed.type };

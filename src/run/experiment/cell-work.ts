@@ -6,6 +6,8 @@
  */
 import type { CellWork } from "../../../agents/experiment/graph.ts";
 import { toErrorRecord } from "../../errors.ts";
+import { readEvalRecord } from "../../evaluator/eval-record.ts";
+import { candidateFiles } from "../../results/layout.ts";
 import type { Evaluator } from "../../evaluator/evaluate-task.ts";
 import type { VisualMetric } from "../../evaluator/metrics/visual.ts";
 import type { PairingMode } from "../../evaluator/settings.ts";
@@ -39,10 +41,12 @@ export function cellWork(options: CellWorkOptions): CellWork {
         { resultDir: cell.resultDir, model: draft ? `${cell.arm.name}#draft-${draft.draft}` : cell.arm.name, pairing: options.pairing, candidateDir: draft?.dir ?? cell.dir },
         options.evaluator,
       );
+      // An eval.json that already scored this very page is kept ("skipped"): its scores are read back.
+      const scores = outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.candidateDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
       return {
         status: outcome.status,
-        ...(outcome.final !== undefined ? { final: outcome.final } : {}),
-        ...(outcome.ifs !== undefined ? { ifs: outcome.ifs } : {}),
+        ...(scores.final !== undefined ? { final: scores.final } : {}),
+        ...(scores.ifs !== undefined ? { ifs: scores.ifs } : {}),
         ...(outcome.error ? { error: outcome.error } : {}),
         wallMs: outcome.wallMs,
       };

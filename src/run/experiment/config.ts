@@ -180,10 +180,14 @@ function parseKind(kind: string, resolve: (file: string) => string): ArmKind {
   return { type: kind as "single-pass" | "agent" | "reference" | "blank" };
 }
 
+const MODEL_FILE = /\.ya?ml$/i;
+
 const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
 
 /** The checks that span keys (zod checks each value alone). */
-function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSchema>): Array<{ where: string; message: string }> {
+const family = (arm: { kind: string }) => (arm.kind.startsWith("results:") ? "results" : arm.kind.startsWith("module:") ? "module" : arm.kind.startsWith("mutant:") ? "mutant" : arm.kind);
+
+function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSchema>, base: string): Array<{ where: string; message: string }> {
   const problems: Array<{ where: string; message: string }> = [];
   const add = (keyPath: Array<string | number>, message: string) => problems.push({ where: source.where(keyPath), message: `${formatFieldPath(keyPath)}: ${message}` });
   const seen = new Map<string, number>();
@@ -197,15 +201,27 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
       "single-pass": ["model", "baseURL", "prompt", "temperature", "skipWithoutModel"],
       agent: ["model", "critic", "baseURL", "agent", "skipWithoutModel"],
       results: ["model"],
+      module: ["model", "baseURL"],
     };
-    const family = arm.kind.startsWith("results:") ? "results" : arm.kind;
+    const kindFamily = family(arm);
     for (const key of ["model", "critic", "baseURL", "prompt", "temperature", "agent", "skipWithoutModel"] as const) {
       const given = key === "skipWithoutModel" ? arm[key] === true : arm[key] !== undefined;
-      if (given && !(allowed[family] ?? []).includes(key)) {
-        add(["arms", index, key], `${article(family)} ${family} arm takes no ${key}`);
+      if (given && !(allowed[kindFamily] ?? []).includes(key)) {
+        add(["arms", index, key], `${article(kindFamily)} ${kindFamily} arm takes no ${key}`);
       }
     }
   });
+  data.arms.forEach((arm, index) => {
+    if (arm.prompt && !fs.existsSync(path.resolve(base, arm.prompt))) add(["arms", index, "prompt"], `prompt file ${path.resolve(base, arm.prompt)} does not exist`);
+    if (family(arm) === "results" && arm.model) {
+      const problem = folderNameProblem(arm.model.toLowerCase().replace(/\//g, "__"));
+      if (problem) add(["arms", index, "model"], `'${arm.model}' cannot name a model folder: ${problem}`);
+    }
+  });
+  if (data.name) {
+    const problem = folderNameProblem(data.name);
+    if (problem) add(["name"], `'${data.name}' cannot be used as the run folder's default name: ${problem}`);
+  }
   const names = new Set(data.arms.map((arm) => arm.name));
   data.report.compare?.forEach((name, index) => {
     if (!names.has(name)) add(["report", "compare", index], `no arm is named '${name}' (arms: ${[...names].join(", ")})`);
@@ -217,9 +233,9 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
 export function loadExperimentConfig(file: string, options: { env?: NodeJS.ProcessEnv; out?: string; taskFile?: string; ids?: number[]; judgeRepeats?: number } = {}): ExperimentConfig {
   const source = readYamlSource(file, { code: "CONFIG_INVALID", env: options.env ?? process.env, what: "experiment config" });
   const data = source.validate(ExperimentConfigSchema);
-  const problems = crossChecks(source, data);
-  if (problems.length > 0) source.fail(problems);
   const base = path.dirname(path.resolve(file));
+  const problems = crossChecks(source, data, base);
+  if (problems.length > 0) source.fail(problems);
   const resolve = (relative: string) => path.resolve(base, relative);
   const name = data.name ?? path.basename(file).replace(/\.ya?ml$/i, "");
   const running = new Set(data.arms.filter((arm) => !(arm.skipWithoutModel && !arm.model)).map((arm) => arm.name));
@@ -249,7 +265,14 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
     bootstrapResamples: data.report.bootstrapResamples,
     arms: data.arms
       .filter((arm) => !(arm.skipWithoutModel && !arm.model))
-      .map((arm) => ({ ...arm, ...(arm.prompt ? { prompt: resolve(arm.prompt) } : {}), parsed: parseKind(arm.kind, resolve) })),
+      .map((arm) => ({
+        ...arm,
+        ...(arm.prompt ? { prompt: resolve(arm.prompt) } : {}),
+        // A model given as a YAML file is a path like any other in the config.
+        ...(arm.model && MODEL_FILE.test(arm.model) ? { model: resolve(arm.model) } : {}),
+        ...(arm.critic && MODEL_FILE.test(arm.critic) ? { critic: resolve(arm.critic) } : {}),
+        parsed: parseKind(arm.kind, resolve),
+      })),
     skippedArms: data.arms.filter((arm) => arm.skipWithoutModel && !arm.model).map((arm) => ({ name: arm.name, reason: "no model configured" })),
     selfCheck: data.selfCheck,
     text: fs.readFileSync(file, "utf8"),

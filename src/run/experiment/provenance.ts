@@ -64,7 +64,7 @@ export async function reproducibilityRecord(config: ExperimentConfig, models: re
     },
     promptHashes: promptHashes(config),
     models: [...new Map(models.map((spec) => [spec.name, publicModelSpec(spec)])).values()],
-    evaluator: config.evaluator,
+    evaluator: { ...config.evaluator, ...(config.evaluator.baseURL ? { baseURL: displayURL(config.evaluator.baseURL) } : {}) },
     arms: config.arms.map(({ parsed: _parsed, ...arm }) => ({ ...arm, ...(arm.baseURL ? { baseURL: displayURL(arm.baseURL) } : {}) })),
     ...(config.compare ? { compare: config.compare } : {}),
     bootstrapResamples: config.bootstrapResamples,

@@ -18,6 +18,7 @@
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import pLimit from "p-limit";
 import { buildCellGraph, type CellValues } from "../../../agents/experiment/graph.ts";
 import type { PageGenerator } from "../../../agents/module-contract.ts";
@@ -28,7 +29,8 @@ import { writeFileAtomic, writeFileAtomicSync } from "../../files/atomic.ts";
 import { log } from "../../log/logger.ts";
 import { redactString } from "../../log/redact.ts";
 import { canonicalJson, loadModelSpec, preflightModel, type ModelSpec } from "../../models/index.ts";
-import { runFiles, type RunFiles } from "../../results/layout.ts";
+import { modelFolderName, RESULT_FILES, runFiles, type RunFiles } from "../../results/layout.ts";
+import { publicModelSpec } from "../generate.ts";
 import { closeEvaluator, createEvaluator } from "../evaluate.ts";
 import { createVisualMetric } from "../../evaluator/metrics/visual.ts";
 import { loadTasks } from "../../tasks/loader.ts";
@@ -64,6 +66,8 @@ export interface RunSummary {
   ran: number;
   skipped: number;
   failed: number;
+  /** Cells left without a record (the run was stopped): a rerun runs them. */
+  unfinished: number;
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -83,6 +87,17 @@ function selectTasks(config: ExperimentConfig, tasks: readonly Task[]): Task[] {
   );
   if (chosen.length === 0) config.fail([{ where: config.where(["tasks"]), message: `tasks: the filters leave no task of ${config.taskFile}` }]);
   return chosen;
+}
+
+async function fileSha256(file: string): Promise<string> {
+  return createHash("sha256").update(await fs.promises.readFile(file)).digest("hex");
+}
+
+/** The hash of the page a results: arm takes for a task ("missing" when there is none: the cell reruns once it appears). */
+async function resultsPageSha(arm: Arm, taskId: number): Promise<string> {
+  if (arm.parsed.type !== "results") return "";
+  const page = path.join(arm.parsed.dir, String(taskId), ...(arm.model ? [modelFolderName(arm.model, `arm ${arm.name}: model`)] : []), RESULT_FILES.page);
+  return fs.existsSync(page) ? fileSha256(page) : "missing";
 }
 
 const repeatsOf = (arm: Arm, repeats: number) => (["single-pass", "agent", "module"].includes(arm.parsed.type) ? repeats : 1);
@@ -115,17 +130,32 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
   const tasks = selectTasks(config, await loadTasks(config.taskFile));
   const { specs, modules } = await loadArmResources(config);
 
-  // Every cell, keyed by what would make its result differ.
+  // Every cell, keyed by what would make its result differ: the arm's settings and the
+  // content behind them (prompt and module files, the loaded model specs, a page taken
+  // from elsewhere), the repeat, the task (its line, checkpoints, assets and video) and
+  // the evaluator's settings. Paths are not part of it: a moved checkout keeps its cells.
   const evaluatorKey = canonicalJson({ ...config.evaluator, selfCheck: config.selfCheck });
   const cells = new Map<string, Cell>();
   const order: string[] = [];
-  const taskKeys = new Map<number, string>(await Promise.all(tasks.map(async (task) => [task.id, await taskKey(task)] as const)));
+  const taskKeys = new Map<number, string>(
+    await Promise.all(tasks.map(async (task) => [task.id, sha256(`${await taskKey(task)}:${await fileSha256(task.inputs.videoPath)}`)] as const)),
+  );
   for (const arm of config.arms) {
-    const { parsed: _parsed, ...armSettings } = arm;
+    const entry = specs.get(arm.name);
+    const armKey = canonicalJson({
+      name: arm.name,
+      kind: arm.kind,
+      temperature: arm.temperature,
+      agent: arm.agent,
+      specs: entry ? { drafter: publicModelSpec(entry.drafter), ...(entry.critic ? { critic: publicModelSpec(entry.critic) } : {}) } : arm.model,
+      prompt: arm.prompt ? await fileSha256(arm.prompt) : undefined,
+      module: arm.parsed.type === "module" ? await fileSha256(arm.parsed.file) : undefined,
+    });
     for (let repeat = 0; repeat < repeatsOf(arm, config.repeats); repeat++) {
       for (const task of tasks) {
-        const key = sha256(canonicalJson({ arm: armSettings, repeat, task: taskKeys.get(task.id), evaluator: evaluatorKey })).slice(0, 24);
-        cells.set(key, { arm, repeat, task, resultDir: files.armResults(arm.name, repeat), dir: files.cellDir(arm.name, repeat, task.id, cellFolderOf(arm)) });
+        const source = arm.parsed.type === "results" ? await resultsPageSha(arm, task.id) : undefined;
+        const key = sha256(canonicalJson({ arm: armKey, repeat, task: taskKeys.get(task.id), evaluator: evaluatorKey, source })).slice(0, 24);
+        cells.set(key, { arm, repeat, task, resultDir: files.armResults(arm.name, repeat), dir: files.cellDir(arm.name, repeat, task.id, cellFolderOf(arm, entry?.drafter.name)) });
         order.push(key);
       }
     }
@@ -138,9 +168,10 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
   const pending = order.filter((key) => !finished.has(key));
 
   fs.mkdirSync(files.dir, { recursive: true });
-  writeFileAtomicSync(files.config, config.text);
+  writeFileAtomicSync(files.config, redactString(config.text));
   const provenance = await reproducibilityRecord(config, [...specs.values()].flatMap((entry) => [entry.drafter, ...(entry.critic ? [entry.critic] : [])]));
-  writeFileAtomicSync(files.record, `${redactString(JSON.stringify(provenance, null, 2))}\n`);
+  // The cells of this config: a report counts these only, never a folder left by an earlier config.
+  writeFileAtomicSync(files.record, `${redactString(JSON.stringify({ ...provenance, cells: order }, null, 2))}\n`);
   options.onEvent?.({ type: "start", cells: order.length, pending: pending.length, runDir: files.dir });
 
   const records = new Map(finished);
@@ -213,8 +244,10 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
               ...(error ? { error } : {}),
               finishedAt: new Date().toISOString(),
             };
-            // A cell cut short by the stop (an agent stopped at a checkpoint) is unfinished, not failed: no cell.json, a rerun resumes it.
-            if (controller.signal.aborted && record.status === "failed") return;
+            // A cell cut short by the stop (an agent stopped at a checkpoint, a draft's scoring or
+            // self-check broken by it) is unfinished, not failed: no cell.json, a rerun resumes it.
+            const broken = record.status === "failed" || record.iterations.some((entry) => entry.error) || record.selfCheck?.error !== undefined;
+            if (controller.signal.aborted && broken) return;
             await writeFileAtomic(files.cellRecord(cell.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
             records.set(key, record);
             done += 1;
@@ -231,5 +264,13 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
     }
   }
   const all = order.flatMap((key) => (records.has(key) ? [records.get(key)!] : []));
-  return { runDir: files.dir, files, cells: all, ran: all.length - finished.size, skipped: finished.size, failed: all.filter((record) => record.status === "failed").length };
+  return {
+    runDir: files.dir,
+    files,
+    cells: all,
+    ran: all.length - finished.size,
+    skipped: finished.size,
+    failed: all.filter((record) => record.status === "failed").length,
+    unfinished: order.length - all.length,
+  };
 }
