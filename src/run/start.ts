@@ -66,7 +66,9 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
     ...(options.runDir ? { out: options.runDir } : {}),
     ...(options.data ? { taskFile: options.data } : {}),
   });
-  const listed = await validateAndList(path.relative(process.cwd(), config.taskFile) || config.taskFile);
+  // The task file as the user named it (--data), else the config's, shown relative when it is under the working directory.
+  const relative = path.relative(process.cwd(), config.taskFile);
+  const listed = await validateAndList(options.data ?? (relative && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : config.taskFile));
   if (listed !== 0) return listed;
   if (config.skippedArms.length > 0) {
     console.log(`\nmodel arms left out (${config.skippedArms.map((arm) => arm.name).join(", ")}): no model configured; set IWR_MODEL=<preset or model id> and OPENAI_API_KEY / OPENAI_BASE_URL (or pass --model, --base-url) to run them`);

@@ -1,0 +1,50 @@
+/**
+ * What the experiment tests share: a temporary folder, a local OpenAI-compatible server
+ * (a fixture answering from a script), a response cache of the test's own, and helpers
+ * to write configs and small pages.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, vi } from "vitest";
+import { tempDir } from "./evaluator-replay-fixtures.ts";
+import { startOpenAIServer, type FakeOpenAIServer } from "./openai-server.ts";
+
+export const DATA = path.resolve("tasks/iwr-mini.jsonl");
+export const TEST_MS = 420_000;
+export const evaluatorBlock = "evaluator:\n  profile: offline\n";
+
+/** A page that fails at the first step: what it scores is not the point, and its replay is short. */
+export const minimalPageReply = (text: string) => `\`\`\`html\n<!doctype html><html><body><h1>${text}</h1></body></html>\n\`\`\``;
+export const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
+
+export function writeConfig(file: string, body: string): string {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, body);
+  return file;
+}
+
+/** Registers the hooks; the returned getters are valid inside tests. */
+export function experimentFixture(prefix: string): { dir: () => string; server: () => FakeOpenAIServer } {
+  let dir: string;
+  let server: FakeOpenAIServer;
+  const savedCacheDir = process.env.IWR_CACHE_DIR;
+  beforeAll(async () => {
+    dir = tempDir(prefix);
+    // A cache of this test's own: answers cached by an earlier test run must not stand in for requests counted here.
+    process.env.IWR_CACHE_DIR = path.join(dir, "cache");
+    server = await startOpenAIServer({ models: ["gpt-4o"] });
+  });
+  afterAll(async () => {
+    if (savedCacheDir === undefined) delete process.env.IWR_CACHE_DIR;
+    else process.env.IWR_CACHE_DIR = savedCacheDir;
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  afterEach(() => {
+    server.requests.length = 0;
+    server.setReplyFunction(undefined);
+    vi.restoreAllMocks();
+    process.exitCode = undefined;
+  });
+  return { dir: () => dir, server: () => server };
+}
