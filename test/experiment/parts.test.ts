@@ -8,7 +8,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { rebaseAssetLinks } from "../../src/run/experiment/arms.ts";
 import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
-import { bootstrapMeanInterval } from "../../src/report/report-data.ts";
+import { bootstrapMeanInterval } from "../../src/report/statistics.ts";
 import { forRepeat, type ModelClient } from "../../src/models/index.ts";
 import type { InvokeOptions } from "../../src/models/types.ts";
 import { tempDir } from "../support/evaluator-replay-fixtures.ts";

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { assetsBasePath } from "../../../agents/single-pass/html-reply.ts";
+import { settleWithin } from "../../browser/deadline.ts";
 import { IwrError, toErrorRecord } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
@@ -144,18 +145,6 @@ function produceCalibration(cell: Cell): Omit<ProduceOutcome, "wallMs"> {
   return { status: "made", usage: NO_CELL_USAGE };
 }
 
-async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new IwrError("MODEL", `${what} did not finish within ${ms / 1000} s`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<ProduceOutcome, "wallMs">> {
   if (cell.arm.parsed.type !== "module") throw new Error("not a module arm");
   const file = cell.arm.parsed.file;
@@ -170,7 +159,8 @@ async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<
   const model = spec ? forRepeat(createModelClient(spec, { cache: openResponseCache(resources.cacheDir, resources.cacheMode) }), cell.repeat) : undefined;
   const started = new Date();
   try {
-    const reply = await withTimeout(
+    // The host's deadline helper: a generator that overruns is left to settle on its own, its rejection observed.
+    const settled = await settleWithin(
       Promise.resolve(
         generate(cell.task.inputs, {
           ...(model ? { model } : {}),
@@ -182,8 +172,10 @@ async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<
         }),
       ),
       resources.moduleTimeoutMs,
-      `the generator in ${file}`,
     );
+    if (settled.status === "timed-out") throw new IwrError("MODEL", `the generator in ${file} did not finish within ${resources.moduleTimeoutMs / 1000} s`);
+    if (settled.status === "failed") throw settled.error;
+    const reply = settled.value;
     const html = pageOfReply(reply, file);
     const record = { version: 1, generator: "module", module: file, moduleSha256: createHash("sha256").update(fs.readFileSync(file)).digest("hex"), taskId: cell.task.id, startedAt: started.toISOString(), finishedAt: new Date().toISOString() };
     await writeFileAtomic(files.generation, `${redactString(JSON.stringify(record, null, 2))}\n`);

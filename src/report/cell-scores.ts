@@ -1,0 +1,129 @@
+/**
+ * One experiment cell's numbers for the report, read from its eval.json and cell.json:
+ * the benchmark's scores, VFS with unreached checkpoints counted as 0 (our extra metric),
+ * tokens, cost and time, the per-step rows the HTML shows, and the judge's own spread when
+ * each assertion was judged several times.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { readEvalRecord, type EvalRecord } from "../evaluator/eval-record.ts";
+import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
+import type { CellRecord } from "../results/cell-record.ts";
+import { RESULT_FILES } from "../results/layout.ts";
+import type { Task } from "../tasks/schema.ts";
+import { mean, sum } from "./statistics.ts";
+
+export interface StepRow {
+  position: number;
+  actionIndex: number | null;
+  checkpointPath: string;
+  evalpointPath: string;
+  ocr: number;
+  dino: number;
+  mllm: number;
+  /** The judge's verdict on the step's assertion, when it had one. */
+  verdict?: "Yes" | "No";
+}
+
+export interface CellScores {
+  arm: string;
+  repeat: number;
+  taskId: number;
+  status: CellRecord["status"];
+  error?: string;
+  hasPage: boolean;
+  ifs: number;
+  lfs: number;
+  hfs: number;
+  vfs: number;
+  final: number;
+  /** VFS with unreached checkpoints counted as 0 (our extra). */
+  vfsAllCheckpoints: number;
+  tokens: number;
+  costUsd: number;
+  wallMs: number;
+  selfScore?: number;
+  /** The self-check's score of the page (given track), when the experiment ran it. */
+  selfCheckScore?: number;
+  steps: StepRow[];
+  /** Checkpoints the task has (the denominator of vfsAllCheckpoints). */
+  checkpoints: number;
+  /** With judge repeats: judged steps, those whose judgements disagreed, and the SD of IFS over the repeats. */
+  judge?: { repeats: number; judgedSteps: number; disagreeing: number; ifsSd: number };
+}
+
+function readEval(dir: string): EvalRecord | undefined {
+  const file = path.join(dir, RESULT_FILES.eval);
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    return readEvalRecord(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One cell's scores from its eval.json (zeros when the evaluator left none). */
+export function cellScores(record: CellRecord, dir: string, task: Task): CellScores {
+  const evaluation = readEval(dir);
+  const checkpoints = task.truth.checkpointPaths.length;
+  const scores = evaluation?.scores;
+  const lists = evaluation?.lists ?? { ocr: [], dino: [], mllm: [] };
+  // Unreached checkpoints count as 0: the sums over reached steps divided by every checkpoint.
+  const denominator = Math.max(1, checkpoints);
+  const { weights } = EVALUATOR_SETTINGS.protocol;
+  const lfsAll = (sum(lists.ocr) / denominator + sum(lists.dino) / denominator) / 2;
+  const hfsAll = sum(lists.mllm) / 100 / denominator;
+  const verdicts = new Map((evaluation?.assertions ?? []).map((assertion) => [assertion.actionIndex, assertion.result]));
+  return {
+    arm: record.arm,
+    repeat: record.repeat,
+    taskId: record.taskId,
+    status: record.status,
+    ...(record.error ? { error: `${record.error.stage}: ${record.error.code}: ${record.error.message}` } : {}),
+    hasPage: record.produced.status === "made",
+    ifs: scores?.ifs ?? 0,
+    lfs: scores?.lfs ?? 0,
+    hfs: scores?.hfs ?? 0,
+    vfs: scores?.vfs ?? 0,
+    final: scores?.final ?? 0,
+    vfsAllCheckpoints: weights.lfsInVfs * lfsAll + weights.hfsInVfs * hfsAll,
+    tokens: record.produced.usage.inputTokens + record.produced.usage.outputTokens,
+    costUsd: record.produced.usage.costUsd,
+    wallMs: record.produced.wallMs + record.evaluation.wallMs,
+    ...(record.produced.selfScore !== undefined ? { selfScore: record.produced.selfScore } : {}),
+    ...(record.selfCheck?.selfScore !== undefined ? { selfCheckScore: record.selfCheck.selfScore } : {}),
+    steps: (evaluation?.steps ?? []).map((step) => ({
+      position: step.position,
+      actionIndex: step.actionIndex,
+      checkpointPath: step.checkpointPath,
+      evalpointPath: path.resolve(dir, step.evalpointPath),
+      ocr: step.ocr,
+      dino: step.dino,
+      mllm: step.mllm,
+      ...(step.actionIndex !== null && verdicts.has(step.actionIndex) ? { verdict: verdicts.get(step.actionIndex)! } : {}),
+    })),
+    checkpoints,
+    ...(evaluation ? judgeSpread(evaluation) : {}),
+  };
+}
+
+/**
+ * The judge's own spread in one cell: IFS recomputed with each repeat's verdicts (the
+ * first failing step ends the count, as it does for the scored IFS), and its SD. Visual
+ * scores are not recomputed: steps past the scored success_step were never scored.
+ */
+function judgeSpread(evaluation: EvalRecord): Pick<CellScores, "judge"> | Record<string, never> {
+  const repeated = evaluation.assertions.filter((assertion) => assertion.repeats && assertion.repeats.length > 1);
+  if (repeated.length === 0) return {};
+  const repeats = Math.max(...repeated.map((assertion) => assertion.repeats!.length));
+  const ifsOf = (repeat: number) => {
+    const failing = evaluation.assertions.filter((assertion) => assertion.actionIndex < evaluation.executedSteps && (assertion.repeats?.[repeat] ?? assertion.result) === "No");
+    const success = failing.reduce((lowest, assertion) => Math.min(lowest, assertion.actionIndex), evaluation.executedSteps);
+    return evaluation.totalSteps === 0 ? 0 : success / evaluation.totalSteps;
+  };
+  const values = Array.from({ length: repeats }, (_, repeat) => ifsOf(repeat));
+  const average = mean(values);
+  const ifsSd = Math.sqrt(values.reduce((sum, value) => sum + (value - average) ** 2, 0) / Math.max(1, values.length - 1));
+  return { judge: { repeats, judgedSteps: repeated.length, disagreeing: repeated.filter((assertion) => new Set(assertion.repeats).size > 1).length, ifsSd } };
+}
+
