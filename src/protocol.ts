@@ -36,3 +36,93 @@ export type ProtocolSettings = typeof PROTOCOL;
  * host, so a task that validates is a task the evaluator can open.
  */
 export const MAX_VIEWPORT_SIDE = 8192;
+
+/**
+ * The two named protocol profiles (issue #14). `official` reproduces the published
+ * harness, quirks included, so our numbers sit beside the leaderboard; `corrected`
+ * keeps the choices we think are better science. Every eval.json, generation.json and
+ * report names the profile it was made under, and no report averages two profiles.
+ */
+export const PROTOCOL_PROFILES = ["official", "corrected"] as const;
+export type ProtocolProfile = (typeof PROTOCOL_PROFILES)[number];
+
+/** What `iwr generate` and `iwr evaluate` use unless told otherwise: the benchmark as published. */
+export const DEFAULT_CLI_PROFILE: ProtocolProfile = "official";
+/** What an experiment config uses unless its `evaluator.protocol` says otherwise. */
+export const DEFAULT_EXPERIMENT_PROFILE: ProtocolProfile = "corrected";
+
+export interface ProfileRules {
+  /** Which evalpoint meets step_<k>: the harness's (state before the flagged action) or aligned (after it). */
+  pairing: "official" | "aligned";
+  /**
+   * Which flagged actions enter the visual list.
+   * `harness`: stop before the action whose assertion said No; a flagged action i enters
+   *   while i ≤ the executed count, so the failed action's entry is included.
+   * `through-no`: actions that executed, up to and including the one whose assertion said No.
+   */
+  visualBoundary: "harness" | "through-no";
+  /** A judge that failed: `error` is recorded as "Error" and does not cut success_step; `no` counts as No. */
+  judgeFailure: "error" | "no";
+  /** Judge attempts per assertion (the harness asks once; HTTP-level retries are the client's either way). */
+  judgeAttempts: number;
+  /** Reply parse: the harness's (JSON, else the substring "Yes" before "No") or ours (JSON, fenced, embedded, whole words). */
+  judgeParse: "harness" | "iwr";
+  /** Score visual-list entries that the success_step + 1 cut drops (the harness scores, then truncates). */
+  scoreCutEntries: boolean;
+  /** The benchmark mean: over tasks that have an index.html, or over every task (a missing page scores 0). */
+  averageOver: "tasks-with-page" | "all-tasks";
+  /** Frames for a video of d seconds at 1 fps: int(d) (the harness) or ceil(d) (the last partial second too). */
+  frameCount: "floor" | "ceil";
+  /** Reply post-processing: the fence pattern needs a closing fence (else the whole reply is kept), or an open fence is read to the end. */
+  replyFence: "closed-only" | "open-allowed";
+  /** An empty or prose reply: written as index.html and evaluated (the harness), or the task fails. */
+  unusableReply: "write" | "fail";
+  /** Sheets alone over the image cap: all sheets and no frames (the harness), or the task fails. */
+  sheetsOverCap: "sheets-only" | "fail";
+  /** Frames are sent as JPEG (the harness) or PNG. */
+  frameFormat: "jpeg" | "png";
+  /** Replay timings in ms (the harness's browser layer adds 0.2 s inside each screenshot, Scroll a further 1 s). */
+  timings: Readonly<{ initialSettleMs: number; actionSettleMs: number; screenshotDelayMs: number; scrollExtraSettleMs: number }>;
+  /** The metrics report: the harness's title, column order and file name, or ours. */
+  reportStyle: "harness" | "iwr";
+}
+
+export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRules>>> = Object.freeze({
+  official: Object.freeze({
+    pairing: "official",
+    visualBoundary: "harness",
+    judgeFailure: "error",
+    judgeAttempts: 1,
+    judgeParse: "harness",
+    scoreCutEntries: true,
+    averageOver: "tasks-with-page",
+    frameCount: "floor",
+    replyFence: "closed-only",
+    unusableReply: "write",
+    sheetsOverCap: "sheets-only",
+    frameFormat: "jpeg",
+    timings: Object.freeze({ initialSettleMs: 1000, actionSettleMs: 500, screenshotDelayMs: 200, scrollExtraSettleMs: 1000 }),
+    reportStyle: "harness",
+  }),
+  corrected: Object.freeze({
+    pairing: "aligned",
+    visualBoundary: "through-no",
+    judgeFailure: "no",
+    judgeAttempts: 3,
+    judgeParse: "iwr",
+    scoreCutEntries: false,
+    averageOver: "all-tasks",
+    frameCount: "ceil",
+    replyFence: "open-allowed",
+    unusableReply: "fail",
+    sheetsOverCap: "fail",
+    frameFormat: "png",
+    timings: Object.freeze({ initialSettleMs: PROTOCOL.initialSettleMs, actionSettleMs: PROTOCOL.actionSettleMs, screenshotDelayMs: 0, scrollExtraSettleMs: 0 }),
+    reportStyle: "iwr",
+  }),
+});
+
+export function profileRules(profile: ProtocolProfile): Readonly<ProfileRules> {
+  return PROFILE_RULES[profile];
+}
+

@@ -14,7 +14,9 @@ import { IwrError } from "../errors.ts";
 import { redactString } from "../log/redact.ts";
 import { aggregateTask } from "./aggregate.ts";
 import type { PairingResult } from "./pairing.ts";
+import { PROTOCOL_PROFILES } from "../protocol.ts";
 import { PAIRING_MODES } from "./settings.ts";
+import { HarnessKeysSchema, harnessKeys, type HarnessAssertion } from "./harness-keys.ts";
 
 export const EVAL_RECORD_VERSION = 1;
 
@@ -38,6 +40,11 @@ export const EvalSettingsSchema = z.strictObject({
   mllmJudgeKind: z.enum(["model", "offline-proxy"]),
   mllmJudgeModel: z.string(),
   pairingMode: z.enum(PAIRING_MODES),
+  /**
+   * The protocol profile (src/protocol.ts): `official` reproduces the harness, `corrected`
+   * keeps our choices. Records written before profiles existed were made under our rules.
+   */
+  protocol: z.enum(PROTOCOL_PROFILES).default("corrected"),
   /** Prompt name → sha256 of its template file. */
   promptHashes: z.record(z.string(), z.string()),
   /** Where the record came from: our evaluator, or a foreign (harness) eval.json read by rescore. */
@@ -48,7 +55,8 @@ export type EvalSettings = z.infer<typeof EvalSettingsSchema>;
 export const AssertionResultSchema = z.object({
   actionIndex: z.number().int().nonnegative(),
   assertion: z.string(),
-  result: z.enum(["Yes", "No"]),
+  /** "Error": the judge gave no usable answer and the profile (official) records it as the harness does, without cutting success_step. */
+  result: z.enum(["Yes", "No", "Error"]),
   think: z.string().optional(),
   reply: z.string().optional(),
   /** With judge repeats: every judgement's result, the scored one first. */
@@ -111,7 +119,7 @@ export const EvalRecordSchema = z.object({
   settings: EvalSettingsSchema,
   /** Absent in records written before results were keyed: such a record is always redone. */
   inputs: EvalInputKeysSchema.optional(),
-});
+}).extend(HarnessKeysSchema.shape);
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
 
 function describeIssue(file: string, error: z.ZodError): string {
@@ -182,6 +190,13 @@ export interface EvalRecordParts {
   steps: readonly VisualStep[];
   /** From pairEvalpoints(…). */
   pairing: Pick<PairingResult, "truncated" | "mode">;
+  /**
+   * Entries the success_step + 1 cut dropped, scored too when the profile scores them
+   * (official: the harness's untruncated lists); they never enter our scores.
+   */
+  cutSteps?: readonly VisualStep[];
+  /** Per action of the task: the judged assertion as the harness records it, or null. */
+  harnessAssertions?: readonly (HarnessAssertion | null)[];
   /** Everything but pairingMode and source, which come from `pairing` and this evaluator. */
   settings: Omit<EvalSettings, "pairingMode" | "source">;
   inputs?: z.infer<typeof EvalInputKeysSchema>;
@@ -212,6 +227,12 @@ export function buildEvalRecord(parts: EvalRecordParts): EvalRecord {
     scores,
     settings: { ...parts.settings, pairingMode: parts.pairing.mode, source: "iwr" },
     ...(parts.inputs ? { inputs: parts.inputs } : {}),
+    ...harnessKeys({
+      totalSteps: parts.totalSteps,
+      successStep: parts.successStep,
+      steps: [...parts.steps, ...(parts.cutSteps ?? [])],
+      assertions: parts.harnessAssertions ?? Array.from({ length: parts.totalSteps }, () => null),
+    }),
   };
   return parseEvalRecord(record, `eval record of task ${parts.taskId}`);
 }

@@ -29,6 +29,8 @@ import { candidateKey, settingsKey, taskKey, type EvalInputKeys } from "./eval-k
 import type { PairingMode } from "./settings.ts";
 import type { AssertionJudge } from "./judge/types.ts";
 import { AssertionQueue, type AssertionOutcome } from "./judge-queue.ts";
+import { profileRules, type ProtocolProfile } from "../protocol.ts";
+import type { HarnessAssertion } from "./harness-keys.ts";
 
 export type { PageSlots } from "../replay/hosted-replay.ts";
 export type { AssertionOutcome } from "./judge-queue.ts";
@@ -37,6 +39,8 @@ const logger = log("evaluator");
 
 /** The parts of an evaluator, made once per run and shared by every task. */
 export interface Evaluator {
+  /** The protocol profile every task is scored under (src/protocol.ts). */
+  profile: ProtocolProfile;
   grounder: Grounder;
   judge: AssertionJudge;
   scorers: VisualScorers;
@@ -120,6 +124,7 @@ export function evaluatorSettings(evaluator: Evaluator): Omit<EvalSettings, "pai
     groundingKind: evaluator.grounder.kind === "llm" ? "model" : evaluator.grounder.kind,
     groundingModel: evaluator.groundingModel,
     ...visualSettings(evaluator.scorers),
+    protocol: evaluator.profile,
   };
   settings.promptHashes = { ...settings.promptHashes, ...evaluator.grounder.promptHashes, ...evaluator.judge.promptHashes };
   return settings;
@@ -134,10 +139,38 @@ export async function evaluationInputs(task: Task, candidateDir: string, evaluat
   return { candidate, task: taskHash, settings: repeats > 1 ? createHash("sha256").update(`${settings}:judge-repeats=${repeats}`).digest("hex") : settings };
 }
 
-function successStepOf(executed: number, assertions: readonly AssertionOutcome[]): number {
-  return assertions
-    .filter((outcome) => outcome.actionIndex < executed && outcome.verdict.result === "No")
+/**
+ * The result a verdict is recorded with: a judge that gave no usable answer is "Error"
+ * under the official profile (the harness's record, which does not cut success_step)
+ * and "No" under corrected.
+ */
+function recordedResult(outcome: AssertionOutcome, profile: ProtocolProfile): "Yes" | "No" | "Error" {
+  return outcome.verdict.failure && profileRules(profile).judgeFailure === "error" ? "Error" : outcome.verdict.result;
+}
+
+/** success_step and whether an assertion's No set it (rather than the executed count). */
+function successStepOf(executed: number, assertions: readonly AssertionOutcome[], profile: ProtocolProfile): { successStep: number; stoppedByAssertion: boolean } {
+  const firstNo = assertions
+    .filter((outcome) => outcome.actionIndex < executed && recordedResult(outcome, profile) === "No")
     .reduce((lowest, outcome) => Math.min(lowest, outcome.actionIndex), executed);
+  return { successStep: firstNo, stoppedByAssertion: firstNo < executed };
+}
+
+/** The harness's assertion_results: one entry per action, null where no assertion was judged. */
+function harnessAssertions(actionsCount: number, assertions: readonly AssertionOutcome[], evalpointPaths: readonly string[], profile: ProtocolProfile): (HarnessAssertion | null)[] {
+  const byAction = new Map(assertions.map((outcome) => [outcome.actionIndex, outcome]));
+  return Array.from({ length: actionsCount }, (_, index) => {
+    const outcome = byAction.get(index);
+    if (!outcome) return null;
+    return {
+      result: recordedResult(outcome, profile),
+      assertion: outcome.assertion,
+      response: outcome.verdict.replies.at(-1) ?? outcome.verdict.failure?.message ?? "",
+      thinking: outcome.verdict.think ?? "",
+      prev_img_path: evalpointPaths[index] ?? "",
+      curr_img_path: evalpointPaths[index + 1] ?? "",
+    };
+  });
 }
 
 function stopReasonOf(replay: ReplayResult, actionsCount: number): ErrorRecord | undefined {
@@ -149,11 +182,12 @@ function stopReasonOf(replay: ReplayResult, actionsCount: number): ErrorRecord |
   return replay.error;
 }
 
-function assertionEntries(assertions: readonly AssertionOutcome[]): EvalRecord["assertions"] {
-  return assertions.map(({ actionIndex, assertion, verdict, repeats }) => {
+function assertionEntries(assertions: readonly AssertionOutcome[], profile: ProtocolProfile): EvalRecord["assertions"] {
+  return assertions.map((outcome) => {
+    const { actionIndex, assertion, verdict, repeats } = outcome;
     const think = verdict.failure ? `judge failed (${verdict.failure.kind}): ${verdict.failure.message}` : verdict.think;
     const reply = verdict.replies.length > 0 ? verdict.replies.join("\n---\n") : undefined;
-    return { actionIndex, assertion, result: verdict.result, ...(think !== undefined ? { think } : {}), ...(reply !== undefined ? { reply } : {}), ...(repeats ? { repeats } : {}) };
+    return { actionIndex, assertion, result: recordedResult(outcome, profile), ...(think !== undefined ? { think } : {}), ...(reply !== undefined ? { reply } : {}), ...(repeats ? { repeats } : {}) };
   });
 }
 
@@ -235,7 +269,8 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   const { replay, assertions, closed, timings } = await replayAndJudge(options);
   const scoringStarted = Date.now();
   const actions = task.truth.actions;
-  const successStep = successStepOf(replay.executed, assertions);
+  const rules = profileRules(evaluator.profile);
+  const { successStep, stoppedByAssertion } = successStepOf(replay.executed, assertions, evaluator.profile);
   const evalpointPaths = replay.evalpoints.map((_, index) => files.evalpoint(index));
   const settings = evaluatorSettings(evaluator);
   const stopReason = stopReasonOf(replay, actions.length);
@@ -248,8 +283,12 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
       evalpointPaths,
       checkpointPaths: task.truth.checkpointPaths,
       mode,
+      boundary: rules.visualBoundary,
+      stoppedByAssertion,
     });
-    const steps = await scoreVisualPairs(pairing.pairs, evaluator.scorers);
+    // The harness scores the whole list and its metrics cut it; corrected scores only what counts.
+    const scored = await scoreVisualPairs(rules.scoreCutEntries ? [...pairing.pairs, ...pairing.truncated] : pairing.pairs, evaluator.scorers);
+    const steps = scored.slice(0, pairing.pairs.length);
     records.push({
       mode,
       record: buildEvalRecord({
@@ -259,8 +298,10 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
         executedSteps: replay.executed,
         successStep,
         ...(stopReason ? { stopReason } : {}),
-        assertions: assertionEntries(assertions),
+        assertions: assertionEntries(assertions, evaluator.profile),
         steps,
+        cutSteps: scored.slice(pairing.pairs.length),
+        harnessAssertions: harnessAssertions(actions.length, assertions, evalpointPaths, evaluator.profile),
         pairing,
         settings,
         ...(inputs[position] ? { inputs: inputs[position] } : {}),

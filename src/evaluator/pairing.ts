@@ -2,25 +2,30 @@
  * §3.5 / "Known quirk": which evalpoint is compared with which reference checkpoint.
  *
  * The visual list is evalpoint 0 plus one entry per flagged action (visual_evaluation_flag)
- * among the actions considered, and list position k is compared with `step_<k>.png`:
+ * within the boundary, and list position k is compared with `step_<k>.png`:
  *
- * - `official` reproduces the published harness: the flagged action at 0-based index i
- *   contributes evalpoint i — the state BEFORE that action.
- * - `aligned` contributes evalpoint i + 1 — the state AFTER that action — so the k-th
- *   flagged action's result meets the k-th flagged checkpoint.
+ * - pairing `official` reproduces the published harness: the flagged action at 0-based
+ *   index i contributes evalpoint i — the state BEFORE that action.
+ * - pairing `aligned` contributes evalpoint i + 1 — the state AFTER that action — so the
+ *   k-th flagged action's result meets the k-th flagged checkpoint.
  *
- * Actions considered: those that executed (evalpoints 1..n exist for n executed actions)
- * up to and including the first assertion "No". An assertion "No" at index i makes
- * success_step = i while action i did execute, so "up to the first No" is read as
- * inclusive and the §3.6 cut — keep the first success_step + 1 entries — decides what
- * counts. Concretely (flags, "No" at index 2, success_step 2):
- *   [T, T, T] → 4 entries, the last (action 2's) cut: it was the failing step;
- *   [F, T, T] → 3 entries, none cut: action 2's entry is position 2 = success_step.
- * With no "No", success_step = executed actions and nothing is ever cut.
+ * Which flagged actions are within the boundary (a profile rule, src/protocol.ts):
+ * - `harness` (profile official), the harness's loop: walking the actions in order, stop
+ *   at the one whose assertion answered No, before adding it; otherwise add a flagged
+ *   action i while i ≤ the executed count — so the action that failed to execute still
+ *   adds its entry (under official pairing its evalpoint, the state before it, exists).
+ * - `through-no` (profile corrected): the actions that executed, up to and including the
+ *   first No — action i with a No did execute, and the §3.6 cut decides what counts.
+ *
+ * Then §3.6 keeps the first success_step + 1 entries. Concretely, flags [T, T, T] with a
+ * No at index 2 (success_step 2): through-no gives 4 entries and cuts action 2's; the
+ * harness gives 3 and cuts nothing. An entry whose evalpoint does not exist (aligned
+ * pairing, the failed action) is left out.
  *
  * The function is pure: paths in, pairs out.
  */
 import { IwrError } from "../errors.ts";
+import type { ProfileRules } from "../protocol.ts";
 import type { PairingMode } from "./settings.ts";
 
 export interface PairingInput {
@@ -37,7 +42,13 @@ export interface PairingInput {
   /** checkpoints/step_<k>.png by k. */
   checkpointPaths: readonly string[];
   mode: PairingMode;
+  /** Which flagged actions may enter the list (see above); default `through-no`. */
+  boundary?: VisualBoundary;
+  /** Whether success_step was cut by an assertion that answered No (rather than set by the executed count). */
+  stoppedByAssertion?: boolean;
 }
+
+export type VisualBoundary = ProfileRules["visualBoundary"];
 
 export interface VisualPair {
   /** Position k in the visual list (compared with step_<k>). */
@@ -73,17 +84,27 @@ function checkInput(input: PairingInput): void {
   }
 }
 
+/** Indices of the flagged actions inside the boundary, in order. */
+function flaggedWithinBoundary(input: PairingInput, executed: number): number[] {
+  const last =
+    (input.boundary ?? "through-no") === "harness"
+      ? // The harness breaks at the No before adding that action; otherwise i ≤ executed.
+        input.stoppedByAssertion ? input.successStep - 1 : executed
+      : Math.min(input.successStep, executed - 1);
+  const indices: number[] = [];
+  for (let index = 0; index <= Math.min(last, input.flags.length - 1); index += 1) if (input.flags[index]) indices.push(index);
+  return indices;
+}
+
 export function pairEvalpoints(input: PairingInput): PairingResult {
   checkInput(input);
   const executed = input.evalpointPaths.length - 1;
   if (executed < 0) return { mode: input.mode, pairs: [], truncated: [] };
 
-  // Actions whose state may enter the list: executed, and not past the first "No".
-  const lastConsidered = Math.min(input.successStep, executed - 1);
   const entries: { actionIndex: number | null; evalpoint: number }[] = [{ actionIndex: null, evalpoint: 0 }];
-  for (let index = 0; index <= lastConsidered; index += 1) {
-    if (!input.flags[index]) continue;
-    entries.push({ actionIndex: index, evalpoint: input.mode === "official" ? index : index + 1 });
+  for (const index of flaggedWithinBoundary(input, executed)) {
+    const evalpoint = input.mode === "official" ? index : index + 1;
+    if (evalpoint <= executed) entries.push({ actionIndex: index, evalpoint });
   }
 
   const all = entries.map((entry, position): VisualPair => {

@@ -1,16 +1,25 @@
 /**
- * `<results>/reports/<model>_metrics.md` in the benchmark's layout: one row per task and
- * an `avg` row (the unweighted mean over tasks), percentages with two decimals, columns
- * LFS HFS IFS VFS Final, then the OCR and DINO means for diagnosis (MLLM's mean is HFS).
+ * `<results>/reports/<model>_metrics.md`: one row per task and an `avg` row (the
+ * unweighted mean over tasks), percentages with two decimals, in one of two styles — the
+ * profile of the rows decides (src/protocol.ts):
+ * - `harness` (official): the harness's title (`# model: <name> result`), columns IFS(%)
+ *   OCR(%) DINO(%) LFS(%) HFS(%) VFS(%) Final(%), rows in task-file order, the mean over
+ *   the tasks that have an index.html, and the file named after the model as given
+ *   ('/' → '__', case kept);
+ * - `iwr` (corrected): columns LFS HFS IFS VFS Final OCR DINO, rows by task id, the mean
+ *   over every task (a missing page scores 0), the file named after the model's folder.
+ * Both add a Coverage column (100 for a task with a page, 0 without; its avg is the share
+ * of tasks with a page) and the settings below the table.
  *
- * A report averages only results produced under the same settings (judges, OCR engine,
- * DINO or its fallback, pairing mode, prompt hashes): anything else is refused with the
- * keys that differ, so no table silently blends two evaluators.
+ * A report averages only results produced under the same settings (profile, judges, OCR
+ * engine, DINO or its fallback, pairing mode, prompt hashes): anything else is refused
+ * with the keys that differ, so no table silently blends two evaluators.
  */
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError } from "../errors.ts";
 import { redactString } from "../log/redact.ts";
 import { metricsReportPath, modelFolderName } from "../results/layout.ts";
+import { profileRules, type ProtocolProfile } from "../protocol.ts";
 import { averageScores, type TaskScores } from "./aggregate.ts";
 import { comparableSettings, type EvalSettings } from "./eval-record.ts";
 import { EVALUATOR_SETTINGS } from "./settings.ts";
@@ -19,17 +28,32 @@ export interface ReportRow {
   taskId: number;
   scores: TaskScores;
   settings: EvalSettings;
+  /** Whether the task had a candidate page (default true); the official mean leaves out those without. */
+  hasPage?: boolean;
 }
 
-const COLUMNS = [
-  { header: "LFS", key: "lfs" },
-  { header: "HFS", key: "hfs" },
-  { header: "IFS", key: "ifs" },
-  { header: "VFS", key: "vfs" },
-  { header: "Final", key: "final" },
-  { header: "OCR", key: "ocrMean" },
-  { header: "DINO", key: "dinoMean" },
-] as const;
+type ScoreColumn = { header: string; key: "lfs" | "hfs" | "ifs" | "vfs" | "final" | "ocrMean" | "dinoMean" };
+
+const COLUMNS: Record<"harness" | "iwr", readonly ScoreColumn[]> = {
+  iwr: [
+    { header: "LFS", key: "lfs" },
+    { header: "HFS", key: "hfs" },
+    { header: "IFS", key: "ifs" },
+    { header: "VFS", key: "vfs" },
+    { header: "Final", key: "final" },
+    { header: "OCR", key: "ocrMean" },
+    { header: "DINO", key: "dinoMean" },
+  ],
+  harness: [
+    { header: "IFS(%)", key: "ifs" },
+    { header: "OCR(%)", key: "ocrMean" },
+    { header: "DINO(%)", key: "dinoMean" },
+    { header: "LFS(%)", key: "lfs" },
+    { header: "HFS(%)", key: "hfs" },
+    { header: "VFS(%)", key: "vfs" },
+    { header: "Final(%)", key: "final" },
+  ],
+};
 
 export function percent(value: number): string {
   return (value * 100).toFixed(EVALUATOR_SETTINGS.report.decimals);
@@ -64,29 +88,62 @@ export function commonSettings(rows: readonly ReportRow[]): Record<string, strin
   return comparableSettings(first.settings);
 }
 
-function tableRow(label: string, values: Record<(typeof COLUMNS)[number]["key"], number>): string {
-  return `| ${label} | ${COLUMNS.map((column) => percent(values[column.key])).join(" | ")} |`;
+function profileOf(settings: Record<string, string>): ProtocolProfile {
+  return settings.protocol === "official" ? "official" : "corrected";
+}
+
+/** The model name in the report's title and file name: the harness keeps its case, ours is the model's folder. */
+function reportStem(model: string, profile: ProtocolProfile): string {
+  return profileRules(profile).reportStyle === "harness" ? model.replaceAll("/", "__") : modelFolderName(model);
 }
 
 export interface ReportOptions {
   /** Task ids left out because they have no eval.json; listed under the table. */
   missing?: readonly number[];
+  /** Task-file order of the ids (the harness's row order); rows not in it follow by id. */
+  taskOrder?: readonly number[];
 }
 
-/** The report's Markdown. Rows are sorted by task id. */
+function orderRows(rows: readonly ReportRow[], style: "harness" | "iwr", taskOrder: readonly number[] | undefined): ReportRow[] {
+  const byId = [...rows].sort((a, b) => a.taskId - b.taskId);
+  if (style !== "harness" || !taskOrder) return byId;
+  const position = new Map(taskOrder.map((id, index) => [id, index]));
+  const rank = (row: ReportRow) => position.get(row.taskId) ?? taskOrder.length + row.taskId;
+  return byId.sort((a, b) => rank(a) - rank(b));
+}
+
+/** The report's Markdown. */
 export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[], options: ReportOptions = {}): string {
   const settings = commonSettings(rows);
-  const sorted = [...rows].sort((a, b) => a.taskId - b.taskId);
-  const average = averageScores(sorted.map((row) => row.scores));
+  const profile = profileOf(settings);
+  const rules = profileRules(profile);
+  const style = rules.reportStyle;
+  const columns = COLUMNS[style];
+  const sorted = orderRows(rows, style, options.taskOrder);
+  const hasPage = (row: ReportRow) => row.hasPage !== false;
+  const averaged = rules.averageOver === "tasks-with-page" ? sorted.filter(hasPage) : sorted;
+  const withPage = sorted.filter(hasPage).length;
+  const cells = (values: Record<ScoreColumn["key"], number>) => columns.map((column) => percent(values[column.key]));
+  const row = (label: string, values: string[], coverage: number) => `| ${label} | ${[...values, percent(coverage)].join(" | ")} |`;
+  const table = sorted.map((entry) =>
+    hasPage(entry) || rules.averageOver === "all-tasks" ? row(String(entry.taskId), cells(entry.scores), hasPage(entry) ? 1 : 0) : row(String(entry.taskId), columns.map(() => "—"), 0),
+  );
+  const averageRow = averaged.length > 0 ? row(EVALUATOR_SETTINGS.report.avgRowLabel, cells(averageScores(averaged.map((entry) => entry.scores))), withPage / sorted.length) : `| ${EVALUATOR_SETTINGS.report.avgRowLabel} | ${[...columns.map(() => "—"), percent(0)].join(" | ")} |`;
+  const coverageHeader = style === "harness" ? "Coverage(%)" : "Coverage";
+  const title = style === "harness" ? `# model: ${reportStem(model, profile)} result` : `# ${model} metrics`;
+  const meanOver =
+    rules.averageOver === "tasks-with-page"
+      ? `the unweighted mean over the ${averaged.length} task(s) with an index.html, as the harness computes it; tasks without one are shown with — and counted only in Coverage`
+      : "the unweighted mean over every task; a task without an index.html scores 0";
   const lines = [
-    `# ${model} metrics`,
+    title,
     "",
-    `| task | ${COLUMNS.map((column) => column.header).join(" | ")} |`,
-    `|---|${COLUMNS.map(() => "---:").join("|")}|`,
-    ...sorted.map((row) => tableRow(String(row.taskId), row.scores)),
-    tableRow(EVALUATOR_SETTINGS.report.avgRowLabel, average),
+    `| task | ${[...columns.map((column) => column.header), coverageHeader].join(" | ")} |`,
+    `|---|${[...columns, null].map(() => "---:").join("|")}|`,
+    ...table,
+    averageRow,
     "",
-    `Tasks: ${sorted.length}. Percentages; \`${EVALUATOR_SETTINGS.report.avgRowLabel}\` is the unweighted mean over tasks.`,
+    `Tasks: ${sorted.length} (${withPage} with an index.html). Percentages; \`${EVALUATOR_SETTINGS.report.avgRowLabel}\` is ${meanOver}. Protocol profile: ${profile}.`,
     ...(options.missing && options.missing.length > 0 ? [`Left out (no eval.json): tasks ${options.missing.join(", ")}.`] : []),
     `DINO column metric: ${settings.visualMetric ?? "unknown"}; MLLM judge: ${settings.mllmJudgeModel ?? "unknown"} (${settings.mllmJudgeKind ?? "unknown"}); pairing: ${settings.pairingMode ?? "unknown"}.`,
     "",
@@ -98,9 +155,9 @@ export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[],
   return lines.join("\n");
 }
 
-/** Writes `<resultsDir>/reports/<model-dir>_metrics.md` atomically; returns its path. */
+/** Writes `<resultsDir>/reports/<stem>_metrics.md` atomically (the stem by the rows' profile); returns its path. */
 export function writeMetricsReport(resultsDir: string, model: string, rows: readonly ReportRow[], options: ReportOptions = {}): string {
-  const file = metricsReportPath(resultsDir, modelFolderName(model));
+  const file = metricsReportPath(resultsDir, reportStem(model, profileOf(commonSettings(rows))));
   writeFileAtomicSync(file, redactString(renderMetricsMarkdown(model, rows, options)));
   return file;
 }

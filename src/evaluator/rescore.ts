@@ -5,22 +5,16 @@
  *
  * Two kinds of eval.json are read:
  * - ours (EvalRecordSchema, `version` 1): the §3.6 lists, success_step and total_steps;
- * - the official Python harness's, read tolerantly with this mapping (first match wins;
- *   looked up on the top level, then inside `visual_scores`, `visual_evaluation`,
- *   `visual`, `scores`, `metrics`, `evaluation`, `results`):
- *     success_step ← success_step | successStep
- *     total_steps  ← total_steps | totalSteps | total_actions | num_actions,
- *                    else the length of action_results | actions | action_sequence
- *     OCR list     ← ocr_scores | ocr_similarity_scores | ocr_similarities | ocr
- *     DINO list    ← dino_scores | dino_similarity_scores | dino
- *     MLLM list    ← mllm_scores | mllm_similarity_scores | mllm
- *   A list entry is a number, or an object with a numeric `similarity` or `score`
- *   (the harness's OCR detail objects carry `similarity`). Scales are the harness's:
- *   OCR and DINO in [0, 1], MLLM in [0, 100]; anything else is an error naming the file.
- *   Harness results get settings `source: iwr-bench-harness` with unknown engines, so
- *   they average with each other but never with ours.
+ * - the published harness's, exactly as its evaluate.py writes it: `total_step`,
+ *   `success_step`, and the untruncated lists `all_ocr_scores`, `all_dino_scores`,
+ *   `all_mllm_scores`, every score in [0, 1] (MLLM already divided by 100). The lists are
+ *   cut to success_step + 1 entries, as its metrics code does. A file missing a key, or
+ *   with a value out of range, is an error naming the file and the key.
+ *   Harness results get settings `source: iwr-bench-harness`, profile official, with
+ *   unknown engines, so they average with each other but never with ours.
  */
 import fs from "node:fs";
+import { z } from "zod";
 import { IwrError, errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { candidateDirFor, candidateFiles, modelFolderName } from "../results/layout.ts";
@@ -29,16 +23,6 @@ import { EVAL_RECORD_VERSION, parseEvalRecord, readJsonFile, type EvalSettings }
 import { writeMetricsReport, type ReportRow } from "./report-md.ts";
 
 const logger = log("evaluator");
-
-const CONTAINERS = ["visual_scores", "visual_evaluation", "visual", "scores", "metrics", "evaluation", "results"];
-const FIELDS = {
-  successStep: ["success_step", "successStep"],
-  totalSteps: ["total_steps", "totalSteps", "total_actions", "num_actions"],
-  actionLists: ["action_results", "actions", "action_sequence"],
-  ocr: ["ocr_scores", "ocr_similarity_scores", "ocr_similarities", "ocr"],
-  dino: ["dino_scores", "dino_similarity_scores", "dino"],
-  mllm: ["mllm_scores", "mllm_similarity_scores", "mllm"],
-} as const;
 
 const UNKNOWN = "unknown (harness eval.json)";
 export const HARNESS_SETTINGS: EvalSettings = Object.freeze({
@@ -54,77 +38,41 @@ export const HARNESS_SETTINGS: EvalSettings = Object.freeze({
   mllmJudgeKind: "model",
   mllmJudgeModel: UNKNOWN,
   pairingMode: "official",
+  protocol: "official",
   promptHashes: {},
   source: "iwr-bench-harness",
 });
 
-type JsonObject = Record<string, unknown>;
+const unitList = z.array(z.number().min(0).max(1));
+/** The keys the harness's metrics code reads (aggregate_requested_scores); others are ignored. */
+const HarnessEvalSchema = z.looseObject({
+  total_step: z.number().int().nonnegative(),
+  success_step: z.number().int().nonnegative(),
+  all_ocr_scores: unitList,
+  all_dino_scores: unitList,
+  all_mllm_scores: unitList,
+});
 
-function isObject(value: unknown): value is JsonObject {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The top level and its known containers, in lookup order. */
-function scopes(root: JsonObject): { prefix: string; object: JsonObject }[] {
-  const found = [{ prefix: "", object: root }];
-  for (const name of CONTAINERS) {
-    const nested = root[name];
-    if (isObject(nested)) found.push({ prefix: `${name}.`, object: nested });
-  }
-  return found;
-}
-
-function lookup(root: JsonObject, keys: readonly string[]): { where: string; value: unknown } | undefined {
-  for (const { prefix, object } of scopes(root)) {
-    for (const key of keys) {
-      if (key in object) return { where: `${prefix}${key}`, value: object[key] };
-    }
-  }
-  return undefined;
-}
-
-function requireInteger(file: string, root: JsonObject, keys: readonly string[]): number | undefined {
-  const hit = lookup(root, keys);
-  if (!hit) return undefined;
-  if (typeof hit.value !== "number" || !Number.isInteger(hit.value) || hit.value < 0) {
-    throw new IwrError("EVALUATOR", `${file}: ${hit.where}: expected a non-negative integer, got ${JSON.stringify(hit.value)}`);
-  }
-  return hit.value;
-}
-
-function readList(file: string, root: JsonObject, keys: readonly string[]): number[] {
-  const hit = lookup(root, keys);
-  if (!hit) throw new IwrError("EVALUATOR", `${file}: no score list found (looked for ${keys.join(" | ")} on the top level and in ${CONTAINERS.join(", ")})`);
-  if (!Array.isArray(hit.value)) throw new IwrError("EVALUATOR", `${file}: ${hit.where}: expected a list, got ${JSON.stringify(hit.value)}`);
-  return hit.value.map((entry, index) => {
-    if (typeof entry === "number") return entry;
-    if (isObject(entry)) {
-      const inner = typeof entry.similarity === "number" ? entry.similarity : entry.score;
-      if (typeof inner === "number") return inner;
-    }
-    throw new IwrError("EVALUATOR", `${file}: ${hit.where}[${index}]: expected a number or an object with a numeric similarity/score, got ${JSON.stringify(entry)}`);
-  });
-}
-
-/** Maps a harness-style eval.json (see the module comment) to the aggregation input. */
+/** Maps a harness eval.json (see the module comment) to the aggregation input (MLLM back on 0–100). */
 export function readHarnessEval(raw: unknown, file: string): AggregationInput {
-  if (!isObject(raw)) throw new IwrError("EVALUATOR", `${file}: expected a JSON object at the top level`);
-  const successStep = requireInteger(file, raw, FIELDS.successStep);
-  if (successStep === undefined) throw new IwrError("EVALUATOR", `${file}: no success_step (looked for ${FIELDS.successStep.join(" | ")})`);
-  let totalSteps = requireInteger(file, raw, FIELDS.totalSteps);
-  if (totalSteps === undefined) {
-    const actions = lookup(raw, FIELDS.actionLists);
-    if (!actions || !Array.isArray(actions.value)) {
-      throw new IwrError("EVALUATOR", `${file}: no total_steps (looked for ${FIELDS.totalSteps.join(" | ")} or a list ${FIELDS.actionLists.join(" | ")})`);
-    }
-    totalSteps = actions.value.length;
+  const parsed = HarnessEvalSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? issue.path.join(".") : "(root)";
+    throw new IwrError("EVALUATOR", `${file}: ${where}: ${issue?.message ?? "invalid"} (a harness eval.json needs total_step, success_step, all_ocr_scores, all_dino_scores, all_mllm_scores)`, { file });
   }
+  const data = parsed.data;
+  if (data.success_step > data.total_step) throw new IwrError("EVALUATOR", `${file}: success_step ${data.success_step} exceeds total_step ${data.total_step}`, { file });
   return {
-    successStep,
-    totalSteps,
-    ocr: readList(file, raw, FIELDS.ocr),
-    dino: readList(file, raw, FIELDS.dino),
-    mllm: readList(file, raw, FIELDS.mllm),
+    successStep: data.success_step,
+    totalSteps: data.total_step,
+    ocr: data.all_ocr_scores,
+    dino: data.all_dino_scores,
+    mllm: data.all_mllm_scores.map((score) => score * 100),
   };
 }
 
@@ -135,9 +83,10 @@ export function rescoreFile(file: string): Omit<ReportRow, "taskId"> {
     if (isObject(raw) && raw.version === EVAL_RECORD_VERSION && "settings" in raw) {
       const record = parseEvalRecord(raw, file);
       const scores = aggregateTask({ ...record.lists, successStep: record.successStep, totalSteps: record.totalSteps });
-      return { scores, settings: record.settings };
+      return { scores, settings: record.settings, hasPage: record.stopReason?.code !== "CANDIDATE_MISSING" };
     }
-    return { scores: aggregateTask(readHarnessEval(raw, file)), settings: HARNESS_SETTINGS };
+    // The harness writes an eval.json only for a task that has an index.html.
+    return { scores: aggregateTask(readHarnessEval(raw, file)), settings: HARNESS_SETTINGS, hasPage: true };
   } catch (error) {
     if (error instanceof IwrError && error.message.startsWith(file)) throw error;
     throw new IwrError("EVALUATOR", `${file}: ${errorMessage(error)}`, { file }, { cause: error });
@@ -152,7 +101,7 @@ export interface RescoreResult {
 }
 
 /** Recomputes every task's scores for `model` under `resultsDir` and writes its metrics report. */
-export function rescore(resultsDir: string, model: string): RescoreResult {
+export function rescore(resultsDir: string, model: string, options: { taskOrder?: readonly number[] } = {}): RescoreResult {
   const modelDir = modelFolderName(model);
   let entries: fs.Dirent[];
   try {
@@ -178,6 +127,6 @@ export function rescore(resultsDir: string, model: string): RescoreResult {
     throw new IwrError("EVALUATOR", `no eval.json for model '${model}' under ${resultsDir} (looked in <id>/${modelDir}/eval.json for ${taskIds.length} task folder(s))`);
   }
   if (missing.length > 0) logger.warn("tasks without eval.json are left out of the report", { model, missing });
-  const reportPath = writeMetricsReport(resultsDir, model, rows, { missing });
+  const reportPath = writeMetricsReport(resultsDir, model, rows, { missing, ...(options.taskOrder ? { taskOrder: options.taskOrder } : {}) });
   return { rows, missing, reportPath };
 }

@@ -22,7 +22,7 @@ export interface StepRow {
   dino: number;
   mllm: number;
   /** The judge's verdict on the step's assertion, when it had one. */
-  verdict?: "Yes" | "No";
+  verdict?: "Yes" | "No" | "Error";
 }
 
 export interface CellScores {

@@ -23,7 +23,7 @@ export interface JudgedStep {
   taskId: number;
   candidate: string;
   actionIndex: number;
-  judge: "Yes" | "No";
+  judge: "Yes" | "No" | "Error";
   deserved: DeservedVerdict;
 }
 

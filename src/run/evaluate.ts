@@ -28,10 +28,13 @@ import { evaluateTask, evaluationInputs, type Evaluator, type TaskEvaluation } f
 import { sameInputs } from "../evaluator/eval-keys.ts";
 import { readEvalRecord } from "../evaluator/eval-record.ts";
 import { candidateDirFor, candidateFiles, modelFolderName } from "../results/layout.ts";
+import { profileRules, type ProtocolProfile } from "../protocol.ts";
 
 const logger = log("evaluate");
 
 export interface EvaluatorChoice {
+  /** The protocol profile (default corrected; the CLI defaults to official). */
+  profile?: ProtocolProfile;
   judge: JudgeKind;
   grounding: GrounderKind;
   /** The model behind every `llm` part (assertion judge, grounding, MLLM visual judge). Default gpt-4o, the harness's. */
@@ -57,7 +60,8 @@ export interface EvaluateRunOptions extends EvaluatorChoice {
   resultDir: string;
   /** The candidates' model name; its folder is modelDirName(model), refused when unsafe. */
   model: string;
-  pairing: PairingMode;
+  /** Overrides the profile's pairing (recorded in eval.json's settings beside the profile). */
+  pairing?: PairingMode;
   ids?: readonly number[];
   /** Re-evaluate tasks that already have an eval.json. */
   force?: boolean;
@@ -95,11 +99,14 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
     client = createModelClient(spec, choice.cacheDir ? { cache: openResponseCache(choice.cacheDir, "read-write") } : {});
   }
   const modelName = client?.spec.name ?? "none";
+  const profile = choice.profile ?? "corrected";
+  const rules = profileRules(profile);
   setOcrPoolSize(ocrPoolSizeFor(choice.workers ?? 1));
   const scorers: VisualScorers = await createVisualScorers(choice.judge === "llm" && client ? { judge: createClientJudge(client) } : {});
   return {
     grounder: createGrounder(choice.grounding, client ? { client } : {}),
-    judge: createAssertionJudge(choice.judge, client ? { client } : {}),
+    profile,
+    judge: createAssertionJudge(choice.judge, { ...(client ? { client } : {}), maxAttempts: rules.judgeAttempts, parse: rules.judgeParse }),
     scorers,
     groundingModel: choice.grounding === "llm" ? modelName : "none",
     judgeModel: choice.judge === "llm" ? modelName : "none",
@@ -189,13 +196,13 @@ export async function runEvaluation(options: EvaluateRunOptions): Promise<Evalua
   const evaluator = await createEvaluator(options);
   try {
     const outcomes = await runPipelined(tasks, { workers, weight: trajectoryLength }, async (task) => {
-      const { outcome } = await evaluateOneTask(task, options, evaluator);
+      const { outcome } = await evaluateOneTask(task, { ...options, pairing: options.pairing ?? profileRules(evaluator.profile).pairing }, evaluator);
       options.onTask?.(outcome);
       return outcome;
     });
     let reportPath: string | undefined;
     if (outcomes.some((outcome) => outcome.status !== "failed")) {
-      reportPath = rescore(options.resultDir, options.model).reportPath;
+      reportPath = rescore(options.resultDir, options.model, { taskOrder: tasks.map((task) => task.id) }).reportPath;
     }
     return { tasks: outcomes, ...(reportPath ? { reportPath } : {}), wallMs: Date.now() - started };
   } finally {

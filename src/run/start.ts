@@ -34,7 +34,7 @@ export interface StartOptions {
   /** A model preset, YAML file or model id for the model arms (default $IWR_MODEL). */
   model?: string;
   baseURL?: string;
-  /** The evaluator's judge model; with it the official (LLM) profile is used. */
+  /** The evaluator's judge model; with it the LLM judges and grounding are used. */
   judgeModel?: string;
 }
 
@@ -59,7 +59,7 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
     ...process.env,
     ...(options.model ? { IWR_MODEL: options.model } : {}),
     ...(options.baseURL ? { IWR_BASE_URL: options.baseURL } : {}),
-    ...(options.judgeModel ? { IWR_JUDGE_MODEL: options.judgeModel, IWR_EVALUATOR_PROFILE: "official" } : {}),
+    ...(options.judgeModel ? { IWR_JUDGE_MODEL: options.judgeModel, IWR_EVALUATOR_JUDGES: "model" } : {}),
   };
   const config = loadExperimentConfig(options.config ?? DEMO_CONFIG, {
     env,
@@ -73,7 +73,7 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   if (config.skippedArms.length > 0) {
     console.log(`\nmodel arms left out (${config.skippedArms.map((arm) => arm.name).join(", ")}): no model configured; set IWR_MODEL=<preset or model id> and OPENAI_API_KEY / OPENAI_BASE_URL (or pass --model, --base-url) to run them`);
   }
-  console.log(`\n${config.name}: ${config.arms.length} arm(s) (${config.arms.map((arm) => arm.name).join(", ")}); evaluator ${config.evaluator.profile} (judge ${config.evaluator.judge}, grounding ${config.evaluator.grounding}, ${config.evaluator.pairing} pairing)${config.selfCheck === "given" ? "; every page self-checked (given track)" : ""}`);
+  console.log(`\n${config.name}: ${config.arms.length} arm(s) (${config.arms.map((arm) => arm.name).join(", ")}); evaluator: ${config.evaluator.protocol} protocol (judge ${config.evaluator.judge}, grounding ${config.evaluator.grounding}, ${config.evaluator.pairing} pairing)${config.selfCheck === "given" ? "; every page self-checked (given track)" : ""}`);
   const summary = await runExperiment(config, {
     onEvent: (event) => {
       if (event.type === "start") {

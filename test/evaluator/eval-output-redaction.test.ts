@@ -23,6 +23,7 @@ const settings: Omit<EvalSettings, "pairingMode" | "source"> = {
   dinoStatus: "unavailable: no model",
   mllmJudgeKind: "model",
   mllmJudgeModel: "gpt-4o",
+  protocol: "corrected",
   promptHashes: {},
 };
 

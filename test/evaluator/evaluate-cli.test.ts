@@ -62,7 +62,7 @@ afterAll(async () => {
 
 describe("iwr evaluate", () => {
   it("evaluates the results folder and writes eval.json, evalpoints, replay.json, trace and the report", async () => {
-    const { code, out } = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--visual-pairing", "aligned");
+    const { code, out } = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--protocol", "corrected");
     expect(code).toBe(0);
     expect(out).toMatch(/evaluated 2, skipped 0 .* failed 0/);
 
@@ -70,7 +70,7 @@ describe("iwr evaluate", () => {
     expect(record).toMatchObject({ taskId: 1, model: MODEL, totalSteps: 2, executedSteps: 2, successStep: 2 });
     expect(record.scores.ifs).toBe(1);
     expect(record.assertions).toEqual([expect.objectContaining({ actionIndex: 1, result: "Yes" })]);
-    expect(record.settings).toMatchObject({ assertionJudgeKind: "heuristic", groundingKind: "heuristic", pairingMode: "aligned" });
+    expect(record.settings).toMatchObject({ assertionJudgeKind: "heuristic", groundingKind: "heuristic", pairingMode: "aligned", protocol: "corrected" });
     expect(record.steps.map((step) => step.evalpoint)).toEqual([0, 2]);
     expect(fs.readdirSync(path.join(candidateDir(1), "evalpoints")).sort()).toEqual(["0.png", "1.png", "2.png"]);
     expect(fs.existsSync(path.join(candidateDir(1), "trace.zip"))).toBe(true);
@@ -93,7 +93,7 @@ describe("iwr evaluate", () => {
 
   it("skips tasks whose eval.json scored the same page, task and settings, and --rescore rebuilds the report from eval.json", async () => {
     const before = fs.statSync(path.join(candidateDir(1), "eval.json")).mtimeMs;
-    const again = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--visual-pairing", "aligned", "--ids", "1");
+    const again = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--protocol", "corrected", "--ids", "1");
     expect(again.code).toBe(0);
     expect(again.out).toMatch(/evaluated 0, skipped 1/);
     expect(fs.statSync(path.join(candidateDir(1), "eval.json")).mtimeMs).toBe(before);

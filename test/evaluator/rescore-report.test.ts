@@ -38,6 +38,7 @@ function settingsFor(overrides: Partial<EvalSettings> = {}): EvalSettings {
     mllmJudgeKind: "offline-proxy",
     mllmJudgeModel: "offline-proxy",
     pairingMode: "official",
+    protocol: "corrected",
     promptHashes: {},
     source: "iwr",
     ...overrides,
@@ -102,7 +103,7 @@ describe("scoring a task end to end (real OCR, fallback visual metric, offline p
       assertions: [{ actionIndex: 0, assertion: "the list shows milk", result: "Yes", think: "it does" }],
       steps,
       pairing,
-      settings: { ...replaySettings, ...visualSettings(scorers) },
+      settings: { ...replaySettings, ...visualSettings(scorers), protocol: "corrected" },
     });
     expect(record.settings).toMatchObject({ ocrEngine: "tesseract.js", visualMetric: "ssim-gray-256", mllmJudgeKind: "offline-proxy", pairingMode: "aligned" });
     expect(record.settings.dinoStatus).toBe("unavailable: test runs without the model");
@@ -129,13 +130,14 @@ describe("metrics report", () => {
       { taskId: b.taskId, scores: b.scores, settings: b.settings },
     ]);
     const lines = markdown.split("\n");
-    expect(lines).toContain("| task | LFS | HFS | IFS | VFS | Final | OCR | DINO |");
+    expect(lines).toContain("| task | LFS | HFS | IFS | VFS | Final | OCR | DINO | Coverage |");
     // Task 1: LFS 45, HFS 30, IFS 0, VFS 37.5, Final 11.25; task 3: 68.33 60 50 64.17 54.25.
-    expect(lines).toContain("| 1 | 45.00 | 30.00 | 0.00 | 37.50 | 11.25 | 40.00 | 50.00 |");
-    expect(lines).toContain("| 3 | 68.33 | 60.00 | 50.00 | 64.17 | 54.25 | 76.67 | 60.00 |");
-    expect(lines).toContain("| avg | 56.67 | 45.00 | 25.00 | 50.83 | 32.75 | 58.33 | 55.00 |");
-    expect(lines.indexOf("| 1 | 45.00 | 30.00 | 0.00 | 37.50 | 11.25 | 40.00 | 50.00 |")).toBeLessThan(lines.indexOf("| 3 | 68.33 | 60.00 | 50.00 | 64.17 | 54.25 | 76.67 | 60.00 |"));
+    expect(lines).toContain("| 1 | 45.00 | 30.00 | 0.00 | 37.50 | 11.25 | 40.00 | 50.00 | 100.00 |");
+    expect(lines).toContain("| 3 | 68.33 | 60.00 | 50.00 | 64.17 | 54.25 | 76.67 | 60.00 | 100.00 |");
+    expect(lines).toContain("| avg | 56.67 | 45.00 | 25.00 | 50.83 | 32.75 | 58.33 | 55.00 | 100.00 |");
+    expect(lines.indexOf("| 1 | 45.00 | 30.00 | 0.00 | 37.50 | 11.25 | 40.00 | 50.00 | 100.00 |")).toBeLessThan(lines.indexOf("| 3 | 68.33 | 60.00 | 50.00 | 64.17 | 54.25 | 76.67 | 60.00 | 100.00 |"));
     expect(markdown).toContain("- pairingMode: official");
+    expect(markdown).toContain("- protocol: corrected");
   });
 
   it("refuses to average results made under different judge settings, naming the keys", () => {
@@ -156,16 +158,26 @@ describe("metrics report", () => {
 });
 
 describe("rescore", () => {
-  it("reads the official harness's eval.json with the documented mapping", () => {
+  it("reads the harness's eval.json keys, its MLLM scale 0–1 and its untruncated lists", () => {
     const file = path.join(import.meta.dirname, "fixtures", "harness-eval.json");
     const input = readHarnessEval(JSON.parse(fs.readFileSync(file, "utf8")), file);
-    expect(input).toEqual({ successStep: 1, totalSteps: 4, ocr: [1, 0.5, 0], dino: [0.9, 0.7, 0.2], mllm: [70, 50, 90] });
-    expect(() => readHarnessEval({ success_step: 1, total_steps: 2, ocr_scores: [], dino_scores: [] }, "x.json")).toThrow(/x\.json: no score list found \(looked for mllm_scores/);
-    expect(() => readHarnessEval({ success_step: "2", total_steps: 2 }, "x.json")).toThrow(/success_step: expected a non-negative integer/);
-    expect(readHarnessEval({ success_step: 1, actions: [{}, {}, {}], ocr: [1], dino: [1], mllm: [1] }, "x.json").totalSteps).toBe(3);
+    expect(input.successStep).toBe(1);
+    expect(input.totalSteps).toBe(4);
+    expect(input.ocr).toEqual([1, 0.5, 0]);
+    expect(input.dino).toEqual([0.9, 0.7, 0.2]);
+    expect(input.mllm.map((score) => Math.round(score * 1e9) / 1e9)).toEqual([70, 50, 90]);
+    const complete = { total_step: 2, success_step: 1, all_ocr_scores: [1], all_dino_scores: [1], all_mllm_scores: [0.5] };
+    const { all_mllm_scores: _dropped, ...withoutMllm } = complete;
+    expect(() => readHarnessEval(withoutMllm, "x.json")).toThrow(/x\.json: all_mllm_scores: .*needs total_step, success_step/);
+    expect(() => readHarnessEval({ ...complete, success_step: "1" }, "x.json")).toThrow(/x\.json: success_step/);
+    // MLLM on the harness's 0–1 scale: 70 (our 0–100 scale) is refused, not silently divided.
+    expect(() => readHarnessEval({ ...complete, all_mllm_scores: [70] }, "x.json")).toThrow(/x\.json: all_mllm_scores\.0/);
+    expect(() => readHarnessEval({ ...complete, success_step: 3 }, "x.json")).toThrow(/success_step 3 exceeds total_step 2/);
+    // The keys our old reader guessed at are not the harness's.
+    expect(() => readHarnessEval({ success_step: 1, total_steps: 2, ocr_scores: [1], dino_scores: [1], mllm_scores: [50] }, "x.json")).toThrow(/total_step/);
   });
 
-  it("recomputes every task of a harness results folder and writes the report, listing tasks without eval.json", () => {
+  it("recomputes a harness results folder by hand-checked numbers and writes the harness's report, listing tasks without eval.json", () => {
     const results = fs.mkdtempSync(path.join(root, "harness-"));
     const fixture = fs.readFileSync(path.join(import.meta.dirname, "fixtures", "harness-eval.json"));
     fs.mkdirSync(path.join(results, "7", "gpt-4o"), { recursive: true });
@@ -174,17 +186,48 @@ describe("rescore", () => {
     const before = fs.readFileSync(path.join(results, "7", "gpt-4o", "eval.json"));
 
     const result = rescore(results, "GPT-4o");
-    // success_step 1 of 4 → keep 2 entries: OCR .75, DINO .8, MLLM 60.
-    // IFS .25; LFS .775; HFS .6; VFS .6875; Final .175 + .20625 = .38125
+    // success_step 1 of 4 → keep 2 entries: OCR (1 + .5)/2 = .75, DINO (.9 + .7)/2 = .8, MLLM (.7 + .5)/2 = .6.
+    // IFS 1/4 = .25; LFS (.75 + .8)/2 = .775; HFS .6; VFS .5·.775 + .5·.6 = .6875; Final .7·.25 + .3·.6875 = .38125
     expect(result.rows).toHaveLength(1);
-    expect(result.rows[0]?.scores.final).toBeCloseTo(0.38125, 12);
-    expect(result.rows[0]?.settings.source).toBe("iwr-bench-harness");
+    const scores = result.rows[0]!.scores;
+    expect(scores.ifs).toBeCloseTo(0.25, 12);
+    expect(scores.ocrMean).toBeCloseTo(0.75, 12);
+    expect(scores.dinoMean).toBeCloseTo(0.8, 12);
+    expect(scores.lfs).toBeCloseTo(0.775, 12);
+    expect(scores.hfs).toBeCloseTo(0.6, 12);
+    expect(scores.vfs).toBeCloseTo(0.6875, 12);
+    expect(scores.final).toBeCloseTo(0.38125, 12);
+    expect(result.rows[0]?.settings).toMatchObject({ source: "iwr-bench-harness", protocol: "official" });
     expect(result.missing).toEqual([9]);
-    expect(result.reportPath).toBe(path.join(results, "reports", "gpt-4o_metrics.md"));
-    const report = fs.readFileSync(result.reportPath, "utf8");
-    expect(report).toContain("| 7 | 77.50 | 60.00 | 25.00 | 68.75 | 38.13 | 75.00 | 80.00 |");
+    // The harness's file name keeps the model name's case.
+    expect(result.reportPath).toBe(path.join(results, "reports", "GPT-4o_metrics.md"));
+    const report = fs.readFileSync(result.reportPath, "utf8").split("\n");
+    expect(report[0]).toBe("# model: GPT-4o result");
+    expect(report).toContain("| task | IFS(%) | OCR(%) | DINO(%) | LFS(%) | HFS(%) | VFS(%) | Final(%) | Coverage(%) |");
+    expect(report).toContain("| 7 | 25.00 | 75.00 | 80.00 | 77.50 | 60.00 | 68.75 | 38.13 | 100.00 |");
     expect(report).toContain("Left out (no eval.json): tasks 9.");
     expect(fs.readFileSync(path.join(results, "7", "gpt-4o", "eval.json"))).toEqual(before);
+  });
+
+  it("official: the mean is over tasks with an index.html, in task-file order; corrected counts a missing page as 0", () => {
+    const official = settingsFor({ protocol: "official" });
+    const present = recordFor(5, { ocr: [1, 1], dino: [1, 1], mllm: [100, 100] }, 1, 1, official);
+    const absent = recordFor(2, { ocr: [], dino: [], mllm: [] }, 0, 3, official);
+    const rows = [
+      { taskId: 2, scores: absent.scores, settings: absent.settings, hasPage: false },
+      { taskId: 5, scores: present.scores, settings: present.settings },
+    ];
+    const lines = renderMetricsMarkdown(MODEL, rows, { taskOrder: [5, 2] }).split("\n");
+    expect(lines[0]).toBe("# model: Org__Test-Model result");
+    expect(lines.indexOf("| 5 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 |")).toBeLessThan(lines.indexOf("| 2 | — | — | — | — | — | — | — | 0.00 |"));
+    expect(lines).toContain("| avg | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 50.00 |");
+
+    const corrected = rows.map((row) => ({ ...row, settings: { ...row.settings, protocol: "corrected" as const } }));
+    const ours = renderMetricsMarkdown(MODEL, corrected).split("\n");
+    expect(ours).toContain("| 2 | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 |");
+    expect(ours).toContain("| avg | 50.00 | 50.00 | 50.00 | 50.00 | 50.00 | 50.00 | 50.00 | 50.00 |");
+    // And the two profiles never share a table.
+    expect(() => renderMetricsMarkdown(MODEL, [rows[1]!, corrected[0]!])).toThrow(/protocol: 'official' \(tasks 5\) vs 'corrected' \(tasks 2\)/);
   });
 
   it("recomputes our own eval.json files and refuses a mix of ours and the harness's", () => {

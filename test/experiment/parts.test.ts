@@ -85,10 +85,14 @@ describe("experiment config", () => {
   };
   const base = "tasks:\n  file: tasks.jsonl\n";
   it("resolves paths against the config's folder and fills the profile's evaluator choices", () => {
-    const config = loadExperimentConfig(write("ok.yaml", `${base}evaluator:\n  profile: official\n  pairing: aligned\narms:\n  - name: r\n    kind: reference\n  - name: mine\n    kind: module:gen.ts\n`));
+    const config = loadExperimentConfig(write("ok.yaml", `${base}evaluator:\n  protocol: official\n  judges: model\n  pairing: aligned\narms:\n  - name: r\n    kind: reference\n  - name: mine\n    kind: module:gen.ts\n`));
     expect(config.taskFile).toBe(path.join(dir, "tasks.jsonl"));
     expect(config.out).toBe(path.resolve("runs", "ok"));
-    expect(config.evaluator).toMatchObject({ judge: "llm", grounding: "llm", pairing: "aligned" });
+    expect(config.evaluator).toMatchObject({ protocol: "official", judge: "llm", grounding: "llm", pairing: "aligned" });
+    // Without an override, the protocol sets the pairing.
+    const plain = loadExperimentConfig(write("plain.yaml", `${base}evaluator:\n  protocol: official\narms:\n  - name: r\n    kind: reference\n`));
+    expect(plain.evaluator).toMatchObject({ protocol: "official", judges: "offline", judge: "heuristic", pairing: "official" });
+    expect(loadExperimentConfig(write("default.yaml", `${base}arms:\n  - name: r\n    kind: reference\n`)).evaluator).toMatchObject({ protocol: "corrected", pairing: "aligned" });
     expect(config.arms[1]!.parsed).toEqual({ type: "module", file: path.join(dir, "gen.ts") });
   });
   it("lists every cross-key problem at once, each with its line and key", () => {

@@ -11,7 +11,7 @@ import { startOpenAIServer, type FakeOpenAIServer } from "./openai-server.ts";
 
 export const DATA = path.resolve("tasks/iwr-mini.jsonl");
 export const TEST_MS = 420_000;
-export const evaluatorBlock = "evaluator:\n  profile: offline\n";
+export const evaluatorBlock = "evaluator:\n  judges: offline\n";
 
 /** A page that fails at the first step: what it scores is not the point, and its replay is short. */
 export const minimalPageReply = (text: string) => `\`\`\`html\n<!doctype html><html><body><h1>${text}</h1></body></html>\n\`\`\``;

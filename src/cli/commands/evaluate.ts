@@ -9,7 +9,8 @@ interface EvaluateCliOptions {
   model: string;
   judge: "llm" | "heuristic";
   grounding: "llm" | "heuristic";
-  visualPairing: "official" | "aligned";
+  visualPairing?: "official" | "aligned";
+  protocol: "official" | "corrected";
   workers: number;
   pageMemoryMb?: number;
   ids?: number[];
@@ -35,7 +36,8 @@ export function registerEvaluateCommand(program: Command): void {
     .requiredOption("--model <name>", "the candidates' model name (folder: lower-cased, '/' → '__')")
     .addOption(new Option("--judge <kind>", "assertion judge (and MLLM visual judge): llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
     .addOption(new Option("--grounding <kind>", "Click/Type grounding: llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
-    .addOption(new Option("--visual-pairing <mode>", "evalpoint/checkpoint pairing: official (the harness's) or aligned").choices(["official", "aligned"]).default("official"))
+    .addOption(new Option("--protocol <profile>", "protocol profile: official (the published harness's rules, comparable with the leaderboard) or corrected (ours; see the README's deviations table)").choices(["official", "corrected"]).default("official"))
+    .addOption(new Option("--visual-pairing <mode>", "evalpoint/checkpoint pairing, overriding the profile's (official: the harness's; aligned: corrected's); recorded in eval.json").choices(["official", "aligned"]))
     .option("--workers <n>", "tasks evaluated at once in this process", positiveInteger, 1)
     .option("--page-memory-mb <n>", "memory a candidate page may hold before it is torn down (default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)", positiveInteger)
     .option("--ids <ids...>", "only these task ids (comma or space separated)", taskIdList)
@@ -65,7 +67,8 @@ export function registerEvaluateCommand(program: Command): void {
         model: options.model,
         judge: options.judge,
         grounding: options.grounding,
-        pairing: options.visualPairing,
+        profile: options.protocol,
+        ...(options.visualPairing ? { pairing: options.visualPairing } : {}),
         workers,
         ...(options.pageMemoryMb ? { pageMemoryMiB: options.pageMemoryMb } : {}),
         ...(ids ? { ids } : {}),

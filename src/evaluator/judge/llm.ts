@@ -10,14 +10,18 @@ import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messa
 import type { ModelClient } from "../../models/types.ts";
 import { loadPrompt, renderPrompt } from "../../prompts/template.ts";
 import { IwrError, errorMessage } from "../../errors.ts";
-import { parseJudgeReply } from "./parse-reply.ts";
+import { parseJudgeReply, parseJudgeReplyAsHarness } from "./parse-reply.ts";
 import type { AssertionJudge, AssertionInput, AssertionVerdict, JudgeFailure } from "./types.ts";
 
 export interface LlmJudgeOptions {
   client: ModelClient;
   /** Attempts per assertion, first one included (default 3). */
   maxAttempts?: number;
+  /** How a reply is read: ours (default) or the harness's (the official profile). */
+  parse?: JudgeReplyParse;
 }
+
+export type JudgeReplyParse = "iwr" | "harness";
 
 const FORMAT_REMINDER =
   'Your previous reply could not be read. Reply again with only the JSON object {"think": "...", "result": "Yes"} or {"think": "...", "result": "No"}.';
@@ -33,6 +37,7 @@ function slotSafe(text: string): string {
 export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
   const prompt = loadPrompt("judge-assertion");
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+  const parseReply = options.parse === "harness" ? parseJudgeReplyAsHarness : parseJudgeReply;
   return {
     kind: "llm",
     promptHashes: { [prompt.name]: prompt.hash },
@@ -69,7 +74,7 @@ export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
           continue;
         }
         replies.push(text);
-        const parsed = parseJudgeReply(text);
+        const parsed = parseReply(text);
         if (parsed) {
           return {
             result: parsed.result,

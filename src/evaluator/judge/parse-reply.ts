@@ -55,3 +55,33 @@ export function parseJudgeReply(reply: string): ParsedJudgeReply | undefined {
   if (hasYes !== hasNo) return { result: hasYes ? "Yes" : "No", via: "words" };
   return undefined;
 }
+
+/**
+ * The harness's parse (assertion_scorer.py), for the official profile: the text of the
+ * first fenced block (or the whole reply) as JSON, whose `result` must be exactly "Yes"
+ * or "No" (anything else is no verdict); when that text is not JSON, the substring "Yes"
+ * anywhere wins, then "No" — case-sensitive, so "Not visible" reads as No and "Yesterday"
+ * as Yes, as in the harness.
+ */
+export function parseJudgeReplyAsHarness(reply: string): ParsedJudgeReply | undefined {
+  const text = reply.trim();
+  const fence = text.includes("```json") ? "```json" : text.includes("```") ? "```" : undefined;
+  let jsonText = text;
+  if (fence) {
+    const start = text.indexOf(fence) + fence.length;
+    const end = text.indexOf("```", start);
+    jsonText = (end < 0 ? text.slice(start, -1) : text.slice(start, end)).trim();
+  }
+  const parsed = tryJson(jsonText);
+  if (parsed !== undefined) {
+    const record = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+    if (!record) return undefined;
+    const result = record.result;
+    if (result !== "Yes" && result !== "No") return undefined;
+    const think = record.think;
+    return { result, ...(typeof think === "string" ? { think } : {}), via: fence ? "fenced-json" : "json" };
+  }
+  if (text.includes("Yes")) return { result: "Yes", via: "words" };
+  if (text.includes("No")) return { result: "No", via: "words" };
+  return undefined;
+}

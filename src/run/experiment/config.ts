@@ -16,6 +16,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { DEFAULT_EXPERIMENT_PROFILE, PROTOCOL_PROFILES, profileRules, type ProtocolProfile } from "../../protocol.ts";
 import { AgentSettingsSchema } from "../../../agents/reconstruct/settings.ts";
 import { readYamlSource, type YamlSource } from "../../config/yaml-source.ts";
 import { formatFieldPath } from "../../config/zod-issues.ts";
@@ -81,11 +82,15 @@ export type ArmConfig = z.infer<typeof ArmSchema>;
 const EvaluatorSchema = z
   .strictObject({
     /**
-     * `offline`: heuristic judge and grounding, aligned pairing (no model needed).
-     * `official`: the harness's LLM judge and grounding, official pairing.
-     * judge, grounding and pairing override the profile's choice one by one.
+     * The protocol profile (src/protocol.ts): `corrected` (default) or `official` (the
+     * published harness's rules, comparable with the leaderboard). It sets the pairing.
      */
-    profile: z.enum(["offline", "official"]).default("offline"),
+    protocol: z.enum(PROTOCOL_PROFILES).default(DEFAULT_EXPERIMENT_PROFILE),
+    /**
+     * `offline`: heuristic judge and grounding (no model needed); `model`: the LLM ones,
+     * as the harness does. judge, grounding and pairing override these one by one.
+     */
+    judges: z.enum(["offline", "model"]).default("offline"),
     judge: z.enum(["heuristic", "llm"]).optional(),
     grounding: z.enum(["heuristic", "llm"]).optional(),
     pairing: z.enum(PAIRING_MODES).optional(),
@@ -94,7 +99,7 @@ const EvaluatorSchema = z
     /** Judgements per assertion: the first is scored, the others show the judge's own spread (`--judge-repeats`). */
     judgeRepeats: z.number().int().min(1).max(10).default(1),
   })
-  .default({ profile: "offline", judgeModel: "gpt-4o", baseURL: undefined, judgeRepeats: 1 });
+  .default({ protocol: DEFAULT_EXPERIMENT_PROFILE, judges: "offline", judgeModel: "gpt-4o", baseURL: undefined, judgeRepeats: 1 });
 
 export const ExperimentConfigSchema = z.strictObject({
   name: z.string().min(1).optional(),
@@ -145,7 +150,8 @@ export interface EvaluatorConfig {
   pairing: (typeof PAIRING_MODES)[number];
   judgeModel: string;
   baseURL?: string;
-  profile: "offline" | "official";
+  protocol: ProtocolProfile;
+  judges: "offline" | "model";
   judgeRepeats: number;
 }
 
@@ -241,8 +247,8 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
   const running = new Set(data.arms.filter((arm) => !(arm.skipWithoutModel && !arm.model)).map((arm) => arm.name));
   if (running.size === 0) source.fail([{ where: source.where(["arms"]), message: "arms: every arm is left out for want of a model; configure one (IWR_MODEL) or add an arm that needs none" }]);
   const compare = data.report.compare?.every((arm) => running.has(arm)) ? data.report.compare : undefined;
-  const profile = data.evaluator.profile;
-  const official = profile === "official";
+  const { protocol, judges } = data.evaluator;
+  const modelJudges = judges === "model";
   return {
     file,
     name,
@@ -253,10 +259,11 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
     cache: data.cache,
     repeats: data.repeats,
     evaluator: {
-      profile,
-      judge: data.evaluator.judge ?? (official ? "llm" : "heuristic"),
-      grounding: data.evaluator.grounding ?? (official ? "llm" : "heuristic"),
-      pairing: data.evaluator.pairing ?? (official ? "official" : "aligned"),
+      protocol,
+      judges,
+      judge: data.evaluator.judge ?? (modelJudges ? "llm" : "heuristic"),
+      grounding: data.evaluator.grounding ?? (modelJudges ? "llm" : "heuristic"),
+      pairing: data.evaluator.pairing ?? profileRules(protocol).pairing,
       judgeModel: data.evaluator.judgeModel,
       judgeRepeats: options.judgeRepeats ?? data.evaluator.judgeRepeats,
       ...(data.evaluator.baseURL ? { baseURL: data.evaluator.baseURL } : {}),

@@ -189,6 +189,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       for (const spec of needed.values()) await preflightModel(spec);
     }
     const evaluator = await createEvaluator({
+      profile: config.evaluator.protocol,
       judge: config.evaluator.judge,
       grounding: config.evaluator.grounding,
       judgeModel: config.evaluator.judgeModel,

@@ -1,0 +1,57 @@
+/**
+ * The published harness's eval.json keys (evaluate.py's `results`), written beside our
+ * richer record so the harness's own metrics code can read our files, and read back by
+ * `--rescore` from files the harness wrote. Scales are the harness's: every score in
+ * [0, 1] (MLLM already divided by 100), lists untruncated (its metrics code cuts them to
+ * success_step + 1), one assertion entry per action (null where nothing was judged).
+ */
+import { z } from "zod";
+import type { VisualStep } from "./eval-record.ts";
+
+export const HarnessAssertionSchema = z.looseObject({
+  result: z.enum(["Yes", "No", "Error"]),
+  assertion: z.string(),
+  response: z.string(),
+  thinking: z.string(),
+  prev_img_path: z.string(),
+  curr_img_path: z.string(),
+});
+export type HarnessAssertion = z.infer<typeof HarnessAssertionSchema>;
+
+const unit = z.number().min(0).max(1);
+
+/** Optional on our records: those written before the keys were added lack them. */
+export const HarnessKeysSchema = z.object({
+  total_step: z.number().int().nonnegative().optional(),
+  success_step: z.number().int().nonnegative().optional(),
+  screenshot_paths_to_eval: z.array(z.string()).optional(),
+  all_mllm_scores: z.array(unit).optional(),
+  all_dino_scores: z.array(unit).optional(),
+  all_ocr_scores: z.array(unit).optional(),
+  all_mllm_res: z.array(z.string()).optional(),
+  all_ocr_texts: z.array(z.object({ checkpoint_text: z.string(), screenshot_text: z.string(), similarity: unit })).optional(),
+  assertion_results: z.array(HarnessAssertionSchema.nullable()).optional(),
+});
+export type HarnessKeys = z.infer<typeof HarnessKeysSchema>;
+
+export interface HarnessKeyParts {
+  totalSteps: number;
+  successStep: number;
+  /** Every scored entry of the visual list, in list order (cut entries too, when they were scored). */
+  steps: readonly VisualStep[];
+  assertions: readonly (HarnessAssertion | null)[];
+}
+
+export function harnessKeys(parts: HarnessKeyParts): Required<HarnessKeys> {
+  return {
+    total_step: parts.totalSteps,
+    success_step: parts.successStep,
+    screenshot_paths_to_eval: parts.steps.map((step) => step.evalpointPath),
+    all_mllm_scores: parts.steps.map((step) => step.mllm / 100),
+    all_dino_scores: parts.steps.map((step) => step.dino),
+    all_ocr_scores: parts.steps.map((step) => step.ocr),
+    all_mllm_res: parts.steps.map((step) => step.judgeReply),
+    all_ocr_texts: parts.steps.map((step) => ({ checkpoint_text: step.checkpointText, screenshot_text: step.screenshotText, similarity: step.ocr })),
+    assertion_results: [...parts.assertions],
+  };
+}
