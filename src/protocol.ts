@@ -85,6 +85,15 @@ export interface ProfileRules {
   timings: Readonly<{ initialSettleMs: number; actionSettleMs: number; screenshotDelayMs: number; scrollExtraSettleMs: number }>;
   /** The metrics report: the harness's title, column order and file name, or ours. */
   reportStyle: "harness" | "iwr";
+  /** A task line without a resolution: the harness's fallback (metadata.json, then 1920x1080), or refused. */
+  missingResolution: "harness" | "refuse";
+  /**
+   * Whether the grounding model is given a Type action's parameters.text: `withheld` as
+   * the harness (its lines carry none; the model reads the text from the description and
+   * answers index,"text"), or `given` when the line has it. The offline grounding, which
+   * has no harness counterpart, uses the line's text when present either way.
+   */
+  typeTextToModel: "withheld" | "given";
 }
 
 export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRules>>> = Object.freeze({
@@ -103,6 +112,8 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     frameFormat: "jpeg",
     timings: Object.freeze({ initialSettleMs: 1000, actionSettleMs: 500, screenshotDelayMs: 200, scrollExtraSettleMs: 1000 }),
     reportStyle: "harness",
+    missingResolution: "harness",
+    typeTextToModel: "withheld",
   }),
   corrected: Object.freeze({
     pairing: "aligned",
@@ -119,6 +130,8 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     frameFormat: "png",
     timings: Object.freeze({ initialSettleMs: PROTOCOL.initialSettleMs, actionSettleMs: PROTOCOL.actionSettleMs, screenshotDelayMs: 0, scrollExtraSettleMs: 0 }),
     reportStyle: "iwr",
+    missingResolution: "refuse",
+    typeTextToModel: "given",
   }),
 });
 

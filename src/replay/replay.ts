@@ -179,7 +179,7 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
         },
       };
       const grounding = await grounder.locate(
-        { actionType: action.type, description, ...(action.type === "Type" ? { text: action.text ?? "" } : {}) },
+        { actionType: action.type, description, ...(action.type === "Type" && action.text !== undefined ? { text: action.text } : {}) },
         context,
       );
       const element = elements.find((el) => el.index === grounding.index);

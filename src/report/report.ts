@@ -5,6 +5,7 @@
  * self-contained report.html.
  */
 import fs from "node:fs";
+import { profileRules, type ProtocolProfile } from "../protocol.ts";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
@@ -50,7 +51,8 @@ export async function writeReport(runDir: string, options: { compare?: [string, 
   const files = runFiles(runDir);
   if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
   const run = JSON.parse(fs.readFileSync(files.record, "utf8")) as RunRecord;
-  const tasks = await loadTasks(run.tasks.file);
+  // Read as the run read them: the official protocol lets a line without a resolution fall back.
+  const tasks = await loadTasks(run.tasks.file, { resolutionFallback: profileRules((run.evaluator as { protocol?: ProtocolProfile } | undefined)?.protocol ?? "corrected").missingResolution });
   const known = new Set(run.arms.map((arm) => arm.name));
   const current = run.cells ? new Set(run.cells) : undefined;
   const records = cellRecords(runDir).filter(({ record }) => known.has(record.arm) && (!current || current.has(record.cellKey)));

@@ -104,7 +104,7 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
   setOcrPoolSize(ocrPoolSizeFor(choice.workers ?? 1));
   const scorers: VisualScorers = await createVisualScorers(choice.judge === "llm" && client ? { judge: createClientJudge(client) } : {});
   return {
-    grounder: createGrounder(choice.grounding, client ? { client } : {}),
+    grounder: createGrounder(choice.grounding, { ...(client ? { client } : {}), giveTypedText: rules.typeTextToModel === "given" }),
     profile,
     judge: createAssertionJudge(choice.judge, { ...(client ? { client } : {}), maxAttempts: rules.judgeAttempts, parse: rules.judgeParse }),
     scorers,
@@ -192,7 +192,7 @@ export async function runEvaluation(options: EvaluateRunOptions): Promise<Evalua
   const workers = options.workers ?? 1;
   if (!Number.isInteger(workers) || workers < 1) throw new IwrError("CONFIG_INVALID", `--workers: expected a positive integer, got ${workers}`);
   modelFolderName(options.model);
-  const tasks = selectTasks(await loadTasks(options.dataPath), options.ids, options.dataPath);
+  const tasks = selectTasks(await loadTasks(options.dataPath, { resolutionFallback: profileRules(options.profile ?? "corrected").missingResolution }), options.ids, options.dataPath);
   const evaluator = await createEvaluator(options);
   try {
     const outcomes = await runPipelined(tasks, { workers, weight: trajectoryLength }, async (task) => {

@@ -4,7 +4,7 @@
  */
 import fs from "node:fs/promises";
 import { fieldProblemText, formatZodIssue } from "../config/zod-issues.ts";
-import { TaskLineSchema, type TaskLine } from "./schema.ts";
+import { TaskLineSchema, lineWarnings, type TaskLine } from "./schema.ts";
 import type { TaskProblem } from "./problems.ts";
 
 export interface TaskLineEntry {
@@ -16,6 +16,8 @@ export interface TaskLineEntry {
 export interface TaskLinesResult {
   entries: TaskLineEntry[];
   problems: TaskProblem[];
+  /** What well-formed lines lack that the harness does without (see lineWarnings). */
+  warnings: TaskProblem[];
   /** False when the file itself could not be read (missing, a folder, ...). */
   fileRead: boolean;
 }
@@ -65,10 +67,11 @@ function integerId(value: unknown): number | undefined {
 
 export async function readTaskLines(file: string): Promise<TaskLinesResult> {
   const { text, problem } = await readText(file);
-  if (text === undefined) return { entries: [], problems: [{ file, message: problem ?? "cannot read the file" }], fileRead: false };
+  if (text === undefined) return { entries: [], problems: [{ file, message: problem ?? "cannot read the file" }], warnings: [], fileRead: false };
 
   const entries: TaskLineEntry[] = [];
   const problems: TaskProblem[] = [];
+  const warnings: TaskProblem[] = [];
   const firstLineOfId = new Map<number, number>();
   let taskLines = 0;
   let syntaxProblems = 0;
@@ -116,11 +119,12 @@ export async function readTaskLines(file: string): Promise<TaskLinesResult> {
       continue;
     }
     entries.push({ line, task: parsed.data });
+    for (const warning of lineWarnings(value)) warnings.push({ file, line, taskId: parsed.data.id, ...warning });
   }
 
   if (syntaxProblems > MAX_SYNTAX_PROBLEMS) {
     problems.push({ file, message: `${syntaxProblems - MAX_SYNTAX_PROBLEMS} more line(s) are not valid JSON either (${syntaxProblems} of ${taskLines}); is this a task file?` });
   }
   if (taskLines === 0) problems.push({ file, message: "the file holds no tasks (it is empty)" });
-  return { entries, problems, fileRead: true };
+  return { entries, problems, warnings, fileRead: true };
 }

@@ -7,13 +7,16 @@
  * is the strict form for runs: any problem and it throws one IwrError("TASK_INVALID")
  * that lists them all.
  */
+import fs from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { log } from "../log/logger.ts";
 import type { VideoInfo } from "../media/probe.ts";
 import { readTaskLines, type TaskLineEntry } from "./jsonl.ts";
 import { sortProblems, taskProblemsError, type TaskProblem } from "./problems.ts";
-import { parseResolution, type Task, type TaskInputs, type TaskLine, type TaskTruth } from "./schema.ts";
+import { ResolutionString, UNKNOWN_CLASS, parseResolution, type Task, type TaskInputs, type TaskLine, type TaskTruth } from "./schema.ts";
+import { taskDir } from "./layout.ts";
+import { errorMessage } from "../errors.ts";
 import { checkTaskFolder, type TaskFiles } from "./validate.ts";
 
 export interface LoadOptions {
@@ -21,7 +24,16 @@ export interface LoadOptions {
   checkMedia?: boolean;
   /** Require the reference checkpoints (default true); false for readers of the inputs alone, whose tasks get none. */
   needsCheckpoints?: boolean;
+  /**
+   * A line without recording_details.resolution: `harness` falls back as the harness's
+   * generation does (the task folder's metadata.json, then 1920x1080) and says so in a
+   * warning (the official profile); `refuse` (default) makes it a problem.
+   */
+  resolutionFallback?: "harness" | "refuse";
 }
+
+/** The harness's last resort (core.py get_resolution). */
+export const HARNESS_DEFAULT_RESOLUTION = "1920x1080";
 
 export interface TaskSet {
   /** Tasks that passed every check, in file order. */
@@ -39,7 +51,33 @@ const FOLDER_CHECK_CONCURRENCY = 2;
 
 const logger = log("tasks");
 
-function buildTask(task: TaskLine, files: TaskFiles): Task {
+/** The line's resolution, or the harness's fallback with where it came from; undefined when refused. */
+async function resolutionOf(task: TaskLine, dir: string, fallback: LoadOptions["resolutionFallback"]): Promise<{ resolution?: string; problem?: string; warning?: string }> {
+  const own = task.recording_details?.resolution;
+  if (own) return { resolution: own };
+  if (fallback !== "harness") {
+    return { problem: "recording_details.resolution: missing (the official profile falls back to the task folder's metadata.json, then 1920x1080, as the harness's generation does)" };
+  }
+  const metadataFile = path.join(dir, "metadata.json");
+  let text: string | undefined;
+  try {
+    text = await fs.readFile(metadataFile, "utf8");
+  } catch {
+    return { resolution: HARNESS_DEFAULT_RESOLUTION, warning: `recording_details.resolution: missing and no ${metadataFile}; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does` };
+  }
+  let fromFile: unknown;
+  try {
+    fromFile = (JSON.parse(text) as { recording_details?: { resolution?: unknown } }).recording_details?.resolution;
+  } catch (error) {
+    return { problem: `${metadataFile}: not valid JSON (${errorMessage(error)}), and the line has no recording_details.resolution` };
+  }
+  if (fromFile === undefined) return { resolution: HARNESS_DEFAULT_RESOLUTION, warning: `recording_details.resolution: missing, and ${metadataFile} names none; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does` };
+  const checked = ResolutionString.safeParse(fromFile);
+  if (!checked.success) return { problem: `${metadataFile}: recording_details.resolution: ${checked.error.issues[0]?.message ?? "invalid"}` };
+  return { resolution: checked.data, warning: `recording_details.resolution: missing; using ${checked.data} from ${metadataFile}, as the harness does` };
+}
+
+function buildTask(task: TaskLine, files: TaskFiles, resolution: string): Task {
   const absolute = (file: string): string => path.resolve(file);
   const inputs: TaskInputs = Object.freeze({
     id: task.id,
@@ -47,14 +85,14 @@ function buildTask(task: TaskLine, files: TaskFiles): Task {
     assetSheetPaths: Object.freeze(files.sheetPaths.map(absolute)),
     assetsDir: absolute(files.assetsDir),
     assetFiles: Object.freeze([...files.assetFiles]),
-    resolution: Object.freeze(parseResolution(task.recording_details.resolution)),
+    resolution: Object.freeze(parseResolution(resolution)),
   });
   const truth: TaskTruth = Object.freeze({
     id: task.id,
     actions: Object.freeze([...task.action_sequence]),
     checkpointPaths: Object.freeze(files.checkpointPaths.map(absolute)),
   });
-  const { classification } = task;
+  const classification = task.classification ?? {};
   return {
     id: task.id,
     dir: absolute(files.dir),
@@ -62,11 +100,11 @@ function buildTask(task: TaskLine, files: TaskFiles): Task {
     line: task,
     meta: {
       id: task.id,
-      interactionComplexity: classification.interaction_complexity,
-      visualComplexity: classification.visual_complexity,
-      domain: classification.domain,
+      interactionComplexity: classification.interaction_complexity ?? UNKNOWN_CLASS,
+      visualComplexity: classification.visual_complexity ?? UNKNOWN_CLASS,
+      domain: classification.domain ?? UNKNOWN_CLASS,
       ...(classification.sub_domain !== undefined ? { subDomain: classification.sub_domain } : {}),
-      sourceWebsite: task.source_website,
+      sourceWebsite: task.source_website ?? UNKNOWN_CLASS,
     },
     inputs,
     truth,
@@ -81,14 +119,15 @@ interface EntryOutcome {
 }
 
 async function loadEntry(file: string, entry: TaskLineEntry, options: LoadOptions): Promise<EntryOutcome> {
-  const check = await checkTaskFolder(file, entry.task, options);
   const located = (message: string): TaskProblem => ({ file, line: entry.line, taskId: entry.task.id, message });
-  const problems = check.problems.map(located);
+  const resolution = await resolutionOf(entry.task, taskDir(file, entry.task.id), options.resolutionFallback);
+  const check = await checkTaskFolder(file, entry.task, { ...options, ...(resolution.resolution ? { resolution: resolution.resolution } : {}) });
+  const problems = [...(resolution.problem ? [resolution.problem] : []), ...check.problems].map(located);
   return {
-    ...(check.files && problems.length === 0 ? { task: buildTask(entry.task, check.files) } : {}),
+    ...(check.files && problems.length === 0 && resolution.resolution ? { task: buildTask(entry.task, check.files, resolution.resolution) } : {}),
     ...(check.video ? { video: check.video } : {}),
     problems,
-    warnings: check.warnings.map(located),
+    warnings: [...(resolution.warning ? [resolution.warning] : []), ...check.warnings].map(located),
   };
 }
 
@@ -101,7 +140,7 @@ export async function loadTaskSet(jsonlPath: string, options: LoadOptions = {}):
   const tasks: Task[] = [];
   const videos = new Map<number, VideoInfo>();
   const problems: TaskProblem[] = [...lines.problems];
-  const warnings: TaskProblem[] = [];
+  const warnings: TaskProblem[] = [...lines.warnings];
   for (const outcome of outcomes) {
     if (outcome.task) tasks.push(outcome.task);
     if (outcome.task && outcome.video) videos.set(outcome.task.id, outcome.video);

@@ -4,7 +4,13 @@
  * evaluator may see (`TaskTruth`).
  *
  * Objects are `loose`: the official dataset may carry fields we do not use, and a
- * loader that reads it "unchanged" must not reject them.
+ * loader that reads it "unchanged" must not reject them. The schema accepts every line
+ * the harness accepts (it reads only id, resolution, type, parameters, logical_assertion
+ * and visual_evaluation_flag), with the harness's defaults: a missing flag is false, a
+ * null assertion is empty, a Type action's text may live only in its description, the
+ * classification and the source may be absent, and so may the resolution (the loader
+ * then falls back as the harness does, or refuses, by profile). What we would like but
+ * do not need is a warning (`lineWarnings`), listed apart from errors.
  */
 import { z } from "zod";
 import { MAX_VIEWPORT_SIDE } from "../protocol.ts";
@@ -29,35 +35,62 @@ export const ActionParametersSchema = z.looseObject({
   scroll_page: z.union([z.boolean(), z.number(), z.string()]).optional(),
 });
 
-export const ActionSchema = z
-  .looseObject({
-    type: z.enum(ACTION_TYPES),
-    parameters: ActionParametersSchema,
-    logical_assertion: z.string().default(""),
-    visual_evaluation_flag: z.boolean(),
-    checkpoint_screenshot: z.string().nullable().optional(),
-  })
-  .superRefine((action, ctx) => {
-    if (action.type === "Type" && action.parameters.text === undefined) {
-      ctx.addIssue({ code: "custom", path: ["parameters", "text"], message: "a Type action needs parameters.text" });
-    }
-  });
+export const ActionSchema = z.looseObject({
+  type: z.enum(ACTION_TYPES),
+  parameters: ActionParametersSchema,
+  /** The harness skips a null or empty assertion. */
+  logical_assertion: z.string().nullable().default("").transform((assertion) => assertion ?? ""),
+  /** The harness reads a missing flag as false. */
+  visual_evaluation_flag: z.boolean().default(false),
+  checkpoint_screenshot: z.string().nullable().optional(),
+});
 
 export const TaskLineSchema = z.looseObject({
   id: z.number().int().nonnegative(),
-  classification: z.looseObject({
-    interaction_complexity: z.enum(INTERACTION_CLASSES),
-    visual_complexity: z.enum(VISUAL_CLASSES),
-    domain: z.string(),
-    sub_domain: z.string().optional(),
-  }),
-  recording_details: z.looseObject({
-    resolution: ResolutionString,
-    environment: z.string().optional(),
-  }),
-  source_website: z.string(),
+  classification: z
+    .looseObject({
+      interaction_complexity: z.enum(INTERACTION_CLASSES).optional(),
+      visual_complexity: z.enum(VISUAL_CLASSES).optional(),
+      domain: z.string().optional(),
+      sub_domain: z.string().optional(),
+    })
+    .optional(),
+  recording_details: z
+    .looseObject({
+      resolution: ResolutionString.optional(),
+      environment: z.string().optional(),
+    })
+    .optional(),
+  source_website: z.string().optional(),
   action_sequence: z.array(ActionSchema).min(1, { message: "action_sequence must hold at least one action" }),
 });
+
+/**
+ * What a line lacks that the harness does without but a researcher should know, as
+ * (field path, message) pairs; read from the raw line, since the schema fills defaults.
+ */
+export function lineWarnings(raw: unknown): Array<{ path: string; message: string }> {
+  if (typeof raw !== "object" || raw === null) return [];
+  const line = raw as Record<string, unknown>;
+  const warnings: Array<{ path: string; message: string }> = [];
+  const record = (value: unknown): Record<string, unknown> | undefined => (typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined);
+  const classification = record(line.classification);
+  if (!classification) warnings.push({ path: "classification", message: "missing: the task counts as class 'unknown' in per-class tables and is left out by class filters" });
+  else for (const key of ["interaction_complexity", "visual_complexity", "domain"]) if (classification[key] === undefined) warnings.push({ path: `classification.${key}`, message: "missing ('unknown' in reports)" });
+  if (line.source_website === undefined) warnings.push({ path: "source_website", message: "missing ('unknown' in reports)" });
+  const actions = Array.isArray(line.action_sequence) ? line.action_sequence : [];
+  actions.forEach((value, index) => {
+    const action = record(value);
+    if (!action) return;
+    if (!("visual_evaluation_flag" in action)) warnings.push({ path: `action_sequence[${index}].visual_evaluation_flag`, message: "missing: read as false, as the harness does" });
+    if (action.logical_assertion === null) warnings.push({ path: `action_sequence[${index}].logical_assertion`, message: "null: no assertion is judged for this action" });
+    const parameters = record(action.parameters);
+    if (action.type === "Type" && parameters && parameters.text === undefined) {
+      warnings.push({ path: `action_sequence[${index}].parameters.text`, message: "missing: the text to type is read from the description (by the grounding model, or the first quoted string for the heuristic grounding)" });
+    }
+  });
+  return warnings;
+}
 
 export type Action = z.infer<typeof ActionSchema>;
 export type ActionType = (typeof ACTION_TYPES)[number];
@@ -95,10 +128,13 @@ export interface TaskTruth {
   readonly checkpointPaths: readonly string[];
 }
 
+/** A class, domain or source the line does not state. */
+export const UNKNOWN_CLASS = "unknown";
+
 export interface TaskMeta {
   readonly id: number;
-  readonly interactionComplexity: TaskLine["classification"]["interaction_complexity"];
-  readonly visualComplexity: TaskLine["classification"]["visual_complexity"];
+  readonly interactionComplexity: (typeof INTERACTION_CLASSES)[number] | typeof UNKNOWN_CLASS;
+  readonly visualComplexity: (typeof VISUAL_CLASSES)[number] | typeof UNKNOWN_CLASS;
   readonly domain: string;
   readonly subDomain?: string;
   readonly sourceWebsite: string;
@@ -117,7 +153,7 @@ export interface Task {
 }
 
 /** Number of reference checkpoints a task needs: the initial state plus one per flagged action. */
-export function expectedCheckpointCount(actions: readonly Pick<Action, "visual_evaluation_flag">[]): number {
+export function expectedCheckpointCount(actions: readonly { visual_evaluation_flag?: boolean | undefined }[]): number {
   return 1 + actions.filter((action) => action.visual_evaluation_flag).length;
 }
 

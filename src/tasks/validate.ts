@@ -49,6 +49,8 @@ export interface FolderCheckOptions {
    * self-check, a generator) pass false: a task folder without checkpoints/ serves them.
    */
   needsCheckpoints?: boolean;
+  /** The task's resolution as the loader settled it (the line's, or the official fallback); checkpoints are checked against it. */
+  resolution?: string;
 }
 
 type Entry = { kind: "missing" } | { kind: "file"; size: number } | { kind: "dir" } | { kind: "other" } | { kind: "error"; reason: string };
@@ -216,7 +218,7 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
       }
     }
     await checkImages(sheetPaths, problems, warnings);
-    await checkImages(checkpointPaths, problems, warnings, parseResolution(task.recording_details.resolution));
+    if (options.resolution) await checkImages(checkpointPaths, problems, warnings, parseResolution(options.resolution));
   }
 
   if (problems.length > 0) return { problems, warnings, ...(video ? { video } : {}) };

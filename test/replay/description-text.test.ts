@@ -4,7 +4,7 @@
  * literal is dropped; whole-page "nothing changes" apart from one value staying.
  */
 import { describe, expect, it } from "vitest";
-import { assertionLiteralList, assertionLiterals, impliesChange, quotedStrings } from "../../src/replay/grounding/description-text.ts";
+import { assertionLiteralList, assertionLiterals, impliesChange, quotedStrings, typedTextOf } from "../../src/replay/grounding/description-text.ts";
 
 const roles = (assertion: string) => assertionLiteralList(assertion).map((literal) => `${literal.decisive ? "Q" : "n"}:${literal.role}:${literal.text}`);
 
@@ -36,5 +36,16 @@ describe("literals an assertion names", () => {
     expect(impliesChange("Only the Puffin Air flights remain")).toBe(true);
     expect(impliesChange("The two stars match and stay face up")).toBe(true);
     expect(roles("Nothing changes: Pairs found still shows '3 / 8'")).toEqual(["Q:stays:3 / 8"]);
+  });
+
+  it("reads a Type action's text off its description when the line carries none (the real dataset's lines)", () => {
+    expect(typedTextOf("Type 'wireless mouse' into the search bar")).toEqual({ text: "wireless mouse", target: "Type into the search bar" });
+    // The quoted string after "with" is the text even when the target is quoted first.
+    expect(typedTextOf("Fill the 'Email' field with \"ada@example.org\"")).toEqual({ text: "ada@example.org", target: "Fill the 'Email' field with" });
+    expect(typedTextOf("Enter “42” in the 'Quantity' box")?.text).toBe("42");
+    expect(typedTextOf("the search box at the top")).toBeUndefined();
+    // A line that carries its text: a quote of that text is not the target, other quotes are.
+    expect(typedTextOf("Type 'PINE10' into the 'Promo code' input", "PINE10")).toEqual({ text: "PINE10", target: "Type into the 'Promo code' input" });
+    expect(typedTextOf("the 'Promo code' input", "PINE10")).toBeUndefined();
   });
 });

@@ -93,7 +93,7 @@ describe("a file with several problems", () => {
     const set = await writeValidTaskSet(dir, { count: 4, name: "suite" });
     const tap = taskLine(1);
     tap.action_sequence[2]!.type = "Tap" as "Click";
-    tap.recording_details.resolution = "wide";
+    tap.recording_details!.resolution = "wide";
     await writeJsonl(set.jsonlPath, [tap, taskLine(2), taskLine(3), taskLine(2), taskLine(4)]);
     await fs.appendFile(set.jsonlPath, "{not json}\n");
     await fs.rm(path.join(set.taskDir(3), "video.mp4"));

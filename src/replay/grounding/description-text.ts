@@ -27,6 +27,31 @@ export function quotedStrings(text: string): string[] {
   return [...new Set(Array.from(quotedSpansOf(text), (span) => span.text))];
 }
 
+/**
+ * The text a Type action enters when its line carries no `parameters.text` (the real
+ * dataset's lines never do: the text is only in the description). The quoted string
+ * right after "with" ("fill the name field with 'Ada'") is the text, else the first
+ * quoted string in reading order ("type 'milk' into the 'Add item' box"). Returns the
+ * text and the description without it (what the target is described by), or undefined
+ * when nothing is quoted.
+ */
+export function typedTextOf(description: string, known?: string): { text: string; target: string } | undefined {
+  const spans = [...quotedSpansOf(description)].sort((a, b) => a.start - b.start);
+  // A line that carries its text and also quotes it: the quote names the text, not the target.
+  if (known !== undefined) {
+    const quotedKnown = spans.find((span) => span.text === known.trim());
+    return quotedKnown ? { text: known, target: withoutSpan(description, quotedKnown) } : undefined;
+  }
+  if (spans.length === 0) return undefined;
+  const afterWith = spans.find((span) => /\bwith\s*$/i.test(description.slice(Math.max(0, span.start - 12), span.start)));
+  const chosen = afterWith ?? spans[0]!;
+  return { text: chosen.text, target: withoutSpan(description, chosen) };
+}
+
+function withoutSpan(text: string, span: { start: number; end: number }): string {
+  return `${text.slice(0, span.start)} ${text.slice(span.end)}`.replace(/\s+/g, " ").trim();
+}
+
 /** Text with its quoted parts removed (numbers and words inside quotes are already covered by quotedStrings). */
 export function withoutQuoted(text: string): string {
   let rest = text;

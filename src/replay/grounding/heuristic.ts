@@ -14,7 +14,7 @@
 import type { InteractiveElement } from "../../browser/element-index.ts";
 import { normalizeKey } from "../../browser/actions.ts";
 import { distance } from "fastest-levenshtein";
-import { STOP_WORDS, normalizeText, quotedStrings, stem, words } from "./description-text.ts";
+import { STOP_WORDS, normalizeText, quotedStrings, stem, typedTextOf, words } from "./description-text.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
 
 /** Below this much own text/label evidence an element is not the described one (as a model's -1). */
@@ -232,7 +232,10 @@ export function createHeuristicGrounder(): Grounder {
   return {
     kind: "heuristic",
     promptHashes: {},
-    async locate(query: GroundingQuery, context: GroundingContext): Promise<GroundingAnswer> {
+    async locate(asked: GroundingQuery, context: GroundingContext): Promise<GroundingAnswer> {
+      // A Type line without its text (the real dataset's): the text is read off the description, and the target is what remains.
+      const typed = asked.actionType === "Type" ? typedTextOf(asked.description, asked.text) : undefined;
+      const query: GroundingQuery = typed ? { ...asked, description: typed.target, text: typed.text } : asked;
       const parsed = parseDescription(query.description);
       const ranked = rankElements(query, context.elements);
       const chosen = pickByPosition(ranked, parsed);

@@ -7,10 +7,10 @@ import type { Grounder, GrounderKind } from "./types.ts";
 
 export const GROUNDER_KINDS: readonly GrounderKind[] = ["llm", "heuristic"];
 
-export function createGrounder(kind: GrounderKind, options: { client?: ModelClient } = {}): Grounder {
+export function createGrounder(kind: GrounderKind, options: { client?: ModelClient; giveTypedText?: boolean } = {}): Grounder {
   if (kind === "heuristic") return createHeuristicGrounder();
   if (!options.client) throw new IwrError("CONFIG_INVALID", "grounding 'llm' needs a model client (--judge-model / --base-url)");
-  return createLlmGrounder({ client: options.client });
+  return createLlmGrounder({ client: options.client, ...(options.giveTypedText === false ? { giveTypedText: false } : {}) });
 }
 
 export type { Grounder, GrounderKind, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";

@@ -18,6 +18,8 @@ export interface LlmGrounderOptions {
   client: ModelClient;
   /** The vision fallback's model; defaults to `client`. */
   visionClient?: ModelClient;
+  /** Whether the prompt shows a Type action's text (default true); the official profile withholds it, as the harness. */
+  giveTypedText?: boolean;
 }
 
 export interface ParsedGrounding {
@@ -73,7 +75,8 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
   const accept = (parsed: ParsedGrounding | undefined, query: GroundingQuery, context: GroundingContext): ParsedGrounding | undefined => {
     if (!parsed || parsed.index < 0) return undefined;
     if (!context.elements.some((el) => el.index === parsed.index)) return undefined;
-    return query.actionType === "Type" ? { index: parsed.index, text: parsed.text ?? query.text ?? "" } : { index: parsed.index };
+    // The text the model answered; the line's only when it is shown to the model and the model restated none.
+    return query.actionType === "Type" ? { index: parsed.index, text: parsed.text ?? (options.giveTypedText !== false ? query.text : undefined) ?? "" } : { index: parsed.index };
   };
 
   return {
@@ -84,7 +87,7 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
       const common = {
         action_type: query.actionType,
         description: slotSafe(query.description),
-        text_to_type: query.actionType === "Type" ? JSON.stringify(query.text ?? "") : "(not a Type action)",
+        text_to_type: query.actionType !== "Type" ? "(not a Type action)" : query.text !== undefined && options.giveTypedText !== false ? JSON.stringify(query.text) : "(not given: read it from the description)",
         elements: slotSafe(formatElementList(context.elements)),
       };
       const textPrompt = renderPrompt(prompts.text, { ...common, accessibility_tree: slotSafe(await context.accessibilityTree()) });

@@ -16,6 +16,7 @@
  * (the repeat index is part of every request's cache key). Calibration arms and pages
  * made elsewhere are deterministic and run once.
  */
+import { profileRules } from "../../protocol.ts";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -127,7 +128,7 @@ async function loadArmResources(config: ExperimentConfig) {
 export async function runExperiment(config: ExperimentConfig, options: RunExperimentOptions = {}): Promise<RunSummary> {
   const started = Date.now();
   const files = runFiles(config.out);
-  const tasks = selectTasks(config, await loadTasks(config.taskFile));
+  const tasks = selectTasks(config, await loadTasks(config.taskFile, { resolutionFallback: profileRules(config.evaluator.protocol).missingResolution }));
   const { specs, modules } = await loadArmResources(config);
 
   // Every cell, keyed by what would make its result differ: the arm's settings and the
