@@ -44,3 +44,20 @@ export function extractPageFromReply(reply: string, assetsBase: string): string 
   }
   return `${html.split(ASSET_PLACEHOLDER).join(assetsBase)}\n`;
 }
+
+/**
+ * The harness's post-processing (core.py post_process), for the official profile: the
+ * first ```html block only when a closing fence ends it (else the whole reply is kept),
+ * every iframe removed, every leftover "```html" and "```" removed, the placeholder
+ * resolved. It never refuses: an empty or prose reply becomes the page as it is.
+ */
+export function extractPageAsHarness(reply: string, assetsBase: string): string {
+  if (!reply) return "";
+  let code = reply.trim();
+  const fenced = /```html\s*\n?([\s\S]*?)\n?```/i.exec(code);
+  if (fenced) code = (fenced[1] ?? "").trim();
+  code = code.replace(/<iframe[^>]*>[\s\S]*?<\/iframe>/gi, "").replace(/<iframe[^>]*\/?>/gi, "");
+  // Python's str.replace: case-sensitive, every occurrence.
+  code = code.split("```html").join("").split("```").join("");
+  return code.split(ASSET_PLACEHOLDER).join(assetsBase);
+}

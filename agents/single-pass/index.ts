@@ -33,7 +33,7 @@ export async function runSinglePass(inputs: TaskInputs, context: SinglePassConte
   compiled ??= buildSinglePassGraph();
   let state: Partial<SinglePassValues> = {};
   try {
-    const stream = await compiled.stream({ inputs: stateInputs(inputs) }, { streamMode: "values", context: { promptFile: undefined, sample: undefined, ...context }, ...(options.signal ? { signal: options.signal } : {}) });
+    const stream = await compiled.stream({ inputs: stateInputs(inputs) }, { streamMode: "values", context: { promptFile: undefined, sample: undefined, protocol: undefined, ...context }, ...(options.signal ? { signal: options.signal } : {}) });
     for await (const values of stream) state = values;
   } catch (error) {
     return { state, failure: toErrorRecord(error) };

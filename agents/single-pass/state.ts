@@ -12,6 +12,7 @@ import { z } from "zod";
 import { IwrError } from "../../src/errors.ts";
 import type { ModelClient } from "../../src/models/index.ts";
 import type { TaskInputs } from "../../src/tasks/schema.ts";
+import { PROTOCOL_PROFILES, type ProtocolProfile } from "../../src/protocol.ts";
 
 export const TaskInputsSchema = z.object({
   id: z.number().int().nonnegative(),
@@ -85,6 +86,8 @@ export interface SinglePassContext {
    * repeat 2 is a new answer, not a replay of the first. 0 or absent for the first.
    */
   sample?: number;
+  /** The protocol profile's generation rules (frames, image cap, reply post-processing); default corrected. */
+  protocol?: ProtocolProfile;
 }
 
 export const isModelClient = (value: unknown): value is ModelClient =>
@@ -95,6 +98,7 @@ export const SinglePassContextSchema = z.object({
   outputDir: z.string().min(1),
   promptFile: z.string().min(1).optional(),
   sample: z.number().int().nonnegative().optional(),
+  protocol: z.enum(PROTOCOL_PROFILES).optional(),
 });
 
 export type SinglePassConfig = LangGraphRunnableConfig<SinglePassContext>;

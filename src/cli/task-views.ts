@@ -68,12 +68,14 @@ function printWarnings(set: TaskSet, write: (text: string) => void): void {
 export interface ValidateOptions {
   /** Probe videos and read PNG headers (default true). */
   checkMedia?: boolean;
+  /** A line without a resolution: the harness's fallback (official) or a problem (corrected). */
+  resolutionFallback?: "harness" | "refuse";
 }
 
 /** `iwr tasks validate`: every problem on stdout, then a one-line verdict. */
 export async function validateTaskFile(jsonlPath: string, options: ValidateOptions = {}, io: Output = standardOutput): Promise<number> {
   const started = Date.now();
-  const set = await loadTaskSet(jsonlPath, { checkMedia: options.checkMedia ?? true });
+  const set = await loadTaskSet(jsonlPath, { checkMedia: options.checkMedia ?? true, ...(options.resolutionFallback ? { resolutionFallback: options.resolutionFallback } : {}) });
   logger.info(`checked ${jsonlPath} in ${Date.now() - started} ms`);
   printWarnings(set, io.out);
   if (set.problems.length === 0) {

@@ -28,7 +28,11 @@ export interface SampleFramesOptions {
   maxSide?: number;
   /** The video's duration when the caller has probed it already (skips a probe). */
   durationSec?: number;
+  /** Frames for a fractional duration: `ceil` (default, the last partial second too) or `floor` (the harness's int(duration)). */
+  count?: FrameCountRule;
 }
+
+export type FrameCountRule = "ceil" | "floor";
 
 export interface SampledFrame {
   /** 0-based position in the sampled sequence. */
@@ -53,11 +57,17 @@ const STDERR_TAIL_CHARS = 2000;
 /** Frames a sampling may come up short of its plan (a container rounding its duration up). */
 const MISSING_FRAMES_TOLERATED = 1;
 
+/** Float noise in a duration such as 9.999999999 s, which int() in the harness would still floor to 10 frames' worth. */
+const FLOOR_EPSILON = 1e-9;
+
 /**
  * Which moments to sample from a video of `durationSec`: every 1/fps seconds from 0 while
  * that fits in `maxFrames`, otherwise exactly `maxFrames` moments evenly spaced.
+ * `ceil` counts a last partial second (10.5 s → 11 frames, never fewer than 1); `floor`
+ * is the harness's extract_frames: int(duration · fps) frames (10.5 s → 10, a 0.5 s video
+ * → none), evenly spaced once the duration exceeds maxFrames.
  */
-export function planFrames(durationSec: number, fps: number = PROTOCOL.framesPerSecond, maxFrames: number = PROTOCOL.maxVideoFrames): FramePlan {
+export function planFrames(durationSec: number, fps: number = PROTOCOL.framesPerSecond, maxFrames: number = PROTOCOL.maxVideoFrames, count: FrameCountRule = "ceil"): FramePlan {
   if (!(durationSec > 0) || !Number.isFinite(durationSec)) {
     throw new IwrError("MEDIA", `cannot sample frames: video duration must be a positive number of seconds, got ${durationSec}`);
   }
@@ -65,9 +75,10 @@ export function planFrames(durationSec: number, fps: number = PROTOCOL.framesPer
   if (!Number.isInteger(maxFrames) || maxFrames < 0) {
     throw new IwrError("MEDIA", `cannot sample frames: maxFrames must be a non-negative integer, got ${maxFrames}`);
   }
-  const natural = Math.max(1, Math.ceil(durationSec * fps - DURATION_EPSILON_SEC));
   if (maxFrames === 0) return { count: 0, rate: fps, times: [] };
-  if (natural <= maxFrames) {
+  const natural = count === "floor" ? Math.floor(durationSec * fps + FLOOR_EPSILON) : Math.max(1, Math.ceil(durationSec * fps - DURATION_EPSILON_SEC));
+  const evenlySpaced = count === "floor" ? durationSec * fps > maxFrames : natural > maxFrames;
+  if (!evenlySpaced) {
     return { count: natural, rate: fps, times: Array.from({ length: natural }, (_, i) => i / fps) };
   }
   const rate = maxFrames / durationSec;
@@ -155,7 +166,7 @@ export function splitPngStream(stream: Buffer, source: string): Buffer[] {
 export async function sampleFrames(videoPath: string, options: SampleFramesOptions = {}): Promise<SampledFrame[]> {
   if (!fs.existsSync(videoPath)) throw new IwrError("MEDIA", `video not found: ${videoPath}`, { file: videoPath });
   const durationSec = options.durationSec ?? (await videoDuration(videoPath));
-  const plan = planFrames(durationSec, options.fps ?? PROTOCOL.framesPerSecond, options.maxFrames ?? PROTOCOL.maxVideoFrames);
+  const plan = planFrames(durationSec, options.fps ?? PROTOCOL.framesPerSecond, options.maxFrames ?? PROTOCOL.maxVideoFrames, options.count ?? "ceil");
   if (plan.count === 0) return [];
   const started = performance.now();
   const output = await runFfmpeg(

@@ -40,5 +40,7 @@ export function pngDataUrlOf(file: string): string {
   } catch (error) {
     throw new IwrError("MEDIA", `cannot read the request image ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file });
   }
-  return `data:image/png;base64,${png.toString("base64")}`;
+  // JPEG frames (the official profile sends frames as the harness does) keep their type.
+  const type = /\.jpe?g$/i.test(file) ? "image/jpeg" : "image/png";
+  return `data:${type};base64,${png.toString("base64")}`;
 }

@@ -29,7 +29,9 @@ export interface ImageLimits {
  * missing from the request would make the page unbuildable, so a task whose sheets
  * alone exceed the cap is an error for that task rather than a silent truncation.
  */
-export function frameBudget(sheetCount: number, limits: ImageLimits): number {
+export function frameBudget(sheetCount: number, limits: ImageLimits, overCap: "fail" | "sheets-only" = "fail"): number {
+  // The harness sends every sheet and no frame when the sheets alone fill the cap.
+  if (sheetCount > limits.maxImages && overCap === "sheets-only") return 0;
   if (sheetCount > limits.maxImages) {
     throw new IwrError(
       "MEDIA",
@@ -59,8 +61,8 @@ export interface ImageSelection<Sheet, Frame> {
  * Sheets first, then frames up to what the caps leave. When frames must be cut they are
  * thinned evenly rather than truncated, so the whole interaction stays covered.
  */
-export function selectImages<Sheet, Frame>(options: { sheets: readonly Sheet[]; frames: readonly Frame[] } & ImageLimits): ImageSelection<Sheet, Frame> {
-  const budget = frameBudget(options.sheets.length, options);
+export function selectImages<Sheet, Frame>(options: { sheets: readonly Sheet[]; frames: readonly Frame[]; overCap?: "fail" | "sheets-only" } & ImageLimits): ImageSelection<Sheet, Frame> {
+  const budget = frameBudget(options.sheets.length, options, options.overCap);
   const keep = evenlySpacedIndices(options.frames.length, budget);
   const frames = keep.map((index) => options.frames[index]).filter((frame): frame is Frame => frame !== undefined);
   return { sheets: [...options.sheets], frames, framesDropped: options.frames.length - frames.length };

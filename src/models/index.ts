@@ -28,4 +28,5 @@ export { describeRequest, requestHash, canonicalJson, type RequestSummary, type 
 export { preflightModel, type PreflightOptions } from "./preflight.ts";
 export { sumUsage, addCallToTotals, emptyUsageTotals, type UsageTotals } from "./usage.ts";
 export { parseRetryAfter } from "./retry.ts";
+export { harnessLimitsFor, withHarnessLimits, HARNESS_LIMITS, HARNESS_DEFAULT_LIMITS, type HarnessLimits } from "./harness-limits.ts";
 export type { ModelCallResult, ModelClient, InvokeOptions, TokenUsage } from "./types.ts";

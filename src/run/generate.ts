@@ -16,6 +16,8 @@
  * without its record. Per-task failures are recorded and the run goes on; only a dead
  * endpoint (preflight) stops it before any work.
  */
+import { type ProtocolProfile } from "../protocol.ts";
+import { withHarnessLimits } from "../models/harness-limits.ts";
 import fs from "node:fs";
 import pLimit from "p-limit";
 import { runSinglePass, singlePassRequestHash, type SinglePassOutcome } from "../../agents/single-pass/index.ts";
@@ -55,6 +57,11 @@ export interface GenerateOptions {
   promptFile?: string;
   /** The sample index of every request (a repeat at temperature > 0); see SinglePassContext.sample. */
   sample?: number;
+  /**
+   * The protocol profile (default corrected): under official the model's limits come from
+   * the harness's table (withHarnessLimits) and its frame and reply rules apply.
+   */
+  protocol?: ProtocolProfile;
   onProgress?: (progress: GenerateProgress) => void;
 }
 
@@ -89,6 +96,8 @@ export interface GenerationRecord {
   generator: "single-pass";
   taskId: number;
   status: "generated" | "failed";
+  /** The protocol profile the page was generated under. */
+  protocol: ProtocolProfile;
   model: Record<string, unknown>;
   modelDir: string;
   startedAt: string;
@@ -122,7 +131,7 @@ function recordedRequestHash(file: string): string | undefined {
   }
 }
 
-function buildRecord(inputs: TaskInputs, spec: ModelSpec, outcome: SinglePassOutcome, started: Date): GenerationRecord {
+function buildRecord(inputs: TaskInputs, spec: ModelSpec, outcome: SinglePassOutcome, started: Date, protocol: ProtocolProfile): GenerationRecord {
   const { state } = outcome;
   const finished = new Date();
   return {
@@ -130,6 +139,7 @@ function buildRecord(inputs: TaskInputs, spec: ModelSpec, outcome: SinglePassOut
     generator: "single-pass",
     taskId: inputs.id,
     status: outcome.html !== undefined ? "generated" : "failed",
+    protocol,
     model: publicModelSpec(spec),
     modelDir: modelDirName(spec.name),
     startedAt: started.toISOString(),
@@ -149,10 +159,13 @@ function buildRecord(inputs: TaskInputs, spec: ModelSpec, outcome: SinglePassOut
 export async function runGeneration(options: GenerateOptions): Promise<GenerateSummary> {
   const logger = log("generate");
   const started = performance.now();
-  const { spec, resultDir } = options;
+  const protocol = options.protocol ?? "corrected";
+  const { resultDir } = options;
+  // The harness's limits under official, whatever the preset says (the folder keeps the preset's name).
+  const spec = protocol === "official" ? withHarnessLimits(options.spec) : options.spec;
   const cache = openResponseCache(options.cacheDir, options.cacheMode);
   const model = createModelClient(spec, { cache });
-  const variant = { ...(options.promptFile ? { promptFile: options.promptFile } : {}), ...(options.sample ? { sample: options.sample } : {}) };
+  const variant = { protocol, ...(options.promptFile ? { promptFile: options.promptFile } : {}), ...(options.sample ? { sample: options.sample } : {}) };
   const progress: GenerateProgress = { total: options.tasks.length, done: 0, generated: 0, failed: 0, skipped: 0, usage: emptyUsageTotals() };
   const results: TaskGenerationResult[] = [];
 
@@ -203,7 +216,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
         const files = candidateFiles(outputDir);
         const startedAt = new Date();
         const outcome = await runSinglePass(inputs, { model, outputDir, ...variant });
-        const record = buildRecord(inputs, spec, outcome, startedAt);
+        const record = buildRecord(inputs, spec, outcome, startedAt, protocol);
         if (outcome.state.reply) progress.usage = addCallToTotals(progress.usage, outcome.state.reply);
         // The page goes first and comes back last: a run killed in between leaves a task
         // with no index.html, which a resume regenerates, never an old page beside a new record.

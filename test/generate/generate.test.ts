@@ -27,7 +27,7 @@ function replyFor(request: RecordedRequest, version: string) {
 }
 
 function cli(...args: string[]): Promise<number> {
-  return main(["node", "iwr", "generate", "--data", jsonlPath, "--model", MODEL, "--base-url", server.baseURL, "--cache-dir", path.join(dir, "cache"), ...args]);
+  return main(["node", "iwr", "generate", "--data", jsonlPath, "--model", MODEL, "--base-url", server.baseURL, "--cache-dir", path.join(dir, "cache"), "--protocol", "corrected", ...args]);
 }
 
 const resultDir = (): string => path.join(dir, "results");

@@ -5,6 +5,8 @@
  * so none are decoded only to be thrown away.
  */
 import fs from "node:fs/promises";
+import sharp from "sharp";
+import { profileRules, type ProtocolProfile } from "../../../src/protocol.ts";
 import path from "node:path";
 import { IwrError } from "../../../src/errors.ts";
 import { sampleFrames } from "../../../src/media/frames.ts";
@@ -34,24 +36,36 @@ async function readSheet(file: string, maxSide: number | undefined): Promise<Buf
  * bounded side) and as many frames as the model's caps leave beside them. Shared with
  * the agent, whose drafts carry the same images as a single-pass request.
  */
-export async function requestImages(inputs: Pick<SinglePassValues["inputs"], "assetSheetPaths" | "videoPath">, spec: ModelSpec) {
-  const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames };
-  // Checked before any decoding: a task whose sheets alone break the cap fails at once.
-  const budget = frameBudget(inputs.assetSheetPaths.length, limits);
+export async function requestImages(inputs: Pick<SinglePassValues["inputs"], "assetSheetPaths" | "videoPath">, spec: ModelSpec, protocol: ProtocolProfile = "corrected") {
+  const rules = profileRules(protocol);
+  const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames, overCap: rules.sheetsOverCap };
+  // Checked before any decoding: under corrected, a task whose sheets alone break the cap fails at once.
+  const budget = frameBudget(inputs.assetSheetPaths.length, limits, rules.sheetsOverCap);
   const sheets = await Promise.all(inputs.assetSheetPaths.map((file) => readSheet(file, spec.maxImageSide)));
-  const sampled = budget === 0 ? [] : await sampleFrames(inputs.videoPath, { maxFrames: budget, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
+  const sampled = budget === 0 ? [] : await sampleFrames(inputs.videoPath, { maxFrames: budget, count: rules.frameCount, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
   return selectImages({ sheets, frames: sampled, ...limits });
+}
+
+/** JPEG quality of frames sent as JPEG: OpenCV's imwrite default, which the harness uses. */
+const HARNESS_JPEG_QUALITY = 95;
+
+async function frameFile(png: Buffer, format: "jpeg" | "png"): Promise<{ data: Buffer; extension: string }> {
+  if (format === "png") return { data: png, extension: "png" };
+  return { data: await sharp(png).jpeg({ quality: HARNESS_JPEG_QUALITY }).toBuffer(), extension: "jpg" };
 }
 
 export async function prepareInputs(state: Pick<SinglePassValues, "inputs">, config: SinglePassConfig): Promise<SinglePassUpdate> {
   const context = contextOf(config);
   const { inputs } = state;
-  const selection = await requestImages(inputs, context.model.spec);
+  const protocol = context.protocol ?? "corrected";
+  const selection = await requestImages(inputs, context.model.spec, protocol);
   const imagesDir = defaultRequestImagesDir();
+  const frameFormat = profileRules(protocol).frameFormat;
+  const frames = await Promise.all(selection.frames.map(async (frame) => ({ frame, file: await frameFile(frame.png, frameFormat) })));
 
   const images: PreparedImage[] = [
     ...selection.sheets.map((png, i) => ({ kind: "sheet" as const, ...storeByContent(imagesDir, png, "png"), label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`) })),
-    ...selection.frames.map((frame) => ({ kind: "frame" as const, ...storeByContent(imagesDir, frame.png, "png"), label: `t=${frame.timeSec.toFixed(2)}s` })),
+    ...frames.map(({ frame, file }) => ({ kind: "frame" as const, ...storeByContent(imagesDir, file.data, file.extension), label: `t=${frame.timeSec.toFixed(2)}s` })),
   ];
   const prompt = context.promptFile ? loadPromptFile(context.promptFile) : loadPrompt(PROMPT_NAME);
   const rendered = renderPrompt(prompt, {

@@ -1,4 +1,5 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { profileRules } from "../../protocol.ts";
 import type { GenerateProgress } from "../../run/generate.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
@@ -13,6 +14,7 @@ interface GenerateCommandOptions {
   cacheDir?: string;
   force?: boolean;
   ids?: number[];
+  protocol: "official" | "corrected";
 }
 
 /** `iwr generate`: the single-pass generator over a task set, into the benchmark's results layout. */
@@ -29,6 +31,11 @@ export function registerGenerateCommand(program: Command): void {
     .option("--cache-dir <dir>", "response cache folder (default .cache/responses, or IWR_CACHE_DIR)")
     .option("--force", "regenerate every task, also finished ones and pages not made by iwr generate")
     .option("--ids <list>", "only these task ids, e.g. 1,2", taskIdList)
+    .addOption(
+      new Option("--protocol <profile>", "official: the harness's generation (its per-model limits, int(duration) frames as JPEG, every reply written); corrected: ours (see the README's deviations table)")
+        .choices(["official", "corrected"])
+        .default("official"),
+    )
     .action(async (options: GenerateCommandOptions) => {
       process.exitCode = await generateAction(options);
     });
@@ -48,7 +55,7 @@ async function generateAction(options: GenerateCommandOptions): Promise<number> 
   // (a preset's own `name:` is checked, with its file and line, when the preset is read).
   if (!/\.ya?ml$/i.test(options.model)) modelFolderName(options.model, "--model");
   const spec = loadModelSpec(options.model, { baseURL: options.baseUrl }, { source: "--model" });
-  let tasks = await loadTasks(options.data);
+  let tasks = await loadTasks(options.data, { resolutionFallback: profileRules(options.protocol).missingResolution });
   if (options.ids) {
     const known = new Set(tasks.map((task) => task.id));
     const unknown = options.ids.filter((id) => !known.has(id));
@@ -67,6 +74,7 @@ async function generateAction(options: GenerateCommandOptions): Promise<number> 
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
       ...(options.workers ? { workers: options.workers } : {}),
       force: options.force ?? false,
+      protocol: options.protocol,
       onProgress: progress.update,
     });
     progress.stop();

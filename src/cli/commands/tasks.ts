@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 
 /** `iwr tasks validate|list <data.jsonl>`: check and show a task set in the official layout. */
 export function registerTasksCommand(program: Command): void {
@@ -9,9 +9,11 @@ export function registerTasksCommand(program: Command): void {
     .description("report every problem in a task file and its task folders; exit 1 if there is any")
     .argument("<data>", "the task file, e.g. tasks/iwr-mini.jsonl")
     .option("--no-media", "skip probing videos with ffprobe and reading PNG headers (faster, less thorough)")
-    .action(async (data: string, options: { media: boolean }) => {
+    .addOption(new Option("--protocol <profile>", "official: a line without a resolution falls back as the harness does (a warning); corrected: it is a problem").choices(["official", "corrected"]).default("official"))
+    .action(async (data: string, options: { media: boolean; protocol: "official" | "corrected" }) => {
       const { validateTaskFile } = await import("../task-views.ts");
-      process.exitCode = await validateTaskFile(data, { checkMedia: options.media });
+      const { profileRules } = await import("../../protocol.ts");
+      process.exitCode = await validateTaskFile(data, { checkMedia: options.media, resolutionFallback: profileRules(options.protocol).missingResolution });
     });
 
   tasks

@@ -19,6 +19,7 @@ import { agentFiles, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FIL
 import { runAgentRun } from "../agent.ts";
 import { referencePageHtml, writeCalibrationCandidate } from "../calibration.ts";
 import { runGeneration } from "../generate.ts";
+import type { ProtocolProfile } from "../../protocol.ts";
 import { NO_CELL_USAGE, type CellOutcome, type CellUsage } from "../../results/cell-record.ts";
 import type { Task } from "../../tasks/schema.ts";
 import type { Arm } from "./config.ts";
@@ -38,6 +39,8 @@ export interface ArmResources {
   log: (message: string) => void;
   /** A module generator's time limit per cell. */
   moduleTimeoutMs: number;
+  /** The run's protocol profile: single-pass arms generate under its rules (the harness's under official). */
+  protocol: ProtocolProfile;
 }
 
 export interface Cell {
@@ -90,6 +93,7 @@ async function produceSinglePass(cell: Cell, resources: ArmResources): Promise<O
     ...(resources.cacheDir ? { cacheDir: resources.cacheDir } : {}),
     ...(cell.arm.prompt ? { promptFile: cell.arm.prompt } : {}),
     ...(cell.repeat > 0 ? { sample: cell.repeat * SAMPLES_PER_REPEAT } : {}),
+    protocol: resources.protocol,
     workers: 1,
   });
   const result = summary.results[0];

@@ -211,6 +211,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       signal: controller.signal,
       log: (message) => logger.info(message),
       moduleTimeoutMs: options.moduleTimeoutMs ?? 10 * 60_000,
+      protocol: config.evaluator.protocol,
     };
     const selfCheck = config.selfCheck === "given" ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } : undefined;
     const work = cellWork({ cells, resources, evaluator, pairing: config.evaluator.pairing, ...(selfCheck ? { selfCheck } : {}) });
