@@ -94,6 +94,8 @@ export interface ProfileRules {
    * has no harness counterpart, uses the line's text when present either way.
    */
   typeTextToModel: "withheld" | "given";
+  /** The judges' prompt templates (prompts/): the official ones name no action and do not say which image is the reference, as the harness's. */
+  prompts: Readonly<{ assertion: string; visual: string }>;
 }
 
 export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRules>>> = Object.freeze({
@@ -114,6 +116,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     reportStyle: "harness",
     missingResolution: "harness",
     typeTextToModel: "withheld",
+    prompts: Object.freeze({ assertion: "judge-assertion-official", visual: "judge-visual-official" }),
   }),
   corrected: Object.freeze({
     pairing: "aligned",
@@ -132,6 +135,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     reportStyle: "iwr",
     missingResolution: "refuse",
     typeTextToModel: "given",
+    prompts: Object.freeze({ assertion: "judge-assertion", visual: "judge-visual" }),
   }),
 });
 

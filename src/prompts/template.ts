@@ -119,3 +119,23 @@ export function renderPrompt(prompt: Prompt, vars: PromptVariables): RenderedPro
   if (leftover) throw promptError(prompt.file, `rendered text still holds '${leftover[0]}'`);
   return { text, hash: prompt.hash };
 }
+
+/**
+ * Fill the slots a template declares from a larger set of available values: for
+ * templates a user may replace (`--prompts-dir`), whose copy may use fewer of them.
+ * A declared variable that is not available is an error naming it.
+ */
+export function renderFromAvailable(prompt: Prompt, available: PromptVariables): RenderedPrompt {
+  const unknown = prompt.variables.filter((variable) => !(variable in available));
+  if (unknown.length > 0) throw promptError(prompt.file, `declares variable(s) this prompt cannot be given: ${unknown.join(", ")} (available: ${Object.keys(available).join(", ") || "none"})`);
+  return renderPrompt(prompt, Object.fromEntries(prompt.variables.map((variable) => [variable, available[variable]!])));
+}
+
+/**
+ * Our template `name`, unless `overrideDir` holds a file of that name (`<dir>/<name>.md`,
+ * e.g. a local copy of the harness's own text with our front matter): then that one.
+ */
+export function loadPromptOverridable(name: string, overrideDir?: string): Prompt {
+  if (overrideDir && fs.existsSync(path.join(overrideDir, `${name}.md`))) return loadPrompt(name, overrideDir);
+  return loadPrompt(name);
+}

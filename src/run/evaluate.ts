@@ -53,6 +53,8 @@ export interface EvaluatorChoice {
   pageMemoryMiB?: number;
   /** Judgements per assertion (default 1; the first is scored, the rest show the judge's spread). */
   judgeRepeats?: number;
+  /** A folder whose prompt templates replace ours by name (e.g. the harness's own texts); their hashes are recorded. */
+  promptsDir?: string;
 }
 
 export interface EvaluateRunOptions extends EvaluatorChoice {
@@ -102,11 +104,12 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
   const profile = choice.profile ?? "corrected";
   const rules = profileRules(profile);
   setOcrPoolSize(ocrPoolSizeFor(choice.workers ?? 1));
-  const scorers: VisualScorers = await createVisualScorers(choice.judge === "llm" && client ? { judge: createClientJudge(client) } : {});
+  const promptsDir = choice.promptsDir ? { promptsDir: choice.promptsDir } : {};
+  const scorers: VisualScorers = await createVisualScorers(choice.judge === "llm" && client ? { judge: createClientJudge(client, { promptName: rules.prompts.visual, ...promptsDir }) } : {});
   return {
-    grounder: createGrounder(choice.grounding, { ...(client ? { client } : {}), giveTypedText: rules.typeTextToModel === "given" }),
+    grounder: createGrounder(choice.grounding, { ...(client ? { client } : {}), giveTypedText: rules.typeTextToModel === "given", ...promptsDir }),
     profile,
-    judge: createAssertionJudge(choice.judge, { ...(client ? { client } : {}), maxAttempts: rules.judgeAttempts, parse: rules.judgeParse }),
+    judge: createAssertionJudge(choice.judge, { ...(client ? { client } : {}), maxAttempts: rules.judgeAttempts, parse: rules.judgeParse, promptName: rules.prompts.assertion, ...promptsDir }),
     scorers,
     groundingModel: choice.grounding === "llm" ? modelName : "none",
     judgeModel: choice.judge === "llm" ? modelName : "none",

@@ -33,7 +33,7 @@ const PAGE = `<!doctype html><html><body style="margin:0;font:20px sans-serif">
 
 /** Task 1 gets the page in a fenced block; task 2 gets prose (the harness still writes it). */
 function replyFor(request: RecordedRequest) {
-  const prompt = messageParts(request).find((part) => part.type === "text")?.text ?? "";
+  const prompt = messageParts(request).flatMap((part) => (part.type === "text" ? [String(part.text)] : [])).join("\n");
   if (prompt.includes("1920")) return { text: "I am sorry, I cannot rebuild this page." };
   return { text: `Here it is:\n\`\`\`html\n${PAGE}\n\`\`\`` };
 }
@@ -109,7 +109,7 @@ describe("the real dataset's task lines", () => {
     const requests = server.chatRequests();
     expect(requests).toHaveLength(2);
     for (const request of requests) {
-      const urls = messageParts(request).filter((part) => part.type === "image_url").map((part) => part.image_url?.url ?? "");
+      const urls = messageParts(request).flatMap((part) => (part.type === "image_url" ? [(part as { image_url: { url: string } }).image_url.url] : []));
       // One sheet (PNG), then int(2.5) = 2 frames as JPEG.
       expect(urls.map((url) => url.slice(0, 15))).toEqual(["data:image/png;", "data:image/jpeg", "data:image/jpeg"]);
       // A name the harness's table does not know gets its default: 16384 tokens.
@@ -130,7 +130,7 @@ describe("the real dataset's task lines", () => {
     fs.cpSync(path.join(dir, "dataset"), path.join(dir, "dataset-task1"), { recursive: true });
     expect(await iwr("generate", "--data", oneLine, "--result", results("corrected"), "--model", MODEL, "--base-url", server.baseURL, "--cache", "off", "--protocol", "corrected")).toBe(0);
     const last = server.chatRequests().at(-1)!;
-    const urls = messageParts(last).filter((part) => part.type === "image_url").map((part) => part.image_url?.url ?? "");
+    const urls = messageParts(last).flatMap((part) => (part.type === "image_url" ? [(part as { image_url: { url: string } }).image_url.url] : []));
     expect(urls.map((url) => url.slice(0, 15))).toEqual(["data:image/png;", "data:image/png;", "data:image/png;", "data:image/png;"]);
     expect(generation("corrected", 1)).toMatchObject({ status: "generated", protocol: "corrected", images: { frames: 3 } });
     // The whole file under corrected stops at the missing resolution, naming it.

@@ -17,6 +17,7 @@ interface EvaluateCliOptions {
   judgeModel?: string;
   baseUrl?: string;
   cacheDir?: string;
+  promptsDir?: string;
   force?: boolean;
   rescore?: boolean;
   trace: boolean;
@@ -44,6 +45,7 @@ export function registerEvaluateCommand(program: Command): void {
     .option("--judge-model <name>", "model preset or file for every llm part (default gpt-4o)")
     .option("--base-url <url>", "OpenAI-compatible endpoint for the judge model")
     .option("--cache-dir <dir>", "cache model responses in this folder")
+    .option("--prompts-dir <dir>", "a folder whose prompt templates replace ours by file name (e.g. local copies of the harness's own texts; see the README's prompt table); their hashes are recorded")
     .option("--force", "re-evaluate every task, also those whose eval.json scored the current page, task and settings")
     .option("--no-trace", "do not save a Playwright trace (trace.zip) of each replay")
     .option("--rescore", "recompute scores and the report from existing eval.json files only")
@@ -75,6 +77,7 @@ export function registerEvaluateCommand(program: Command): void {
         ...(options.judgeModel ? { judgeModel: options.judgeModel } : {}),
         ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+        ...(options.promptsDir ? { promptsDir: options.promptsDir } : {}),
         force: options.force ?? false,
         trace: options.trace,
         onTask: (outcome) => {

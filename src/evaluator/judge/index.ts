@@ -2,15 +2,19 @@
 import { IwrError } from "../../errors.ts";
 import type { ModelClient } from "../../models/types.ts";
 import { createHeuristicJudge } from "./heuristic.ts";
-import { createLlmJudge, type JudgeReplyParse } from "./llm.ts";
+import { createLlmJudge } from "./llm.ts";
 import type { AssertionJudge, JudgeKind } from "./types.ts";
 
 export const JUDGE_KINDS: readonly JudgeKind[] = ["llm", "heuristic"];
 
-export function createAssertionJudge(kind: JudgeKind, options: { client?: ModelClient; maxAttempts?: number; parse?: JudgeReplyParse } = {}): AssertionJudge {
+export function createAssertionJudge(
+  kind: JudgeKind,
+  options: { client?: ModelClient } & Omit<Parameters<typeof createLlmJudge>[0], "client"> = {},
+): AssertionJudge {
   if (kind === "heuristic") return createHeuristicJudge();
-  if (!options.client) throw new IwrError("CONFIG_INVALID", "judge 'llm' needs a model client (--judge-model / --base-url)");
-  return createLlmJudge({ client: options.client, ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}), ...(options.parse ? { parse: options.parse } : {}) });
+  const { client, ...rest } = options;
+  if (!client) throw new IwrError("CONFIG_INVALID", "judge 'llm' needs a model client (--judge-model / --base-url)");
+  return createLlmJudge({ client, ...rest });
 }
 
 export type { AssertionJudge, AssertionInput, AssertionVerdict, JudgeKind, JudgeFailure, HeuristicEvidence } from "./types.ts";

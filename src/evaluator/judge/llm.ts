@@ -8,7 +8,7 @@
  */
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ModelClient } from "../../models/types.ts";
-import { loadPrompt, renderPrompt } from "../../prompts/template.ts";
+import { loadPromptOverridable, renderFromAvailable } from "../../prompts/template.ts";
 import { IwrError, errorMessage } from "../../errors.ts";
 import { parseJudgeReply, parseJudgeReplyAsHarness } from "./parse-reply.ts";
 import type { AssertionJudge, AssertionInput, AssertionVerdict, JudgeFailure } from "./types.ts";
@@ -19,6 +19,10 @@ export interface LlmJudgeOptions {
   maxAttempts?: number;
   /** How a reply is read: ours (default) or the harness's (the official profile). */
   parse?: JudgeReplyParse;
+  /** The prompt template's name (default judge-assertion; the official profile's names no action). */
+  promptName?: string;
+  /** A folder whose templates replace ours by name (`--prompts-dir`). */
+  promptsDir?: string;
 }
 
 export type JudgeReplyParse = "iwr" | "harness";
@@ -35,7 +39,7 @@ function slotSafe(text: string): string {
 }
 
 export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
-  const prompt = loadPrompt("judge-assertion");
+  const prompt = loadPromptOverridable(options.promptName ?? "judge-assertion", options.promptsDir);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
   const parseReply = options.parse === "harness" ? parseJudgeReplyAsHarness : parseJudgeReply;
   return {
@@ -43,7 +47,7 @@ export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
     promptHashes: { [prompt.name]: prompt.hash },
     async judge(input: AssertionInput): Promise<AssertionVerdict> {
       const started = Date.now();
-      const rendered = renderPrompt(prompt, {
+      const rendered = renderFromAvailable(prompt, {
         action_type: input.actionType,
         action_description: slotSafe(input.actionDescription),
         assertion: slotSafe(input.assertion),

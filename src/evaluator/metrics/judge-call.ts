@@ -21,6 +21,6 @@ export function judgeCallFromClient(client: ModelClient): JudgeCall {
 }
 
 /** The visual judge backed by a model client (its spec's name is recorded as the judge model). */
-export function createClientJudge(client: ModelClient, options: { promptsDir?: string } = {}): MllmJudge {
-  return createModelJudge({ call: judgeCallFromClient(client), modelName: client.spec.name, promptsDir: options.promptsDir });
+export function createClientJudge(client: ModelClient, options: { promptsDir?: string; promptName?: string } = {}): MllmJudge {
+  return createModelJudge({ call: judgeCallFromClient(client), modelName: client.spec.name, ...options });
 }

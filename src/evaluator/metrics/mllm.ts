@@ -9,7 +9,7 @@
  * Without a judge model the named offline stand-in "offline-proxy" is used instead and
  * labelled in every result (EVALUATOR_SETTINGS.mllm.offlineProxyName).
  */
-import { loadPrompt, renderPrompt } from "../../prompts/template.ts";
+import { loadPromptOverridable, renderPrompt } from "../../prompts/template.ts";
 import { EVALUATOR_SETTINGS } from "../settings.ts";
 
 /** Sends one prompt with images (PNG buffers, in order) to a vision model; resolves to its reply text. */
@@ -47,8 +47,8 @@ export function parseJudgeScore(reply: string): number | null {
 }
 
 /** A judge that asks a model through `call`. */
-export function createModelJudge(options: { call: JudgeCall; modelName: string; promptsDir?: string }): MllmJudge {
-  const prompt = renderPrompt(loadPrompt(EVALUATOR_SETTINGS.mllm.promptName, options.promptsDir), {});
+export function createModelJudge(options: { call: JudgeCall; modelName: string; promptsDir?: string; promptName?: string }): MllmJudge {
+  const prompt = renderPrompt(loadPromptOverridable(options.promptName ?? EVALUATOR_SETTINGS.mllm.promptName, options.promptsDir), {});
   return {
     info: { kind: "model", name: options.modelName, promptHash: prompt.hash },
     async judge({ reference, candidate }) {

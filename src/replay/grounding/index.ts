@@ -7,12 +7,14 @@ import type { Grounder, GrounderKind } from "./types.ts";
 
 export const GROUNDER_KINDS: readonly GrounderKind[] = ["llm", "heuristic"];
 
-export function createGrounder(kind: GrounderKind, options: { client?: ModelClient; giveTypedText?: boolean } = {}): Grounder {
+export function createGrounder(kind: GrounderKind, options: { client?: ModelClient } & Omit<LlmGrounderOptions, "client"> = {}): Grounder {
   if (kind === "heuristic") return createHeuristicGrounder();
-  if (!options.client) throw new IwrError("CONFIG_INVALID", "grounding 'llm' needs a model client (--judge-model / --base-url)");
-  return createLlmGrounder({ client: options.client, ...(options.giveTypedText === false ? { giveTypedText: false } : {}) });
+  const { client, ...rest } = options;
+  if (!client) throw new IwrError("CONFIG_INVALID", "grounding 'llm' needs a model client (--judge-model / --base-url)");
+  return createLlmGrounder({ client, ...rest });
 }
 
 export type { Grounder, GrounderKind, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
 export { createHeuristicGrounder, rankElements, keyFromDescription } from "./heuristic.ts";
 export { createLlmGrounder, parseGroundingReply } from "./llm.ts";
+import type { LlmGrounderOptions } from "./llm.ts";

@@ -8,7 +8,7 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import type { ModelClient, ModelCallResult } from "../../models/types.ts";
-import { loadPrompt, renderPrompt, type Prompt } from "../../prompts/template.ts";
+import { loadPromptOverridable, renderFromAvailable, type Prompt } from "../../prompts/template.ts";
 import { formatElementList } from "../../browser/element-index.ts";
 import { normalizeKey } from "../../browser/actions.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange, GroundingQuery, KeyAnswer } from "./types.ts";
@@ -20,6 +20,8 @@ export interface LlmGrounderOptions {
   visionClient?: ModelClient;
   /** Whether the prompt shows a Type action's text (default true); the official profile withholds it, as the harness. */
   giveTypedText?: boolean;
+  /** A folder whose templates replace ours by name (`--prompts-dir`). */
+  promptsDir?: string;
 }
 
 export interface ParsedGrounding {
@@ -66,9 +68,9 @@ function exchange(stage: GroundingExchange["stage"], result: ModelCallResult): G
 
 export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
   const prompts: Record<"text" | "vision" | "key", Prompt> = {
-    text: loadPrompt("ground-element"),
-    vision: loadPrompt("ground-vision"),
-    key: loadPrompt("ground-key"),
+    text: loadPromptOverridable("ground-element", options.promptsDir),
+    vision: loadPromptOverridable("ground-vision", options.promptsDir),
+    key: loadPromptOverridable("ground-key", options.promptsDir),
   };
   const visionClient = options.visionClient ?? options.client;
 
@@ -90,14 +92,14 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
         text_to_type: query.actionType !== "Type" ? "(not a Type action)" : query.text !== undefined && options.giveTypedText !== false ? JSON.stringify(query.text) : "(not given: read it from the description)",
         elements: slotSafe(formatElementList(context.elements)),
       };
-      const textPrompt = renderPrompt(prompts.text, { ...common, accessibility_tree: slotSafe(await context.accessibilityTree()) });
+      const textPrompt = renderFromAvailable(prompts.text, { ...common, accessibility_tree: slotSafe(await context.accessibilityTree()) });
       const textReply = await options.client.invoke([new HumanMessage(textPrompt.text)]);
       exchanges.push(exchange("text", textReply));
       const fromText = accept(parseGroundingReply(textReply.text, query.actionType), query, context);
       if (fromText) return { ...fromText, method: "text", exchanges };
 
       const screenshot = await context.highlightedScreenshot();
-      const visionPrompt = renderPrompt(prompts.vision, common);
+      const visionPrompt = renderFromAvailable(prompts.vision, common);
       const visionReply = await visionClient.invoke([
         new HumanMessage({
           content: [
@@ -117,7 +119,7 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
       };
     },
     async nameKey(description): Promise<KeyAnswer> {
-      const rendered = renderPrompt(prompts.key, { description: slotSafe(description) });
+      const rendered = renderFromAvailable(prompts.key, { description: slotSafe(description) });
       const reply = await options.client.invoke([new HumanMessage(rendered.text)]);
       const exchanges = [exchange("key", reply)];
       const answer = stripFences(reply.text).split("\n")[0]?.trim().replace(/^key:\s*/i, "") ?? "";
