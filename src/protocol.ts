@@ -94,6 +94,10 @@ export interface ProfileRules {
    * has no harness counterpart, uses the line's text when present either way.
    */
   typeTextToModel: "withheld" | "given";
+  /** How actions execute: the harness's looser semantics (src/browser/harness-actions.ts, its 30 s limit covering grounding) or ours (src/browser/actions.ts). */
+  actionStyle: "harness" | "iwr";
+  /** Chromium's scrollbars: visible as in the harness's browser, or hidden (our recorder's checkpoints are taken without them). */
+  scrollbars: "visible" | "hidden";
   /** The judges' prompt templates (prompts/): the official ones name no action and do not say which image is the reference, as the harness's. */
   prompts: Readonly<{ assertion: string; visual: string }>;
 }
@@ -117,6 +121,8 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     missingResolution: "harness",
     typeTextToModel: "withheld",
     prompts: Object.freeze({ assertion: "judge-assertion-official", visual: "judge-visual-official" }),
+    actionStyle: "harness",
+    scrollbars: "visible",
   }),
   corrected: Object.freeze({
     pairing: "aligned",
@@ -136,6 +142,8 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     missingResolution: "refuse",
     typeTextToModel: "given",
     prompts: Object.freeze({ assertion: "judge-assertion", visual: "judge-visual" }),
+    actionStyle: "iwr",
+    scrollbars: "hidden",
   }),
 });
 

@@ -9,7 +9,7 @@
 import type { Browser, BrowserContext, Page } from "playwright";
 import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { MAX_VIEWPORT_SIDE, PROTOCOL } from "../protocol.ts";
-import { closeSharedBrowser, sharedBrowser } from "./launch.ts";
+import { closeSharedBrowser, sharedBrowser, type Scrollbars } from "./launch.ts";
 import { settleWithin } from "./deadline.ts";
 import { browserAnswers, type TargetIds } from "./teardown.ts";
 import { startStaticServer, type Mount, type StaticServer } from "./static-server.ts";
@@ -78,6 +78,8 @@ export interface OpenSandboxedPageOptions {
    * PAGE_MEMORY within about a second. Default: defaultPageMemoryLimitMiB(1).
    */
   memoryLimitMiB?: number;
+  /** Chromium's scrollbars (default hidden); each setting has its own shared browser. */
+  scrollbars?: Scrollbars;
 }
 
 export interface SandboxedPage {
@@ -165,8 +167,9 @@ async function startPageShell(
   timeouts: HostTimeouts,
   incidents: IncidentLog,
   tracing: boolean,
+  scrollbars: Scrollbars,
 ): Promise<PageShell> {
-  const browser = await sharedBrowser();
+  const browser = await sharedBrowser(scrollbars);
   const context = await newSandboxContext(browser, server.origin, resolution);
   try {
     context.setDefaultTimeout(timeouts.actionMs);
@@ -193,7 +196,8 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
   const { server, owned } = await serverFor(options);
   const incidents = new IncidentLog(HOST_LIMITS.maxIncidentsPerKind);
   const { tracePath } = options;
-  const starting = startPageShell(server, options.resolution, timeouts, incidents, tracePath !== undefined);
+  const scrollbars = options.scrollbars ?? "hidden";
+  const starting = startPageShell(server, options.resolution, timeouts, incidents, tracePath !== undefined, scrollbars);
   const started = await settleWithin(starting, HOST_LIMITS.setupMs);
   if (started.status !== "done") {
     if (owned) await server.close();
@@ -202,11 +206,11 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
     }
     void starting.then((shell) => shell.context.close()).catch(() => undefined);
     // Only a browser that no longer answers is wedged and replaced: other tasks' pages live on it.
-    const browser = await settleWithin(sharedBrowser(), HOST_LIMITS.teardownStepMs);
+    const browser = await settleWithin(sharedBrowser(scrollbars), HOST_LIMITS.teardownStepMs);
     if (browser.status === "done" && (await browserAnswers(browser.value, HOST_LIMITS.teardownStepMs))) {
       throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms (the browser answers; this task fails, the others go on)`);
     }
-    await settleWithin(closeSharedBrowser(), HOST_LIMITS.teardownStepMs);
+    await settleWithin(closeSharedBrowser(scrollbars), HOST_LIMITS.teardownStepMs);
     throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms and the browser does not answer; it was replaced`);
   }
   const { browser, context, page, targets, rendererPids } = started.value;

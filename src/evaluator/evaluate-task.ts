@@ -245,6 +245,8 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
       ...(evaluator.pageMemoryMiB ? { memoryLimitMiB: evaluator.pageMemoryMiB } : {}),
       ...(evaluator.pageSlots ? { pageSlots: evaluator.pageSlots } : {}),
       ...(options.probe ? { probe: options.probe } : {}),
+      style: profileRules(evaluator.profile),
+      scrollbars: profileRules(evaluator.profile).scrollbars,
     });
   } finally {
     prefetch.rest();

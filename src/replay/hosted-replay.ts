@@ -15,7 +15,8 @@ import type { Page } from "playwright";
 import { openSandboxedPage, type HostTimeouts, type PageIncident, type PageMemoryRecord, type Resolution } from "../browser/host.ts";
 import { RESULT_FILES } from "../results/layout.ts";
 import { candidateMounts, confinedAssetsDir, stageCandidate } from "./candidate-serving.ts";
-import { replayTrajectory, type ReplayAction, type ReplayResult } from "./replay.ts";
+import { replayTrajectory, type ReplayAction, type ReplayResult, type ReplayStyle } from "./replay.ts";
+import type { Scrollbars } from "../browser/launch.ts";
 import type { Grounder } from "./grounding/types.ts";
 
 /** Runs `open` when a page slot is free, holding it until `open` settles. */
@@ -44,6 +45,10 @@ export interface HostedReplayOptions {
   /** The page's memory limit in MiB (the host's default when absent). */
   memoryLimitMiB?: number;
   pageSlots?: PageSlots;
+  /** Timings and action semantics of the replay (default ours). */
+  style?: ReplayStyle;
+  /** Chromium's scrollbars (default hidden; the official profile shows them, as the harness's browser does). */
+  scrollbars?: Scrollbars;
 }
 
 /** What the host saw of the page, complete once it closed. */
@@ -100,6 +105,7 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
       ...(options.tracePath ? { tracePath: options.tracePath } : {}),
       ...(options.hostTimeouts ? { timeouts: options.hostTimeouts } : {}),
       ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
+      ...(options.scrollbars ? { scrollbars: options.scrollbars } : {}),
     }).catch(async (error: unknown) => {
       await removeServed();
       throw error;
@@ -141,6 +147,7 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
           actions: options.actions,
           grounder: options.grounder,
           evalpointsDir: stagingDir,
+          ...(options.style ? { style: options.style } : {}),
           ...(options.onScreenshot ? { onEvalpoint: options.onScreenshot } : {}),
           ...(options.probe ? { probe: options.probe } : {}),
           ...(options.screenshotLabel ? { screenshotLabel: options.screenshotLabel } : {}),

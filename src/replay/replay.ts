@@ -15,7 +15,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
-import { PROTOCOL } from "../protocol.ts";
+import { PROFILE_RULES, PROTOCOL, type ProfileRules } from "../protocol.ts";
 import type { Action, ActionType } from "../tasks/schema.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { evalpointRelativePath } from "../results/layout.ts";
@@ -29,6 +29,7 @@ import {
   type InteractiveElement,
 } from "../browser/element-index.ts";
 import { clickElement, pressKey, scrollDown, typeIntoElement, type ActionOutcome } from "../browser/actions.ts";
+import { harnessClick, harnessPress, harnessScroll, harnessType } from "../browser/harness-actions.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange } from "./grounding/types.ts";
 
 const logger = log("replay");
@@ -65,8 +66,16 @@ export function replayActionOf(action: Action): ReplayAction {
   return { type: action.type, description, ...(text !== undefined ? { text } : {}), ...(key !== undefined ? { key } : {}) };
 }
 
+/** How a replay waits and acts: the protocol profile's replay rules (src/protocol.ts). */
+export type ReplayStyle = Pick<ProfileRules, "timings" | "actionStyle">;
+
+/** Our replay: the protocol's settle times, our action semantics. */
+export const IWR_REPLAY_STYLE: ReplayStyle = { timings: PROFILE_RULES.corrected.timings, actionStyle: "iwr" };
+
 export interface ReplayOptions {
   surface: ReplaySurface;
+  /** Timings and action semantics (default IWR_REPLAY_STYLE); the evaluator passes its profile's. */
+  style?: ReplayStyle;
   actions: readonly ReplayAction[];
   grounder: Grounder;
   /** Folder for `<i>.png`; created when missing. */
@@ -106,6 +115,8 @@ export interface ReplayStep {
   typedText?: string;
   key?: string;
   scroll?: { before: number; after: number };
+  /** Harness-style actions: which way the action went (e.g. "JS click (the click failed: …)"). */
+  via?: string;
   exchanges: GroundingExchange[];
   durationMs: number;
   /** When the step started and ended on the host's clock (see ReplaySurface.elapsedMs). */
@@ -141,15 +152,40 @@ interface StepOutcome {
   target?: TargetSummary;
   typedText?: string;
   key?: string;
+  via?: string;
+}
+
+/**
+ * The harness's way: the 30 s action limit covers the grounding calls too; past it the
+ * step fails (the page itself stays; a hung page call is still the host's to tear down).
+ */
+async function runActionWithinLimit(surface: ReplaySurface, action: ReplayAction, grounder: Grounder, style: ReplayStyle): Promise<StepOutcome> {
+  if (style.actionStyle !== "harness") return runAction(surface, action, grounder, style);
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<StepOutcome>((resolve) => {
+    timer = setTimeout(() => resolve({ outcome: { ok: false, reason: `the action, grounding included, took over ${PROTOCOL.actionTimeoutMs} ms` } }), PROTOCOL.actionTimeoutMs);
+  });
+  const running = runAction(surface, action, grounder, style);
+  running.catch(() => undefined);
+  try {
+    return await Promise.race([running, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Grounds the target (Click/Type) and executes the action. */
-async function runAction(surface: ReplaySurface, action: ReplayAction, grounder: Grounder): Promise<StepOutcome> {
+async function runAction(surface: ReplaySurface, action: ReplayAction, grounder: Grounder, style: ReplayStyle): Promise<StepOutcome> {
   const { page } = surface;
   const limit = PROTOCOL.actionTimeoutMs;
   const description = action.description;
+  const harness = style.actionStyle === "harness";
   switch (action.type) {
     case "Scroll":
+      if (harness) {
+        const { via, ...outcome } = await surface.withTimeout("scroll", limit + style.timings.scrollExtraSettleMs, () => harnessScroll(page, style.timings.scrollExtraSettleMs));
+        return { outcome, via };
+      }
       return { outcome: await surface.withTimeout("scroll", limit, () => scrollDown(page, limit)) };
     case "Press": {
       let key = action.key?.trim();
@@ -161,6 +197,10 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
         if (!key) return { outcome: { ok: false, reason: named.reason ?? "no key could be named for this Press" }, grounding };
       }
       const pressed = key;
+      if (harness) {
+        const { via, ...outcome } = await surface.withTimeout("press", limit, () => harnessPress(page, pressed));
+        return { outcome, grounding, key: pressed, via };
+      }
       return { outcome: await surface.withTimeout("press", limit, () => pressKey(page, pressed)), grounding, key: pressed };
     }
     case "Click":
@@ -190,10 +230,16 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
         return { outcome: { ok: false, reason }, grounding };
       }
       const target = summarize(element);
+      const text = grounding.text ?? action.text ?? "";
+      if (harness) {
+        const { via, ...outcome } = await surface.withTimeout(action.type === "Click" ? "click" : "type", limit, () =>
+          action.type === "Click" ? harnessClick(page, element.index) : harnessType(page, element.index, text),
+        );
+        return { outcome, grounding, target, via, ...(action.type === "Type" ? { typedText: text } : {}) };
+      }
       if (action.type === "Click") {
         return { outcome: await surface.withTimeout("click", limit + 1_000, () => clickElement(page, element.index, limit)), grounding, target };
       }
-      const text = grounding.text ?? action.text ?? "";
       const outcome = await surface.withTimeout("type", limit + 1_000, () => typeIntoElement(page, element.index, text, limit));
       return { outcome, grounding, target, typedText: text };
     }
@@ -202,10 +248,13 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
 
 export async function replayTrajectory(options: ReplayOptions): Promise<ReplayResult> {
   const { surface, actions, grounder } = options;
+  const style = options.style ?? IWR_REPLAY_STYLE;
   await fs.mkdir(options.evalpointsDir, { recursive: true });
   const evalpoints: Buffer[] = [];
   const steps: ReplayStep[] = [];
   const capture = async (index: number): Promise<void> => {
+    // The harness's screenshot call waits 0.2 s before it shoots.
+    if (style.timings.screenshotDelayMs > 0) await sleep(style.timings.screenshotDelayMs);
     const png = await surface.screenshot();
     evalpoints.push(png);
     options.onEvalpoint?.(index, png);
@@ -216,7 +265,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
   const clock = (): number | undefined => surface.elapsedMs?.();
 
   try {
-    await sleep(PROTOCOL.initialSettleMs);
+    await sleep(style.timings.initialSettleMs);
     const away = surface.leftTo?.();
     if (away) throw new IwrError("PAGE_HOSTILE", `the page navigated away from its own server to ${away}`, { reason: "left-server", url: away });
     await capture(0);
@@ -235,7 +284,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
     };
     steps.push(step);
     try {
-      const result = await runAction(surface, action, grounder);
+      const result = await runActionWithinLimit(surface, action, grounder, style);
       step.ok = result.outcome.ok;
       if (result.outcome.reason) step.reason = result.outcome.reason;
       if (result.outcome.scroll) step.scroll = result.outcome.scroll;
@@ -247,6 +296,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
       if (result.target) step.target = result.target;
       if (result.typedText !== undefined) step.typedText = result.typedText;
       if (result.key) step.key = result.key;
+      if (result.via) step.via = result.via;
     } catch (error) {
       step.ok = false;
       step.reason = `action failed: ${toErrorRecord(error).message}`;
@@ -267,7 +317,7 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
       return { executed: index, steps, evalpoints, stoppedAt: index };
     }
     try {
-      await sleep(PROTOCOL.actionSettleMs);
+      await sleep(style.timings.actionSettleMs);
       await capture(index + 1);
       step.evalpoint = (options.screenshotLabel ?? evalpointRelativePath)(index + 1);
     } catch (error) {
