@@ -119,6 +119,12 @@ export const EvalRecordSchema = z.object({
   settings: EvalSettingsSchema,
   /** Absent in records written before results were keyed: such a record is always redone. */
   inputs: EvalInputKeysSchema.optional(),
+  /**
+   * Requests the sandbox refused (anything not served from 127.0.0.1: a CDN, a web font,
+   * an API). The harness opens pages from file:// with the network open, so a page that
+   * relied on the network may score differently there; this count shows when.
+   */
+  network: z.object({ blockedRequests: z.number().int().nonnegative() }).optional(),
 }).extend(HarnessKeysSchema.shape);
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
 

@@ -24,7 +24,7 @@ import type { Grounder } from "../replay/grounding/types.ts";
 import { readImageText } from "./metrics/ocr.ts";
 import { scoreVisualPairs, visualSettings, type VisualScorers } from "./metrics/index.ts";
 import { pairEvalpoints } from "./pairing.ts";
-import { buildEvalRecord, writeEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
+import { buildEvalRecord, parseEvalRecord, writeEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
 import { candidateKey, settingsKey, taskKey, type EvalInputKeys } from "./eval-keys.ts";
 import type { PairingMode } from "./settings.ts";
 import type { AssertionJudge } from "./judge/types.ts";
@@ -312,6 +312,8 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   }
   const scoreMs = Date.now() - scoringStarted;
   const { closeMs, ...page } = await closed;
+  const network = { blockedRequests: page.incidentCounts?.["blocked-request"] ?? 0 };
+  for (const entry of records) entry.record = parseEvalRecord({ ...entry.record, network }, `eval record of task ${task.id}`);
   const replayRecord: ReplayRecord = {
     version: 1,
     taskId: task.id,

@@ -36,8 +36,9 @@ const COVERED = `<!doctype html><html><body style="margin:0;background:#fff;font
   document.getElementById("pane").focus();
 </script></body></html>`;
 
-/** Task 2: a long white page (a scrollbar, when scrollbars show). */
-const TALL = `<!doctype html><html><body style="margin:0;background:#fff"><div style="height:3000px"></div></body></html>`;
+/** Task 2: a long white page (a scrollbar, when scrollbars show) that asks a CDN for a script. */
+const TALL = `<!doctype html><html><body style="margin:0;background:#fff"><div style="height:3000px"></div>
+<script>fetch("https://cdn.example.test/lib.js").catch(() => undefined);</script></body></html>`;
 
 const task1Actions: ActionInput[] = [
   { type: "Click", parameters: { description: "the 'Add' button" }, logical_assertion: "", visual_evaluation_flag: false },
@@ -103,11 +104,15 @@ describe("the harness's action semantics (official)", () => {
     expect(after!.equals(before!)).toBe(false);
   }, 120_000);
 
-  it("shows scrollbars under official and hides them under corrected", async () => {
+  it("shows scrollbars under official and hides them under corrected; both count the requests the sandbox blocked", async () => {
     expect(await evaluate("corrected", "--ids", "2"), output.join("\n")).toBe(0);
     const official = await rightEdgeInk(path.join(results("official"), "2", MODEL, "evalpoints", "0.png"));
     const corrected = await rightEdgeInk(path.join(results("corrected"), "2", MODEL, "evalpoints", "0.png"));
     expect(official).toBeGreaterThan(0.5);
     expect(corrected).toBe(0);
+    for (const profile of ["official", "corrected"]) {
+      expect(readEvalRecord(path.join(results(profile), "2", MODEL, "eval.json")).network).toEqual({ blockedRequests: 1 });
+    }
+    expect(readEvalRecord(path.join(results("official"), "1", MODEL, "eval.json")).network).toEqual({ blockedRequests: 0 });
   }, 120_000);
 });
