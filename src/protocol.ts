@@ -98,6 +98,17 @@ export interface ProfileRules {
   actionStyle: "harness" | "iwr";
   /** Chromium's scrollbars: visible as in the harness's browser, or hidden (our recorder's checkpoints are taken without them). */
   scrollbars: "visible" | "hidden";
+  /**
+   * Model grounding: `harness` — the reply must be bare digits (Type: index,"text"); -1
+   * or prose goes to the vision fallback, sent without a temperature; an index outside
+   * the list fails the step; the accessibility tree is sent whole. `iwr` — a tolerant
+   * parse, an unknown index also goes to the vision fallback, the tree capped.
+   */
+  grounding: "harness" | "iwr";
+  /** Per-call limits of the model parts in ms (the harness's clients), or undefined for each model spec's own. */
+  modelTimeoutsMs: Readonly<{ grounding: number; assertion: number; visual: number }> | undefined;
+  /** Opening the page. */
+  navigationTimeoutMs: number;
   /** The judges' prompt templates (prompts/): the official ones name no action and do not say which image is the reference, as the harness's. */
   prompts: Readonly<{ assertion: string; visual: string }>;
 }
@@ -123,6 +134,9 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     prompts: Object.freeze({ assertion: "judge-assertion-official", visual: "judge-visual-official" }),
     actionStyle: "harness",
     scrollbars: "visible",
+    grounding: "harness",
+    modelTimeoutsMs: Object.freeze({ grounding: 180_000, assertion: 120_000, visual: 300_000 }),
+    navigationTimeoutMs: 60_000,
   }),
   corrected: Object.freeze({
     pairing: "aligned",
@@ -144,6 +158,9 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     prompts: Object.freeze({ assertion: "judge-assertion", visual: "judge-visual" }),
     actionStyle: "iwr",
     scrollbars: "hidden",
+    grounding: "iwr",
+    modelTimeoutsMs: undefined,
+    navigationTimeoutMs: 30_000,
   }),
 });
 

@@ -67,10 +67,10 @@ export function replayActionOf(action: Action): ReplayAction {
 }
 
 /** How a replay waits and acts: the protocol profile's replay rules (src/protocol.ts). */
-export type ReplayStyle = Pick<ProfileRules, "timings" | "actionStyle">;
+export type ReplayStyle = Pick<ProfileRules, "timings" | "actionStyle" | "grounding">;
 
 /** Our replay: the protocol's settle times, our action semantics. */
-export const IWR_REPLAY_STYLE: ReplayStyle = { timings: PROFILE_RULES.corrected.timings, actionStyle: "iwr" };
+export const IWR_REPLAY_STYLE: ReplayStyle = { timings: PROFILE_RULES.corrected.timings, actionStyle: "iwr", grounding: "iwr" };
 
 export interface ReplayOptions {
   surface: ReplaySurface;
@@ -208,7 +208,8 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
       const elements = await surface.withTimeout("index elements", limit, () => indexInteractiveElements(page));
       const context: GroundingContext = {
         elements,
-        accessibilityTree: () => surface.withTimeout("accessibility tree", limit, () => accessibilityTreeText(page)),
+        // The harness sends the whole tree; ours is capped so a huge page cannot crowd out the prompt.
+        accessibilityTree: () => surface.withTimeout("accessibility tree", limit, () => accessibilityTreeText(page, style.grounding === "harness" ? { maxChars: Number.POSITIVE_INFINITY } : {})),
         highlightedScreenshot: async () => {
           await surface.withTimeout("highlight", limit, () => showHighlights(page, elements));
           try {

@@ -13,7 +13,7 @@ import { closeSharedBrowser } from "../browser/launch.ts";
 import { defaultPageMemoryLimitMiB, type HostTimeouts } from "../browser/host.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
-import { createModelClient, loadModelSpec, openResponseCache, preflightModel, type ModelClient } from "../models/index.ts";
+import { createModelClient, loadModelSpec, openResponseCache, preflightModel, type ModelClient, type ModelSpec } from "../models/index.ts";
 import { createVisualScorers, shutdownVisualScorers, type VisualScorers } from "../evaluator/metrics/index.ts";
 import { ocrPoolSizeFor, setOcrPoolSize } from "../evaluator/metrics/ocr.ts";
 import { createClientJudge } from "../evaluator/metrics/judge-call.ts";
@@ -37,8 +37,10 @@ export interface EvaluatorChoice {
   profile?: ProtocolProfile;
   judge: JudgeKind;
   grounding: GrounderKind;
-  /** The model behind every `llm` part (assertion judge, grounding, MLLM visual judge). Default gpt-4o, the harness's. */
+  /** The model behind the `llm` judges (assertion, MLLM visual) and, unless groundingModel is given, the grounding. Default gpt-4o, the harness's. */
   judgeModel?: string;
+  /** The grounding's model when it differs from the judges' (the harness's OPENAI_MODEL_NAME beside MODEL_FOR_EVAL). */
+  groundingModel?: string;
   baseURL?: string;
   /** Model response cache folder; responses are cached read-write there when given. */
   cacheDir?: string;
@@ -91,29 +93,64 @@ export interface EvaluateRunSummary {
 
 export const DEFAULT_JUDGE_MODEL = "gpt-4o";
 
-/** Builds the evaluator once per process: model client (checked before any work), judges, OCR/DINO. */
+/** The model clients of the evaluator's parts; one client for all unless the profile gives each its own limit. */
+interface EvaluatorClients {
+  grounding?: ModelClient;
+  /** The grounding's vision fallback (the harness sends it without a temperature). */
+  groundingVision?: ModelClient;
+  assertion?: ModelClient;
+  visual?: ModelClient;
+}
+
+async function evaluatorClients(choice: EvaluatorChoice, rules: ReturnType<typeof profileRules>): Promise<EvaluatorClients> {
+  const needsJudge = choice.judge === "llm";
+  const needsGrounding = choice.grounding === "llm";
+  if (!needsJudge && !needsGrounding) return {};
+  // A client handed in (tests, callers sharing one) serves every part as it is.
+  if (choice.client) return { grounding: choice.client, groundingVision: choice.client, assertion: choice.client, visual: choice.client };
+  const cache = choice.cacheDir ? { cache: openResponseCache(choice.cacheDir, "read-write") } : {};
+  const overrides = choice.baseURL ? { baseURL: choice.baseURL } : {};
+  const judgeSpec = loadModelSpec(choice.judgeModel ?? DEFAULT_JUDGE_MODEL, overrides);
+  // The harness grounds with OPENAI_MODEL_NAME and judges with MODEL_FOR_EVAL: two models when asked.
+  const groundingSpec = choice.groundingModel ? loadModelSpec(choice.groundingModel, overrides) : judgeSpec;
+  for (const spec of new Set([needsJudge ? judgeSpec : undefined, needsGrounding ? groundingSpec : undefined])) if (spec) await preflightModel(spec);
+  const timeouts = rules.modelTimeoutsMs;
+  const withLimit = (spec: ModelSpec, timeoutMs: number | undefined, extra: Partial<ModelSpec> = {}) => createModelClient({ ...spec, ...(timeoutMs ? { timeoutMs } : {}), ...extra }, cache);
+  return {
+    ...(needsGrounding
+      ? {
+          grounding: withLimit(groundingSpec, timeouts?.grounding),
+          groundingVision: withLimit(groundingSpec, timeouts?.grounding, rules.grounding === "harness" ? { temperature: null } : {}),
+        }
+      : {}),
+    ...(needsJudge ? { assertion: withLimit(judgeSpec, timeouts?.assertion), visual: withLimit(judgeSpec, timeouts?.visual) } : {}),
+  };
+}
+
+/** Builds the evaluator once per process: model clients (checked before any work), judges, OCR/DINO. */
 export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluator> {
-  const needsModel = choice.judge === "llm" || choice.grounding === "llm";
-  let client = choice.client;
-  if (needsModel && !client) {
-    const spec = loadModelSpec(choice.judgeModel ?? DEFAULT_JUDGE_MODEL, choice.baseURL ? { baseURL: choice.baseURL } : {});
-    await preflightModel(spec);
-    client = createModelClient(spec, choice.cacheDir ? { cache: openResponseCache(choice.cacheDir, "read-write") } : {});
-  }
-  const modelName = client?.spec.name ?? "none";
   const profile = choice.profile ?? "corrected";
   const rules = profileRules(profile);
+  const clients = await evaluatorClients(choice, rules);
   setOcrPoolSize(ocrPoolSizeFor(choice.workers ?? 1));
   const promptsDir = choice.promptsDir ? { promptsDir: choice.promptsDir } : {};
-  const scorers: VisualScorers = await createVisualScorers(choice.judge === "llm" && client ? { judge: createClientJudge(client, { promptName: rules.prompts.visual, ...promptsDir }) } : {});
+  const scorers: VisualScorers = await createVisualScorers(clients.visual ? { judge: createClientJudge(clients.visual, { promptName: rules.prompts.visual, ...promptsDir }) } : {});
+  const grounderOptions = {
+    ...(clients.grounding ? { client: clients.grounding } : {}),
+    ...(clients.groundingVision ? { visionClient: clients.groundingVision } : {}),
+    giveTypedText: rules.typeTextToModel === "given",
+    parse: rules.grounding,
+    ...promptsDir,
+  };
+  const hostTimeouts = { navigationMs: rules.navigationTimeoutMs, ...choice.hostTimeouts };
   return {
-    grounder: createGrounder(choice.grounding, { ...(client ? { client } : {}), giveTypedText: rules.typeTextToModel === "given", ...promptsDir }),
+    grounder: createGrounder(choice.grounding, grounderOptions),
     profile,
-    judge: createAssertionJudge(choice.judge, { ...(client ? { client } : {}), maxAttempts: rules.judgeAttempts, parse: rules.judgeParse, promptName: rules.prompts.assertion, ...promptsDir }),
+    judge: createAssertionJudge(choice.judge, { ...(clients.assertion ? { client: clients.assertion } : {}), maxAttempts: rules.judgeAttempts, parse: rules.judgeParse, promptName: rules.prompts.assertion, ...promptsDir }),
     scorers,
-    groundingModel: choice.grounding === "llm" ? modelName : "none",
-    judgeModel: choice.judge === "llm" ? modelName : "none",
-    ...(choice.hostTimeouts ? { hostTimeouts: choice.hostTimeouts } : {}),
+    groundingModel: clients.grounding?.spec.name ?? "none",
+    judgeModel: clients.assertion?.spec.name ?? "none",
+    hostTimeouts,
     ...(choice.trace === false ? { trace: false } : {}),
     pageMemoryMiB: choice.pageMemoryMiB ?? defaultPageMemoryLimitMiB(choice.workers ?? 1),
     pageSlots: createPageSlots(choice.workers ?? 1),

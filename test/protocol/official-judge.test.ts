@@ -30,14 +30,23 @@ const PAGE = `<!doctype html><html><body style="margin:0;font:20px sans-serif">
 
 const promptOf = (request: RecordedRequest) => messageParts(request).flatMap((part) => (part.type === "text" ? [String(part.text)] : [])).join("\n");
 
-/** Grounding finds the button the description names; every assertion judgement fails with HTTP 500; the visual judge scores 50. */
+/** The index of the button a grounding prompt's description names, read off its element list. */
+function indexFor(prompt: string): string {
+  const wanted = /'(Add|Clear)'/.exec(prompt)?.[1]?.toLowerCase() ?? "";
+  const line = prompt.split("\n").find((text) => text.includes(`id="${wanted}"`)) ?? "";
+  return /^\[(\d+)\]/.exec(line)?.[1] ?? "-1";
+}
+
+/**
+ * Grounding finds the button the description names — for 'Clear' it answers in prose
+ * from the element list (the harness's parse sends that to the vision fallback) and in
+ * digits from the screenshot; every assertion judgement fails with HTTP 500; the visual
+ * judge scores 50.
+ */
 function reply(request: RecordedRequest) {
   const prompt = promptOf(request);
-  if (prompt.includes("Find the page element")) {
-    const wanted = /'(Add|Clear)'/.exec(prompt)?.[1]?.toLowerCase() ?? "";
-    const line = prompt.split("\n").find((text) => text.includes(`id="${wanted}"`)) ?? "";
-    return { text: /^\[(\d+)\]/.exec(line)?.[1] ?? "-1" };
-  }
+  if (prompt.includes("Find the page element")) return { text: prompt.includes("'Clear'") ? `The Clear button is element ${indexFor(prompt)}.` : indexFor(prompt) };
+  if (prompt.includes("coloured box and a number drawn")) return { text: indexFor(prompt) };
   if (prompt.includes("Score how similar")) return { text: "Comments: close.\nScore: 50/100" };
   return { status: 500, message: "the judge is down" };
 }
@@ -104,6 +113,14 @@ describe("model judges under the two profiles", () => {
     expect(assertionPrompts.join("\n")).not.toContain("'Add' button");
     const visualPrompt = requests.find((prompt) => prompt.includes("Score how similar")) ?? "";
     expect(visualPrompt).not.toMatch(/reference/i);
+    // A prose grounding reply went to the vision fallback, which is sent without a temperature.
+    const grounding = server.chatRequests().slice(before).filter((request) => /Find the page element|coloured box and a number drawn/.test(promptOf(request)));
+    const vision = grounding.filter((request) => promptOf(request).includes("coloured box and a number drawn"));
+    expect(vision).toHaveLength(1);
+    expect(vision[0]?.body && "temperature" in vision[0].body).toBe(false);
+    expect(grounding.filter((request) => !vision.includes(request)).every((request) => request.body?.temperature === 0)).toBe(true);
+    const replay = JSON.parse(fs.readFileSync(path.join(results, "1", CANDIDATE, "replay.json"), "utf8")) as { steps: Array<{ grounding?: { method: string } }> };
+    expect(replay.steps.map((step) => step.grounding?.method)).toEqual(["text", "vision"]);
   }, 120_000);
 
   it("corrected: the same failing judge counts as No, after its retries, and cuts success_step at the first assertion", async () => {

@@ -8,6 +8,7 @@ import { parseJudgeReplyAsHarness } from "../../src/evaluator/judge/index.ts";
 import { planFrames } from "../../src/media/frames.ts";
 import { frameBudget } from "../../src/media/images.ts";
 import { harnessLimitsFor, loadModelSpec, withHarnessLimits } from "../../src/models/index.ts";
+import { parseGroundingReplyAsHarness } from "../../src/replay/grounding/index.ts";
 
 describe("frames (official: int(duration) at 1 fps, 64 evenly spaced above 64 s)", () => {
   it("a 10.5 s video gives 10 frames (corrected's ceiling gives 11)", () => {
@@ -81,5 +82,19 @@ describe("assertion reply parse (official: JSON, else the substring 'Yes' before
     expect(parseJudgeReplyAsHarness("No, although Yes might be argued")?.result).toBe("Yes");
     expect(parseJudgeReplyAsHarness("Not at all")?.result).toBe("No");
     expect(parseJudgeReplyAsHarness("nothing changed")).toBeUndefined();
+  });
+});
+
+describe("grounding reply parse (official: bare digits; Type as index,\"text\")", () => {
+  it("takes bare digits only for a Click; -1 and prose go to the vision fallback", () => {
+    expect(parseGroundingReplyAsHarness(" 12\n", "Click")).toEqual({ index: 12 });
+    expect(parseGroundingReplyAsHarness("-1", "Click")).toBeUndefined();
+    expect(parseGroundingReplyAsHarness("Element 12", "Click")).toBeUndefined();
+    expect(parseGroundingReplyAsHarness("[12]", "Click")).toBeUndefined();
+  });
+  it("splits a Type reply at its first ,\" and strips the trailing quotes", () => {
+    expect(parseGroundingReplyAsHarness('4,"wireless mouse"', "Type")).toEqual({ index: 4, text: "wireless mouse" });
+    expect(parseGroundingReplyAsHarness('-1,""', "Type")).toBeUndefined();
+    expect(parseGroundingReplyAsHarness("4, wireless mouse", "Type")).toBeUndefined();
   });
 });

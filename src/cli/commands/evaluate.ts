@@ -15,6 +15,7 @@ interface EvaluateCliOptions {
   pageMemoryMb?: number;
   ids?: number[];
   judgeModel?: string;
+  groundingModel?: string;
   baseUrl?: string;
   cacheDir?: string;
   promptsDir?: string;
@@ -42,7 +43,8 @@ export function registerEvaluateCommand(program: Command): void {
     .option("--workers <n>", "tasks evaluated at once in this process", positiveInteger, 1)
     .option("--page-memory-mb <n>", "memory a candidate page may hold before it is torn down (default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)", positiveInteger)
     .option("--ids <ids...>", "only these task ids (comma or space separated)", taskIdList)
-    .option("--judge-model <name>", "model preset or file for every llm part (default gpt-4o)")
+    .option("--judge-model <name>", "model preset or file for the llm judges, and the grounding unless --grounding-model (default gpt-4o)")
+    .option("--grounding-model <name>", "model preset or file for llm grounding, when it differs from the judges' (the harness's OPENAI_MODEL_NAME beside MODEL_FOR_EVAL)")
     .option("--base-url <url>", "OpenAI-compatible endpoint for the judge model")
     .option("--cache-dir <dir>", "cache model responses in this folder")
     .option("--prompts-dir <dir>", "a folder whose prompt templates replace ours by file name (e.g. local copies of the harness's own texts; see the README's prompt table); their hashes are recorded")
@@ -75,6 +77,7 @@ export function registerEvaluateCommand(program: Command): void {
         ...(options.pageMemoryMb ? { pageMemoryMiB: options.pageMemoryMb } : {}),
         ...(ids ? { ids } : {}),
         ...(options.judgeModel ? { judgeModel: options.judgeModel } : {}),
+        ...(options.groundingModel ? { groundingModel: options.groundingModel } : {}),
         ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
         ...(options.promptsDir ? { promptsDir: options.promptsDir } : {}),

@@ -16,5 +16,5 @@ export function createGrounder(kind: GrounderKind, options: { client?: ModelClie
 
 export type { Grounder, GrounderKind, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
 export { createHeuristicGrounder, rankElements, keyFromDescription } from "./heuristic.ts";
-export { createLlmGrounder, parseGroundingReply } from "./llm.ts";
+export { createLlmGrounder, parseGroundingReply, parseGroundingReplyAsHarness } from "./llm.ts";
 import type { LlmGrounderOptions } from "./llm.ts";

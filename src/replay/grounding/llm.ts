@@ -22,6 +22,8 @@ export interface LlmGrounderOptions {
   giveTypedText?: boolean;
   /** A folder whose templates replace ours by name (`--prompts-dir`). */
   promptsDir?: string;
+  /** Reading replies: ours (default) or the harness's (bare digits; an index outside the list fails). */
+  parse?: "iwr" | "harness";
 }
 
 export interface ParsedGrounding {
@@ -57,6 +59,24 @@ export function parseGroundingReply(reply: string, actionType: "Click" | "Type")
   return number ? { index: Number(number[0]) } : undefined;
 }
 
+/**
+ * The harness's reading (operations.py): Click takes the reply only when it is bare
+ * digits; Type only when it holds `,"` — the index before it, the text after it with
+ * trailing quotes removed. Undefined otherwise (and for -1), which sends the query to
+ * the vision fallback.
+ */
+export function parseGroundingReplyAsHarness(reply: string, actionType: "Click" | "Type"): ParsedGrounding | undefined {
+  if (actionType === "Click") {
+    const body = reply.trim();
+    return /^\d+$/.test(body) ? { index: Number(body) } : undefined;
+  }
+  const at = reply.indexOf(',"');
+  if (at < 0) return undefined;
+  const index = Number(reply.slice(0, at).trim());
+  if (!Number.isInteger(index) || index < 0) return undefined;
+  return { index, text: reply.slice(at + 2).split(',"')[0]!.replace(/"+$/, "") };
+}
+
 /** Page text goes into a prompt slot: `{{` in it must not look like a slot left unfilled. */
 function slotSafe(text: string): string {
   return text.replace(/\{\{/g, "{ {").replace(/\}\}/g, "} }");
@@ -74,9 +94,12 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
   };
   const visionClient = options.visionClient ?? options.client;
 
+  const harness = options.parse === "harness";
+  const parseReply = harness ? parseGroundingReplyAsHarness : parseGroundingReply;
   const accept = (parsed: ParsedGrounding | undefined, query: GroundingQuery, context: GroundingContext): ParsedGrounding | undefined => {
     if (!parsed || parsed.index < 0) return undefined;
-    if (!context.elements.some((el) => el.index === parsed.index)) return undefined;
+    // The harness clicks whatever index it read; one outside the list fails the step there ("does not exist").
+    if (!harness && !context.elements.some((el) => el.index === parsed.index)) return undefined;
     // The text the model answered; the line's only when it is shown to the model and the model restated none.
     return query.actionType === "Type" ? { index: parsed.index, text: parsed.text ?? (options.giveTypedText !== false ? query.text : undefined) ?? "" } : { index: parsed.index };
   };
@@ -95,7 +118,7 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
       const textPrompt = renderFromAvailable(prompts.text, { ...common, accessibility_tree: slotSafe(await context.accessibilityTree()) });
       const textReply = await options.client.invoke([new HumanMessage(textPrompt.text)]);
       exchanges.push(exchange("text", textReply));
-      const fromText = accept(parseGroundingReply(textReply.text, query.actionType), query, context);
+      const fromText = accept(parseReply(textReply.text, query.actionType), query, context);
       if (fromText) return { ...fromText, method: "text", exchanges };
 
       const screenshot = await context.highlightedScreenshot();
@@ -109,7 +132,7 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
         }),
       ]);
       exchanges.push(exchange("vision", visionReply));
-      const fromVision = accept(parseGroundingReply(visionReply.text, query.actionType), query, context);
+      const fromVision = accept(parseReply(visionReply.text, query.actionType), query, context);
       if (fromVision) return { ...fromVision, method: "vision", exchanges };
       return {
         index: -1,
