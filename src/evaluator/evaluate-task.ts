@@ -61,6 +61,8 @@ export interface Evaluator {
   pageSlots?: PageSlots;
   /** Judgements per assertion (default 1): the first is scored, the rest show the judge's own spread (eval.json assertions[].repeats). */
   judgeRepeats?: number;
+  /** Ends what this evaluator started (OCR worker, DINO, its browsers); absent on a hand-built one. */
+  close?: () => Promise<void>;
 }
 
 export interface EvaluateTaskOptions {

@@ -1,6 +1,6 @@
 /**
  * The task's `assets/`: every image and video the page loaded while it was recorded,
- * in first-load order, de-duplicated by content, renamed to anonymous sequential names
+ * in first-request order, de-duplicated by content, renamed to anonymous sequential names
  * that keep the extension (`001.png`, `002.jpg`, ...). Anonymous names stop a model
  * from reading meaning into file names; the URL → name map is kept for rewriting the
  * reference page.
@@ -60,13 +60,26 @@ function extensionFor(url: string, contentType: string): string {
   return CONTENT_TYPE_EXTENSIONS[contentType.split(";")[0]!.trim().toLowerCase()] ?? ".bin";
 }
 
-/** Remembers media URLs in the order the page first loaded them. */
+/**
+ * Remembers the media URLs a page loaded, in the order it asked for them. Request order
+ * follows the document (the parser and its preload scanner ask in source order), while
+ * responses of parallel loads arrive in whatever order the machine's load allows: naming
+ * by request order gives a recording the same asset names on every run.
+ */
 export class AssetCollector {
   private readonly order: string[] = [];
   /** URLs found only in the source: kept when they exist, skipped when they turn out not to be files. */
   private readonly unloaded = new Set<string>();
+  /** Position of each URL's first request. */
+  private readonly requested = new Map<string, number>();
 
   attach(page: Page): void {
+    page.on("request", (request) => {
+      const url = request.url();
+      if (!/^https?:/.test(url)) return;
+      const key = assetKey(url);
+      if (!this.requested.has(key)) this.requested.set(key, this.requested.size);
+    });
     page.on("response", (response) => {
       const url = response.url();
       if (!/^https?:/.test(url) || response.status() >= 400 || !isMediaResponse(response)) return;
@@ -84,19 +97,22 @@ export class AssetCollector {
     this.unloaded.add(key);
   }
 
+  /** Loaded URLs in first-request order, then the unloaded ones in the order they were noted. */
   get urls(): readonly string[] {
-    return this.order;
+    const rank = (key: string) => this.requested.get(key) ?? Number.MAX_SAFE_INTEGER;
+    const loaded = this.order.filter((key) => !this.unloaded.has(key)).sort((a, b) => rank(a) - rank(b));
+    return [...loaded, ...this.order.filter((key) => this.unloaded.has(key))];
   }
 
   /**
    * Downloads every noted URL once more, writes unique contents into `assetsDir` under
-   * sequential names, and returns them in first-load order (unloaded ones last).
+   * sequential names, and returns them in first-request order (unloaded ones last).
    */
   async save(request: APIRequestContext, assetsDir: string, warnings: string[] = []): Promise<RecordedAsset[]> {
     fs.mkdirSync(assetsDir, { recursive: true });
     const byHash = new Map<string, { name: string; file: string; urls: string[]; bytes: number }>();
     const assets: { name: string; file: string; urls: string[]; bytes: number }[] = [];
-    for (const url of this.order) {
+    for (const url of this.urls) {
       const optional = this.unloaded.has(url);
       const response = await request.get(url, { failOnStatusCode: false, timeout: 30_000 });
       const contentType = response.headers()["content-type"] ?? "";

@@ -5,6 +5,7 @@
  * can give a perfect page full marks and an empty one nothing; `npm run calibrate`
  * and `npm run bench:evaluator` build on this.
  */
+import type { ProtocolProfile } from "../protocol.ts";
 import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
@@ -15,7 +16,7 @@ import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/h
 import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
 import { runPipelined, trajectoryLength } from "./task-pipeline.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
-import { closeEvaluator, createEvaluator } from "./evaluate.ts";
+import { createEvaluator } from "./evaluate.ts";
 import { mutantDir, writeMutant } from "../mutants/ladder.ts";
 import { mutantLabel, type MutantSpec } from "../mutants/operators.ts";
 import { factsProbe, type PageFacts } from "../mutants/oracle.ts";
@@ -73,6 +74,8 @@ export interface CalibrationOptions {
   pairingModes?: readonly PairingMode[];
   /** Called as each candidate finishes (progress display). */
   onRow?: (row: CalibrationRow) => void;
+  /** The protocol profile of the replay and scoring rules (default corrected). */
+  profile?: ProtocolProfile;
 }
 
 export const CALIBRATION_MODES: readonly PairingMode[] = ["aligned", "official"];
@@ -88,7 +91,7 @@ interface CalibrationRun {
 
 /** Evaluates `reference`, `blank` and the mutants of every task with the offline judge and grounding, under both pairings. */
 export async function runCalibration(options: CalibrationOptions): Promise<CalibrationRow[]> {
-  const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: options.workers });
+  const evaluator = await createEvaluator({ profile: options.profile ?? "corrected", judge: "heuristic", grounding: "heuristic", workers: options.workers });
   const rows: CalibrationRow[] = [];
   const runs: CalibrationRun[] = options.tasks.flatMap((task) => [
     ...CALIBRATION_CANDIDATES.map((candidate) => ({ task, candidate, write: () => writeCalibrationCandidate(task, options.resultDir, candidate) })),
@@ -112,7 +115,7 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
       options.onRow?.(row);
     });
   } finally {
-    await closeEvaluator();
+    await evaluator.close?.();
   }
   return rows;
 }

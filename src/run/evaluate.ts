@@ -155,10 +155,12 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
     pageMemoryMiB: choice.pageMemoryMiB ?? defaultPageMemoryLimitMiB(choice.workers ?? 1),
     pageSlots: createPageSlots(choice.workers ?? 1),
     ...(choice.judgeRepeats && choice.judgeRepeats > 1 ? { judgeRepeats: choice.judgeRepeats } : {}),
+    // The OCR worker pool and the browsers are the process's (one of each per process); closing ends them.
+    close: closeEvaluator,
   };
 }
 
-/** Ends what createEvaluator started (OCR worker, DINO) and the shared browser. */
+/** Ends what createEvaluator started (OCR worker, DINO) and the shared browsers: every evaluator's, for callers holding none (tests, benches). */
 export async function closeEvaluator(): Promise<void> {
   await shutdownVisualScorers();
   await closeSharedBrowser();
@@ -246,6 +248,6 @@ export async function runEvaluation(options: EvaluateRunOptions): Promise<Evalua
     }
     return { tasks: outcomes, ...(reportPath ? { reportPath } : {}), wallMs: Date.now() - started };
   } finally {
-    await closeEvaluator();
+    await evaluator.close?.();
   }
 }

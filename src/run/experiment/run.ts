@@ -32,7 +32,7 @@ import { redactString } from "../../log/redact.ts";
 import { canonicalJson, loadModelSpec, preflightModel, type ModelSpec } from "../../models/index.ts";
 import { modelFolderName, RESULT_FILES, runFiles, type RunFiles } from "../../results/layout.ts";
 import { publicModelSpec } from "../generate.ts";
-import { closeEvaluator, createEvaluator } from "../evaluate.ts";
+import { createEvaluator } from "../evaluate.ts";
 import { createVisualMetric } from "../../evaluator/metrics/visual.ts";
 import { loadTasks } from "../../tasks/loader.ts";
 import type { Task } from "../../tasks/schema.ts";
@@ -263,7 +263,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       );
     } finally {
       options.signal?.removeEventListener("abort", stop);
-      await closeEvaluator();
+      await evaluator.close?.();
     }
   }
   const all = order.flatMap((key) => (records.has(key) ? [records.get(key)!] : []));
