@@ -109,6 +109,8 @@ export interface ProfileRules {
   modelTimeoutsMs: Readonly<{ grounding: number; assertion: number; visual: number }> | undefined;
   /** Opening the page. */
   navigationTimeoutMs: number;
+  /** The assertion judge's output budget (the harness sends max_tokens 4096), or undefined for the judge spec's own. */
+  assertionMaxTokens: number | undefined;
   /** The judges' prompt templates (prompts/): the official ones name no action and do not say which image is the reference, as the harness's. */
   prompts: Readonly<{ assertion: string; visual: string }>;
 }
@@ -137,6 +139,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     grounding: "harness",
     modelTimeoutsMs: Object.freeze({ grounding: 180_000, assertion: 120_000, visual: 300_000 }),
     navigationTimeoutMs: 60_000,
+    assertionMaxTokens: 4096,
   }),
   corrected: Object.freeze({
     pairing: "aligned",
@@ -161,6 +164,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     grounding: "iwr",
     modelTimeoutsMs: undefined,
     navigationTimeoutMs: 30_000,
+    assertionMaxTokens: undefined,
   }),
 });
 

@@ -90,15 +90,13 @@ export async function harnessPress(page: Page, key: string): Promise<ActionOutco
 export const LARGE_CONTAINER_SHARE = 0.5;
 
 export async function harnessScroll(page: Page, settleMs: number): Promise<ActionOutcome & { via: string }> {
+  // No named inner functions here: this source runs in the page, where a bundler's
+  // name-keeping helper (tsx's __name) does not exist.
   const scrolled = await page.evaluate(
     ({ fraction, largeShare }) => {
-      const canScroll = (el: Element): boolean => {
-        const style = getComputedStyle(el);
-        return /(auto|scroll|overlay)/.test(style.overflowY) && el.scrollHeight > el.clientHeight;
-      };
       let container: Element | null = null;
       for (let el = document.activeElement; el && el !== document.body && el !== document.documentElement; el = el.parentElement) {
-        if (canScroll(el)) {
+        if (/(auto|scroll|overlay)/.test(getComputedStyle(el).overflowY) && el.scrollHeight > el.clientHeight) {
           container = el;
           break;
         }
@@ -107,7 +105,7 @@ export async function harnessScroll(page: Page, settleMs: number): Promise<Actio
         const viewportArea = innerWidth * innerHeight;
         container =
           Array.from(document.querySelectorAll("body *")).find((el) => {
-            if (!canScroll(el)) return false;
+            if (!/(auto|scroll|overlay)/.test(getComputedStyle(el).overflowY) || el.scrollHeight <= el.clientHeight) return false;
             const box = el.getBoundingClientRect();
             return box.width * box.height >= largeShare * viewportArea;
           }) ?? null;

@@ -120,7 +120,7 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
     return connection;
   };
 
-  async function fetchReply(messages: BaseMessage[], signal: AbortSignal | undefined): Promise<FreshReply> {
+  async function fetchReply(messages: BaseMessage[], signal: AbortSignal | undefined, allowEmpty: boolean): Promise<FreshReply> {
     const target = connect();
     const started = Date.now();
     const reply = await withRetries(() => target.invoke(messages, signal), spec, {
@@ -130,7 +130,7 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
       fail: (last) => failureError(spec, target, last),
     });
     const text = reply.text;
-    if (text.trim() === "") {
+    if (text.trim() === "" && !allowEmpty) {
       const finish = reply.response_metadata?.finish_reason;
       const why = finish === "length" ? `; finish_reason 'length': the output budget of ${spec.maxTokens} tokens ran out (reasoning models can spend it all thinking)` : finish ? `; finish_reason '${String(finish)}'` : "";
       throw new IwrError("MODEL_REPLY", `model '${spec.name}' at ${target.where} answered with empty content${why}`, { model: spec.name, finishReason: finish });
@@ -143,13 +143,13 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
     spec,
     async invoke(messages: BaseMessage[], invokeOptions: InvokeOptions = {}): Promise<ModelCallResult> {
       const request = describeRequest(spec, messages, invokeOptions.sample ? { sample: invokeOptions.sample } : {});
-      if (request.imageCount > spec.maxImages) {
+      if (request.imageCount > spec.maxImages && !invokeOptions.allowOverImageCap) {
         throw new IwrError("MODEL", `request for model '${spec.name}' has ${request.imageCount} images; its maxImages is ${spec.maxImages}`, {
           model: spec.name,
           images: request.imageCount,
         });
       }
-      const fetch = (): Promise<FreshReply> => fetchReply(messages, invokeOptions.signal);
+      const fetch = (): Promise<FreshReply> => fetchReply(messages, invokeOptions.signal, invokeOptions.allowEmptyReply === true);
       const result = options.cache ? await options.cache.through(request, fetch) : { ...(await fetch()), cacheHit: false, requestHash: request.hash };
       // Figures go in the text: the redactor masks any log field whose name contains "token".
       logger.debug(

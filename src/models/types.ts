@@ -25,6 +25,13 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** The sample index of a request sent several times on purpose (see RequestSummary.sample); 0 or absent for the first. */
   sample?: number;
+  /**
+   * The harness's ways, for the official profile: send every image even past the spec's
+   * maxImages (it sends all sheets when they alone exceed the cap), and hand back an
+   * empty reply as "" instead of failing (it writes an empty page and scores it).
+   */
+  allowOverImageCap?: boolean;
+  allowEmptyReply?: boolean;
 }
 
 export interface ModelClient {

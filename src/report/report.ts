@@ -5,7 +5,7 @@
  * self-contained report.html.
  */
 import fs from "node:fs";
-import { profileRules, type ProtocolProfile } from "../protocol.ts";
+import { PROTOCOL_PROFILES, profileRules, type ProtocolProfile } from "../protocol.ts";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
@@ -52,7 +52,9 @@ export async function writeReport(runDir: string, options: { compare?: [string, 
   if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
   const run = JSON.parse(fs.readFileSync(files.record, "utf8")) as RunRecord;
   // Read as the run read them: the official protocol lets a line without a resolution fall back.
-  const tasks = await loadTasks(run.tasks.file, { resolutionFallback: profileRules((run.evaluator as { protocol?: ProtocolProfile } | undefined)?.protocol ?? "corrected").missingResolution });
+  const recorded = (run.evaluator as { protocol?: unknown } | undefined)?.protocol;
+  const protocol: ProtocolProfile = PROTOCOL_PROFILES.find((profile) => profile === recorded) ?? "corrected";
+  const tasks = await loadTasks(run.tasks.file, { resolutionFallback: profileRules(protocol).missingResolution });
   const known = new Set(run.arms.map((arm) => arm.name));
   const current = run.cells ? new Set(run.cells) : undefined;
   const records = cellRecords(runDir).filter(({ record }) => known.has(record.arm) && (!current || current.has(record.cellKey)));

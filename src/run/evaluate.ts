@@ -123,7 +123,12 @@ async function evaluatorClients(choice: EvaluatorChoice, rules: ReturnType<typeo
           groundingVision: withLimit(groundingSpec, timeouts?.grounding, rules.grounding === "harness" ? { temperature: null } : {}),
         }
       : {}),
-    ...(needsJudge ? { assertion: withLimit(judgeSpec, timeouts?.assertion), visual: withLimit(judgeSpec, timeouts?.visual) } : {}),
+    ...(needsJudge
+      ? {
+          assertion: withLimit(judgeSpec, timeouts?.assertion, rules.assertionMaxTokens ? { maxTokens: rules.assertionMaxTokens } : {}),
+          visual: withLimit(judgeSpec, timeouts?.visual),
+        }
+      : {}),
   };
 }
 
@@ -188,6 +193,17 @@ function unchangedRecord(file: string, current: Awaited<ReturnType<typeof evalua
   }
 }
 
+/** A page generated under one profile and scored under the other is legitimate, but should not go unnoticed. */
+function warnOnProtocolMix(generationFile: string, profile: ProtocolProfile, taskId: number): void {
+  if (!fs.existsSync(generationFile)) return;
+  try {
+    const generated = (JSON.parse(fs.readFileSync(generationFile, "utf8")) as { protocol?: unknown }).protocol ?? "corrected";
+    if (generated !== profile) logger.warn(`task ${taskId}: its page was generated under the ${String(generated)} protocol and is evaluated under ${profile}`);
+  } catch {
+    // An unreadable generation.json says nothing about the page's profile.
+  }
+}
+
 /**
  * Evaluates one task's candidate unless its eval.json already scored this very page,
  * task and evaluator (then "skipped"). A changed or new page is scored again; when that
@@ -204,6 +220,7 @@ export async function evaluateOneTask(
   const candidateDir = options.candidateDir ?? candidateDirFor(options.resultDir, task.id, options.model);
   const files = candidateFiles(candidateDir);
   const modes = typeof options.pairing === "string" ? [options.pairing] : [...options.pairing];
+  warnOnProtocolMix(files.generation, evaluator.profile, task.id);
   try {
     const primaryMode = modes[0];
     if (!options.force && primaryMode && unchangedRecord(files.eval, await evaluationInputs(task, candidateDir, evaluator, primaryMode))) {

@@ -119,13 +119,15 @@ export function taskOutputDir(resultDir: string, taskId: number, modelName: stri
   return candidateDirFor(resultDir, taskId, modelName);
 }
 
-/** The request hash generation.json recorded for its page, if it is readable and has one. */
-function recordedRequestHash(file: string): string | undefined {
+/** The request hash and protocol generation.json recorded for its page, if it is readable and has a hash. */
+function recordedRequest(file: string): { requestHash: string; protocol: ProtocolProfile } | undefined {
   try {
     const record: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
     if (record === null || typeof record !== "object" || !("reply" in record)) return undefined;
-    const reply = (record as { reply?: { requestHash?: unknown } }).reply;
-    return typeof reply?.requestHash === "string" ? reply.requestHash : undefined;
+    const { reply, protocol } = record as { reply?: { requestHash?: unknown }; protocol?: unknown };
+    if (typeof reply?.requestHash !== "string") return undefined;
+    // Records written before profiles existed were made under our rules.
+    return { requestHash: reply.requestHash, protocol: protocol === "official" ? "official" : "corrected" };
   } catch {
     return undefined;
   }
@@ -183,13 +185,14 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
     const files = candidateFiles(outputDir);
     sweepAbandonedTemps(outputDir);
     if (options.force || !fs.existsSync(files.page)) return { generate: true };
-    const recorded = recordedRequestHash(files.generation);
+    const recorded = recordedRequest(files.generation);
     if (recorded === undefined) {
       logger.warn(`task ${task.id}: ${files.page} has no generation.json (not made by iwr generate): left as it is; --force replaces it`);
       return { generate: false, skipReason: "foreign" };
     }
     try {
-      if ((await singlePassRequestHash(task, { model, outputDir, ...variant })) === recorded) return { generate: false, skipReason: "unchanged" };
+      // The same request under the other profile is another page: post-processing follows the profile.
+      if (recorded.protocol === protocol && (await singlePassRequestHash(task, { model, outputDir, ...variant })) === recorded.requestHash) return { generate: false, skipReason: "unchanged" };
       logger.info(`task ${task.id}: its page was made by another request (prompt, images or model settings changed); generating it again`);
     } catch (error) {
       logger.warn(`task ${task.id}: cannot rebuild its request to compare (${errorMessage(error)}); generating it again`);

@@ -65,12 +65,14 @@ async function resolutionOf(task: TaskLine, dir: string, fallback: LoadOptions["
   } catch {
     return { resolution: HARNESS_DEFAULT_RESOLUTION, warning: `recording_details.resolution: missing and no ${metadataFile}; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does` };
   }
-  let fromFile: unknown;
+  let metadata: unknown;
   try {
-    fromFile = (JSON.parse(text) as { recording_details?: { resolution?: unknown } }).recording_details?.resolution;
+    metadata = JSON.parse(text);
   } catch (error) {
     return { problem: `${metadataFile}: not valid JSON (${errorMessage(error)}), and the line has no recording_details.resolution` };
   }
+  const details = typeof metadata === "object" && metadata !== null ? (metadata as { recording_details?: unknown }).recording_details : undefined;
+  const fromFile = typeof details === "object" && details !== null ? (details as { resolution?: unknown }).resolution : undefined;
   if (fromFile === undefined) return { resolution: HARNESS_DEFAULT_RESOLUTION, warning: `recording_details.resolution: missing, and ${metadataFile} names none; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does` };
   const checked = ResolutionString.safeParse(fromFile);
   if (!checked.success) return { problem: `${metadataFile}: recording_details.resolution: ${checked.error.issues[0]?.message ?? "invalid"}` };

@@ -93,6 +93,8 @@ describe("experiment config", () => {
     const plain = loadExperimentConfig(write("plain.yaml", `${base}evaluator:\n  protocol: official\narms:\n  - name: r\n    kind: reference\n`));
     expect(plain.evaluator).toMatchObject({ protocol: "official", judges: "offline", judge: "heuristic", pairing: "official" });
     expect(loadExperimentConfig(write("default.yaml", `${base}arms:\n  - name: r\n    kind: reference\n`)).evaluator).toMatchObject({ protocol: "corrected", pairing: "aligned" });
+    // The key this replaced says what became of it.
+    expect(() => loadExperimentConfig(write("old.yaml", `${base}evaluator:\n  profile: offline\narms:\n  - name: r\n    kind: reference\n`))).toThrow(/old\.yaml:\d+:\d+: evaluator\.profile: was split in two: `judges: offline \| model`/);
     expect(config.arms[1]!.parsed).toEqual({ type: "module", file: path.join(dir, "gen.ts") });
   });
   it("lists every cross-key problem at once, each with its line and key", () => {

@@ -140,6 +140,27 @@ describe("the real dataset's task lines", () => {
     expect(fs.existsSync(results("refused"))).toBe(false);
   });
 
+  it("official: sheets alone over the cap are all sent without frames, and an empty reply is written as the page", async () => {
+    // A name with "qwen" in it gets the harness's 20-image cap; this task has 21 sheets.
+    const crowded = await writeValidTaskSet(path.join(dir, "crowded"), { name: "crowded", sheetCount: 21, videoSeconds: 2.5 });
+    server.setReplyFunction(() => ({ empty: true }));
+    try {
+      const before = server.chatRequests().length;
+      const results = path.join(dir, "results-crowded");
+      expect(await iwr("generate", "--data", crowded.jsonlPath, "--result", results, "--model", "fake-qwen-vl", "--base-url", server.baseURL, "--cache", "off"), output.join("\n")).toBe(0);
+      const [request] = server.chatRequests().slice(before);
+      const urls = messageParts(request!).flatMap((part) => (part.type === "image_url" ? [(part as { image_url: { url: string } }).image_url.url] : []));
+      expect(urls).toHaveLength(21);
+      expect(urls.every((url) => url.startsWith("data:image/png;"))).toBe(true);
+      expect(request!.body?.max_tokens ?? request!.body?.max_completion_tokens).toBe(4096);
+      const folder = path.join(results, "1", "fake-qwen-vl");
+      expect(JSON.parse(fs.readFileSync(path.join(folder, "generation.json"), "utf8"))).toMatchObject({ status: "generated", protocol: "official", images: { sheets: 21, frames: 0 } });
+      expect(fs.readFileSync(path.join(folder, "index.html"), "utf8")).toBe("");
+    } finally {
+      server.setReplyFunction(replyFor);
+    }
+  });
+
   it("evaluates on real Chromium under both profiles, each record and report naming its profile", async () => {
     for (const profile of ["official", "corrected"] as const) {
       const data = profile === "official" ? jsonlPath : path.join(dir, "dataset-task1.jsonl");

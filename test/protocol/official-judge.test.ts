@@ -1,7 +1,7 @@
 /**
  * Issue #14 §6 on real Chromium with model judges served by a local OpenAI-compatible
- * server: under official a judge that answers HTTP 500 is recorded as "Error" and does
- * not cut success_step (corrected turns it into No); the official prompts name no
+ * server: under official a judge that answers HTTP 500, or a reply with no verdict, is
+ * recorded as "Error" and does not cut success_step (corrected turns it into No); the official prompts name no
  * action and do not say which image is the reference; `--prompts-dir` replaces a
  * template by name and its hash is recorded.
  */
@@ -48,6 +48,8 @@ function reply(request: RecordedRequest) {
   if (prompt.includes("Find the page element")) return { text: prompt.includes("'Clear'") ? `The Clear button is element ${indexFor(prompt)}.` : indexFor(prompt) };
   if (prompt.includes("coloured box and a number drawn")) return { text: indexFor(prompt) };
   if (prompt.includes("Score how similar")) return { text: "Comments: close.\nScore: 50/100" };
+  // The second assertion gets a reply with no verdict in it; the first an HTTP 500.
+  if (prompt.includes("The list is empty")) return { text: "I cannot tell from these pictures." };
   return { status: 500, message: "the judge is down" };
 }
 
@@ -90,7 +92,7 @@ afterAll(async () => {
 });
 
 describe("model judges under the two profiles", () => {
-  it("official: an HTTP 500 from the judge is 'Error', asked once, and success_step is not cut", async () => {
+  it("official: an HTTP 500 and an unreadable reply are each 'Error', asked once, and success_step is not cut", async () => {
     const results = path.join(dir, "official");
     writeCandidate(results);
     const before = server.chatRequests().length;
@@ -107,6 +109,8 @@ describe("model judges under the two profiles", () => {
 
     const requests = server.chatRequests().slice(before).map(promptOf);
     const assertionPrompts = requests.filter((prompt) => prompt.includes("Statement:"));
+    const assertionBodies = server.chatRequests().slice(before).filter((request) => promptOf(request).includes("Statement:"));
+    expect(assertionBodies.map((request) => request.body?.max_tokens ?? request.body?.max_completion_tokens)).toEqual([4096, 4096]);
     // Asked once per assertion; the prompt names the assertion and not the action.
     expect(assertionPrompts).toHaveLength(2);
     expect(assertionPrompts.join("\n")).toContain("A new row appears in the list");
@@ -132,7 +136,9 @@ describe("model judges under the two profiles", () => {
     expect(record.executedSteps).toBe(2);
     expect(record.assertions.map((entry) => entry.result)).toEqual(["No", "No"]);
     expect(record.successStep).toBe(0);
-    const assertionPrompts = server.chatRequests().slice(before).map(promptOf).filter((prompt) => prompt.includes("The statement to check"));
+    // Each asked three times (a retry after an unreadable reply adds a reminder after the question, so read the first message).
+    const firstMessage = (request: RecordedRequest) => messageParts(request, 0).flatMap((part) => (part.type === "text" ? [String(part.text)] : [])).join("\n");
+    const assertionPrompts = server.chatRequests().slice(before).map(firstMessage).filter((prompt) => prompt.includes("The statement to check"));
     expect(assertionPrompts).toHaveLength(6);
     expect(assertionPrompts[0]).toContain("'Add' button");
   }, 120_000);

@@ -1,4 +1,5 @@
 import { Option, type Command } from "commander";
+import { DEFAULT_CLI_PROFILE } from "../../protocol.ts";
 import { IwrError } from "../../errors.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
@@ -33,12 +34,12 @@ export function registerEvaluateCommand(program: Command): void {
   program
     .command("evaluate")
     .description("replay, judge and score every candidate <result>/<id>/<model-dir>/index.html; writes eval.json per task and reports/<model>_metrics.md")
-    .option("--data <jsonl>", "task file (not needed with --rescore)")
+    .option("--data <jsonl>", "task file (with --rescore: only for the report's row order)")
     .requiredOption("--result <dir>", "results folder")
     .requiredOption("--model <name>", "the candidates' model name (folder: lower-cased, '/' → '__')")
     .addOption(new Option("--judge <kind>", "assertion judge (and MLLM visual judge): llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
     .addOption(new Option("--grounding <kind>", "Click/Type grounding: llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
-    .addOption(new Option("--protocol <profile>", "protocol profile: official (the published harness's rules, comparable with the leaderboard) or corrected (ours; see the README's deviations table)").choices(["official", "corrected"]).default("official"))
+    .addOption(new Option("--protocol <profile>", "protocol profile: official (the published harness's rules, comparable with the leaderboard) or corrected (ours; see the README's deviations table)").choices(["official", "corrected"]).default(DEFAULT_CLI_PROFILE))
     .addOption(new Option("--visual-pairing <mode>", "evalpoint/checkpoint pairing, overriding the profile's (official: the harness's; aligned: corrected's); recorded in eval.json").choices(["official", "aligned"]))
     .option("--workers <n>", "tasks evaluated at once in this process", positiveInteger, 1)
     .option("--page-memory-mb <n>", "memory a candidate page may hold before it is torn down (default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)", positiveInteger)
@@ -57,7 +58,9 @@ export function registerEvaluateCommand(program: Command): void {
       modelFolderName(options.model, "--model");
       if (options.rescore) {
         const { rescore } = await import("../../evaluator/rescore.ts");
-        const result = rescore(options.result, options.model);
+        // With --data the report's rows follow the task file, as the harness's do (else by id).
+        const taskOrder = options.data ? (await import("../../tasks/jsonl.ts")).readTaskLines(options.data).then((lines) => lines.entries.map((entry) => entry.task.id)) : undefined;
+        const result = rescore(options.result, options.model, taskOrder ? { taskOrder: await taskOrder } : {});
         console.log(`rescored ${result.rows.length} task(s); report: ${result.reportPath}`);
         if (result.missing.length > 0) console.log(`no eval.json for task(s) ${result.missing.join(", ")}`);
         return;

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { profileRules } from "../../protocol.ts";
+import { DEFAULT_CLI_PROFILE, profileRules } from "../../protocol.ts";
 import type { GenerateProgress } from "../../run/generate.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
@@ -34,7 +34,7 @@ export function registerGenerateCommand(program: Command): void {
     .addOption(
       new Option("--protocol <profile>", "official: the harness's generation (its per-model limits, int(duration) frames as JPEG, every reply written); corrected: ours (see the README's deviations table)")
         .choices(["official", "corrected"])
-        .default("official"),
+        .default(DEFAULT_CLI_PROFILE),
     )
     .action(async (options: GenerateCommandOptions) => {
       process.exitCode = await generateAction(options);

@@ -91,6 +91,8 @@ const EvaluatorSchema = z
      * as the harness does. judge, grounding and pairing override these one by one.
      */
     judges: z.enum(["offline", "model"]).default("offline"),
+    /** Renamed (issue #14): accepted only to say so; see crossChecks. */
+    profile: z.unknown().optional(),
     judge: z.enum(["heuristic", "llm"]).optional(),
     grounding: z.enum(["heuristic", "llm"]).optional(),
     pairing: z.enum(PAIRING_MODES).optional(),
@@ -196,6 +198,9 @@ const family = (arm: { kind: string }) => (arm.kind.startsWith("results:") ? "re
 function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSchema>, base: string): Array<{ where: string; message: string }> {
   const problems: Array<{ where: string; message: string }> = [];
   const add = (keyPath: Array<string | number>, message: string) => problems.push({ where: source.where(keyPath), message: `${formatFieldPath(keyPath)}: ${message}` });
+  if (data.evaluator.profile !== undefined) {
+    add(["evaluator", "profile"], "was split in two: `judges: offline | model` (heuristic or LLM judge and grounding) and `protocol: corrected | official` (our rules or the harness's)");
+  }
   const seen = new Map<string, number>();
   data.arms.forEach((arm, index) => {
     const lower = arm.name.toLowerCase();
