@@ -50,10 +50,26 @@ export interface InteractiveElement {
   box: ElementBox;
   inViewport: boolean;
   disabled: boolean;
+  /**
+   * The harness's browser lists only these (browser-use's DOM walk, our reading of it):
+   * `topMost` — when its centre is inside the viewport, the element hit there is this one
+   * or inside it (elements whose centre is off-screen cannot be hit-tested and count);
+   * `nearViewport` — its box reaches into the viewport grown by HARNESS_VIEWPORT_EXPANSION_PX.
+   */
+  topMost?: boolean;
+  nearViewport?: boolean;
+}
+
+/** How far beyond the viewport the harness's element list reaches (browser-use's viewport_expansion). */
+export const HARNESS_VIEWPORT_EXPANSION_PX = 500;
+
+/** The elements the harness's grounding would be shown (the official profile). */
+export function harnessVisibleElements(elements: readonly InteractiveElement[]): InteractiveElement[] {
+  return elements.filter((el) => el.topMost !== false && el.nearViewport !== false);
 }
 
 /** Everything that runs inside the page lives in this one function, so it is serialised once. */
-function collectInPage(args: { attribute: string; max: number }): InteractiveElement[] {
+function collectInPage(args: { attribute: string; max: number; expansion: number }): InteractiveElement[] {
   const NATIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "OPTION", "LABEL"]);
   const ROLES = new Set([
     "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
@@ -136,6 +152,14 @@ function collectInPage(args: { attribute: string; max: number }): InteractiveEle
     return smaller;
   };
 
+  const hitsItself = (el: Element, rect: DOMRect): boolean => {
+    const x = rect.left + rect.width / 2;
+    const y = rect.top + rect.height / 2;
+    if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) return true;
+    const hit = document.elementFromPoint(x, y);
+    return hit !== null && (hit === el || el.contains(hit));
+  };
+
   for (const old of Array.from(document.querySelectorAll(`[${args.attribute}]`))) old.removeAttribute(args.attribute);
   const found: InteractiveElement[] = [];
   const viewportWidth = window.innerWidth;
@@ -173,6 +197,8 @@ function collectInPage(args: { attribute: string; max: number }): InteractiveEle
       box: { x: Math.round(rect.x), y: Math.round(rect.y), width: Math.round(rect.width), height: Math.round(rect.height) },
       inViewport: rect.bottom > 0 && rect.right > 0 && rect.top < viewportHeight && rect.left < viewportWidth,
       disabled: input.disabled === true || el.getAttribute("aria-disabled") === "true",
+      topMost: hitsItself(el, rect),
+      nearViewport: rect.bottom > -args.expansion && rect.right > -args.expansion && rect.top < viewportHeight + args.expansion && rect.left < viewportWidth + args.expansion,
     });
   }
   return found;
@@ -190,7 +216,7 @@ export async function evaluateInPage<A, R>(page: Page, fn: (arg: A) => R, arg: A
 
 /** Numbers every interactive element of the page (replacing any earlier numbering). */
 export async function indexInteractiveElements(page: Page): Promise<InteractiveElement[]> {
-  return evaluateInPage(page, collectInPage, { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS });
+  return evaluateInPage(page, collectInPage, { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS, expansion: HARNESS_VIEWPORT_EXPANSION_PX });
 }
 
 /** The locator of element `index` from the latest `indexInteractiveElements` call. */

@@ -23,6 +23,7 @@ import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import {
   accessibilityTreeText,
+  harnessVisibleElements,
   hideHighlights,
   indexInteractiveElements,
   showHighlights,
@@ -205,7 +206,9 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
     }
     case "Click":
     case "Type": {
-      const elements = await surface.withTimeout("index elements", limit, () => indexInteractiveElements(page));
+      const indexed = await surface.withTimeout("index elements", limit, () => indexInteractiveElements(page));
+      // The harness's grounding sees only the top-most elements near the viewport; an index outside them "does not exist".
+      const elements = style.grounding === "harness" ? harnessVisibleElements(indexed) : indexed;
       const context: GroundingContext = {
         elements,
         // The harness sends the whole tree; ours is capped so a huge page cannot crowd out the prompt.

@@ -20,11 +20,20 @@ let dir: string;
 let jsonlPath: string;
 const output: string[] = [];
 
-/** Task 1: an Add button under a transparent overlay, a key box, and a focused scroll pane inside a page that also scrolls. */
+/**
+ * Task 1: an Add button that a transparent overlay covers as soon as the pointer comes
+ * near (after the element list was taken: the button is top-most then, and listed), a
+ * Hidden button under a permanent overlay (never listed), a key box, and a focused scroll
+ * pane inside a page that also scrolls.
+ */
 const COVERED = `<!doctype html><html><body style="margin:0;background:#fff;font:20px sans-serif">
-<div style="position:relative;width:200px;height:60px">
+<div id="wrap" style="position:relative;width:200px;height:60px">
   <button class="btn" id="add" style="position:absolute;left:10px;top:10px">Add</button>
-  <div id="cover" style="position:absolute;inset:0;background:transparent"></div>
+  <div id="cover" style="position:absolute;inset:0;background:transparent;display:none"></div>
+</div>
+<div style="position:relative;width:200px;height:60px">
+  <button class="btn" id="hidden" style="position:absolute;left:10px;top:10px">Hidden</button>
+  <div style="position:absolute;inset:0;background:transparent"></div>
 </div>
 <p id="count">0 rows</p><p id="keys"></p>
 <div id="pane" tabindex="0" style="height:120px;width:300px;overflow-y:auto"><div style="height:1000px">pane</div></div>
@@ -32,6 +41,7 @@ const COVERED = `<!doctype html><html><body style="margin:0;background:#fff;font
 <script>
   let rows = 0;
   document.getElementById("add").onclick = () => { rows += 1; document.getElementById("count").textContent = rows + " rows"; };
+  document.getElementById("wrap").addEventListener("mouseover", () => { document.getElementById("cover").style.display = "block"; });
   document.addEventListener("keydown", (event) => { document.getElementById("keys").textContent += event.key; });
   document.getElementById("pane").focus();
 </script></body></html>`;
@@ -45,6 +55,8 @@ const task1Actions: ActionInput[] = [
   { type: "Press", parameters: { description: "press the strange key", key: "xyz" }, logical_assertion: "", visual_evaluation_flag: false },
   { type: "Scroll", parameters: { description: "scroll down", direction: "down" }, logical_assertion: "", visual_evaluation_flag: false },
 ];
+/** Task 3: the permanently covered button (the harness's list leaves it out, so the click fails). */
+const task3Actions: ActionInput[] = [{ type: "Click", parameters: { description: "the 'Hidden' button" }, logical_assertion: "", visual_evaluation_flag: false }];
 const task2Actions: ActionInput[] = [{ type: "Scroll", parameters: { description: "scroll down", direction: "down" }, logical_assertion: "", visual_evaluation_flag: false }];
 
 const results = (profile: string) => path.join(dir, `results-${profile}`);
@@ -68,10 +80,11 @@ async function rightEdgeInk(file: string): Promise<number> {
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-official-actions-"));
-  const set = await writeValidTaskSet(dir, { count: 2, name: "actions", width: 640, height: 360, actions: task1Actions.map((action) => ({ ...action })) });
+  const set = await writeValidTaskSet(dir, { count: 3, name: "actions", width: 640, height: 360, actions: task1Actions.map((action) => ({ ...action })) });
   jsonlPath = set.jsonlPath;
-  await writeJsonl(jsonlPath, [set.lines[0], { ...set.lines[1], action_sequence: task2Actions }]);
+  await writeJsonl(jsonlPath, [set.lines[0], { ...set.lines[1], action_sequence: task2Actions }, { ...set.lines[2], action_sequence: task3Actions }]);
   writePage("official", 1, COVERED);
+  writePage("official", 3, COVERED);
   writePage("official", 2, TALL);
   writePage("corrected", 2, TALL);
 }, 120_000);
@@ -87,7 +100,7 @@ afterAll(async () => {
 });
 
 describe("the harness's action semantics (official)", () => {
-  it("clicks a covered button, presses an unknown key, and does not count a scroll of the focused pane", async () => {
+  it("clicks a button covered after it was listed, presses an unknown key, does not count a scroll of the focused pane, and does not list a button under an overlay", async () => {
     expect(await evaluate("official"), output.join("\n")).toBe(0);
     const replay = JSON.parse(fs.readFileSync(path.join(results("official"), "1", MODEL, "replay.json"), "utf8")) as { steps: Array<{ ok: boolean; via?: string; reason?: string }> };
     const [click, press, scroll] = replay.steps;
@@ -99,6 +112,9 @@ describe("the harness's action semantics (official)", () => {
     expect(scroll?.reason).toMatch(/scrolled div#pane; window\.scrollY moved by 0 px/);
     const record = readEvalRecord(path.join(results("official"), "1", MODEL, "eval.json"));
     expect(record.executedSteps).toBe(2);
+    const covered = JSON.parse(fs.readFileSync(path.join(results("official"), "3", MODEL, "replay.json"), "utf8")) as { steps: Array<{ ok: boolean; reason?: string }> };
+    expect(covered.steps[0]).toMatchObject({ ok: false });
+    expect(covered.steps[0]?.reason).toMatch(/grounding found no element for 'the 'Hidden' button'/);
     // The JS click did reach the button: its state after the click (evalpoint 1) differs from before.
     const [before, after] = [0, 1].map((index) => fs.readFileSync(path.join(results("official"), "1", MODEL, "evalpoints", `${index}.png`)));
     expect(after!.equals(before!)).toBe(false);
