@@ -1,8 +1,8 @@
 /**
  * Evaluating one candidate page against one task (IWR-PROTOCOL.md §3): replay the
  * true trajectory in the sandboxed host (src/replay), judge the assertions while the
- * replay waits out its settle times (judge-queue.ts), pair evalpoints with checkpoints,
- * score them, aggregate, and write `eval.json` (+ `replay.json` with every grounding
+ * replay waits out its settle times (judge-queue.ts), score and assemble the records
+ * (task-records.ts), and write `eval.json` (+ `replay.json` with every grounding
  * and judge exchange, and `trace.zip`). A candidate that is missing or cannot be
  * replayed scores 0 with the reason recorded; only a broken evaluator (no browser,
  * unreadable task) throws.
@@ -22,15 +22,14 @@ import { replayHostedCandidate, type HostedPageRecord, type PageSlots } from "..
 import { replayActionOf, type ReplayResult, type ReplayStep } from "../replay/replay.ts";
 import type { Grounder } from "../replay/grounding/types.ts";
 import { readImageText } from "./metrics/ocr.ts";
-import { scoreVisualPairs, visualSettings, type VisualScorers } from "./metrics/index.ts";
-import { pairEvalpoints } from "./pairing.ts";
-import { buildEvalRecord, parseEvalRecord, writeEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
+import { visualSettings, type VisualScorers } from "./metrics/index.ts";
+import { parseEvalRecord, writeEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
 import { candidateKey, settingsKey, taskKey, type EvalInputKeys } from "./eval-keys.ts";
 import type { PairingMode } from "./settings.ts";
 import type { AssertionJudge } from "./judge/types.ts";
 import { AssertionQueue, type AssertionOutcome } from "./judge-queue.ts";
+import { scoreTaskRecords } from "./task-records.ts";
 import { profileRules, type ProtocolProfile } from "../protocol.ts";
-import type { HarnessAssertion } from "./harness-keys.ts";
 
 export type { PageSlots } from "../replay/hosted-replay.ts";
 export type { AssertionOutcome } from "./judge-queue.ts";
@@ -141,58 +140,6 @@ export async function evaluationInputs(task: Task, candidateDir: string, evaluat
   return { candidate, task: taskHash, settings: repeats > 1 ? createHash("sha256").update(`${settings}:judge-repeats=${repeats}`).digest("hex") : settings };
 }
 
-/**
- * The result a verdict is recorded with: a judge that gave no usable answer is "Error"
- * under the official profile (the harness's record, which does not cut success_step)
- * and "No" under corrected.
- */
-function recordedResult(outcome: AssertionOutcome, profile: ProtocolProfile): "Yes" | "No" | "Error" {
-  return outcome.verdict.failure && profileRules(profile).judgeFailure === "error" ? "Error" : outcome.verdict.result;
-}
-
-/** success_step and whether an assertion's No set it (rather than the executed count). */
-function successStepOf(executed: number, assertions: readonly AssertionOutcome[], profile: ProtocolProfile): { successStep: number; stoppedByAssertion: boolean } {
-  const firstNo = assertions
-    .filter((outcome) => outcome.actionIndex < executed && recordedResult(outcome, profile) === "No")
-    .reduce((lowest, outcome) => Math.min(lowest, outcome.actionIndex), executed);
-  return { successStep: firstNo, stoppedByAssertion: firstNo < executed };
-}
-
-/** The harness's assertion_results: one entry per action, null where no assertion was judged. */
-function harnessAssertions(actionsCount: number, assertions: readonly AssertionOutcome[], evalpointPaths: readonly string[], profile: ProtocolProfile): (HarnessAssertion | null)[] {
-  const byAction = new Map(assertions.map((outcome) => [outcome.actionIndex, outcome]));
-  return Array.from({ length: actionsCount }, (_, index) => {
-    const outcome = byAction.get(index);
-    if (!outcome) return null;
-    return {
-      result: recordedResult(outcome, profile),
-      assertion: outcome.assertion,
-      response: outcome.verdict.replies.at(-1) ?? outcome.verdict.failure?.message ?? "",
-      thinking: outcome.verdict.think ?? "",
-      prev_img_path: evalpointPaths[index] ?? "",
-      curr_img_path: evalpointPaths[index + 1] ?? "",
-    };
-  });
-}
-
-function stopReasonOf(replay: ReplayResult, actionsCount: number): ErrorRecord | undefined {
-  if (replay.stoppedAt === undefined && !replay.error) return undefined;
-  const step = replay.stoppedAt !== undefined ? replay.steps[replay.stoppedAt] : undefined;
-  if (step) {
-    return { code: "ACTION_FAILED", message: `action ${step.index} (${step.type}): ${step.reason ?? "failed"}`, details: { actionIndex: step.index, of: actionsCount } };
-  }
-  return replay.error;
-}
-
-function assertionEntries(assertions: readonly AssertionOutcome[], profile: ProtocolProfile): EvalRecord["assertions"] {
-  return assertions.map((outcome) => {
-    const { actionIndex, assertion, verdict, repeats } = outcome;
-    const think = verdict.failure ? `judge failed (${verdict.failure.kind}): ${verdict.failure.message}` : verdict.think;
-    const reply = verdict.replies.length > 0 ? verdict.replies.join("\n---\n") : undefined;
-    return { actionIndex, assertion, result: recordedResult(outcome, profile), ...(think !== undefined ? { think } : {}), ...(reply !== undefined ? { reply } : {}), ...(repeats ? { repeats } : {}) };
-  });
-}
-
 interface ReplayedAndJudged {
   replay: ReplayResult;
   assertions: AssertionOutcome[];
@@ -273,45 +220,18 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   const { replay, assertions, closed, timings } = await replayAndJudge(options);
   const scoringStarted = Date.now();
   const actions = task.truth.actions;
-  const rules = profileRules(evaluator.profile);
-  const { successStep, stoppedByAssertion } = successStepOf(replay.executed, assertions, evaluator.profile);
-  const evalpointPaths = replay.evalpoints.map((_, index) => files.evalpoint(index));
-  const settings = evaluatorSettings(evaluator);
-  const stopReason = stopReasonOf(replay, actions.length);
-
-  const records: TaskEvaluation["records"] = [];
-  for (const [position, mode] of options.pairingModes.entries()) {
-    const pairing = pairEvalpoints({
-      flags: actions.map((action) => action.visual_evaluation_flag),
-      successStep,
-      evalpointPaths,
-      checkpointPaths: task.truth.checkpointPaths,
-      mode,
-      boundary: rules.visualBoundary,
-      stoppedByAssertion,
-    });
-    // The harness scores the whole list and its metrics cut it; corrected scores only what counts.
-    const scored = await scoreVisualPairs(rules.scoreCutEntries ? [...pairing.pairs, ...pairing.truncated] : pairing.pairs, evaluator.scorers);
-    const steps = scored.slice(0, pairing.pairs.length);
-    records.push({
-      mode,
-      record: buildEvalRecord({
-        taskId: task.id,
-        model: options.model,
-        totalSteps: actions.length,
-        executedSteps: replay.executed,
-        successStep,
-        ...(stopReason ? { stopReason } : {}),
-        assertions: assertionEntries(assertions, evaluator.profile),
-        steps,
-        cutSteps: scored.slice(pairing.pairs.length),
-        harnessAssertions: harnessAssertions(actions.length, assertions, evalpointPaths, evaluator.profile),
-        pairing,
-        settings,
-        ...(inputs[position] ? { inputs: inputs[position] } : {}),
-      }),
-    });
-  }
+  const { records, successStep, stopReason } = await scoreTaskRecords({
+    task,
+    model: options.model,
+    replay,
+    assertions,
+    evalpointPaths: replay.evalpoints.map((_, index) => files.evalpoint(index)),
+    pairingModes: options.pairingModes,
+    profile: evaluator.profile,
+    scorers: evaluator.scorers,
+    settings: evaluatorSettings(evaluator),
+    inputs,
+  });
   const scoreMs = Date.now() - scoringStarted;
   const { closeMs, ...page } = await closed;
   const network = { blockedRequests: page.incidentCounts?.["blocked-request"] ?? 0 };
