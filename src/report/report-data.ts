@@ -106,7 +106,8 @@ function perTask(cells: readonly CellScores[], arm: string, pick: (cell: CellSco
   return new Map([...byTask].map(([taskId, values]) => [taskId, mean(values)]));
 }
 
-function curveOf(arm: string, records: readonly CellRecord[]): IterationCurve | undefined {
+/** The score-by-iteration curve of an agent arm: per round, the best-so-far draft by self-score in each cell, averaged per task (repeats first), then over tasks. */
+export function iterationCurve(arm: string, records: readonly Pick<CellRecord, "arm" | "taskId" | "repeat" | "iterations">[]): IterationCurve | undefined {
   const mine = records.filter((record) => record.arm === arm && record.iterations.length > 0);
   if (mine.length === 0) return undefined;
   const points = mine.flatMap((record) =>
@@ -119,9 +120,13 @@ function curveOf(arm: string, records: readonly CellRecord[]): IterationCurve | 
     const perCell = mine.map((record) => {
       const upTo = record.iterations.filter((entry) => entry.round <= round);
       const bySelf = [...upTo].sort((a, b) => (b.selfScore ?? 0) - (a.selfScore ?? 0))[0];
-      return { final: bySelf?.final ?? 0, selfScore: bySelf?.selfScore ?? 0 };
+      return { taskId: record.taskId, final: bySelf?.final ?? 0, selfScore: bySelf?.selfScore ?? 0 };
     });
-    rounds.push({ round, final: mean(perCell.map((entry) => entry.final)), selfScore: mean(perCell.map((entry) => entry.selfScore)), tasks: perCell.length });
+    // As every other number of the report: a task's repeats averaged first, then the tasks.
+    const byTask = new Map<number, Array<{ final: number; selfScore: number }>>();
+    for (const cell of perCell) byTask.set(cell.taskId, [...(byTask.get(cell.taskId) ?? []), cell]);
+    const perTaskMeans = [...byTask.values()].map((cells) => ({ final: mean(cells.map((cell) => cell.final)), selfScore: mean(cells.map((cell) => cell.selfScore)) }));
+    rounds.push({ round, final: mean(perTaskMeans.map((entry) => entry.final)), selfScore: mean(perTaskMeans.map((entry) => entry.selfScore)), tasks: perTaskMeans.length });
   }
   return { arm, rounds, points };
 }
@@ -231,7 +236,7 @@ export function buildReportData(input: {
             return [{ arm: arm.name, judgedSteps: sum(mine.map((cell) => cell.judge!.judgedSteps)), disagreeing: sum(mine.map((cell) => cell.judge!.disagreeing)), meanIfsSd, finalSdFromJudge: EVALUATOR_SETTINGS.protocol.weights.ifs * meanIfsSd }];
           }),
         };
-  const curves = input.arms.flatMap((arm) => curveOf(arm.name, records) ?? []);
+  const curves = input.arms.flatMap((arm) => iterationCurve(arm.name, records) ?? []);
   const usedTasks = input.tasks.filter((task) => cells.some((cell) => cell.taskId === task.id));
   return {
     version: REPORT_VERSION,

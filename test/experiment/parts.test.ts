@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { rebaseAssetLinks } from "../../src/run/experiment/arms.ts";
 import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
 import { bootstrapMeanInterval } from "../../src/report/statistics.ts";
+import { iterationCurve } from "../../src/report/report-data.ts";
 import { forRepeat, type ModelClient } from "../../src/models/index.ts";
 import type { InvokeOptions } from "../../src/models/types.ts";
 import { tempDir } from "../support/evaluator-replay-fixtures.ts";
@@ -144,5 +145,28 @@ describe("judge repeats", () => {
     single.onEvalpoint(0, Buffer.from("before"));
     single.onEvalpoint(1, Buffer.from("after"));
     expect((await single.settled())[0]!.repeats).toBeUndefined();
+  });
+});
+
+describe("score-by-iteration curve", () => {
+  const draft = (round: number, selfScore: number, final: number) => ({ draft: round, round, selfScore, final });
+  it("takes the best draft so far by self-score per cell, averages a task's repeats first, then the tasks", () => {
+    const records = [
+      // Task 1, two repeats: round 1 improves one of them.
+      { arm: "agent", taskId: 1, repeat: 0, iterations: [draft(0, 0.2, 0.1), draft(1, 0.6, 0.5)] },
+      { arm: "agent", taskId: 1, repeat: 1, iterations: [draft(0, 0.4, 0.3), draft(1, 0.1, 0.9)] },
+      // Task 2, one repeat.
+      { arm: "agent", taskId: 2, repeat: 0, iterations: [draft(0, 0.5, 0.7)] },
+      { arm: "single", taskId: 1, repeat: 0, iterations: [] },
+    ];
+    const curve = iterationCurve("agent", records)!;
+    // Round 0: task 1 (0.1 + 0.3) / 2 = 0.2, task 2 0.7 → 0.45. Per cell it would be (0.1 + 0.3 + 0.7) / 3.
+    expect(curve.rounds[0]?.final).toBeCloseTo(0.45, 12);
+    expect(curve.rounds[0]?.tasks).toBe(2);
+    // Round 1: repeat 0 moves to 0.5; repeat 1 keeps 0.3 (its round-1 draft self-scored lower: never a regression) → task 1 0.4, task 2 0.7.
+    expect(curve.rounds[1]?.final).toBeCloseTo(0.55, 12);
+    expect(curve.rounds[1]?.selfScore).toBeCloseTo(((0.6 + 0.4) / 2 + 0.5) / 2, 12);
+    expect(curve.points).toHaveLength(5);
+    expect(iterationCurve("single", records)).toBeUndefined();
   });
 });
