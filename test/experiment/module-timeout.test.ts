@@ -1,0 +1,55 @@
+/**
+ * A `module:` arm whose generator never answers: the cell fails at the run's time limit
+ * with a message naming the module, the generator's signal is aborted, and the run goes
+ * on to the other arm's cells.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
+import { runExperiment } from "../../src/run/experiment/run.ts";
+import { DATA, TEST_MS, evaluatorBlock, experimentFixture, writeConfig } from "../support/experiment.ts";
+
+const fixture = experimentFixture("module-timeout");
+
+describe("a module arm that hangs", () => {
+  it(
+    "fails its cell at the time limit, aborts the generator's signal, and the run goes on",
+    async () => {
+      const aborted = path.join(fixture.dir(), "aborted.txt");
+      const modulePath = path.join(fixture.dir(), "configs", "hangs.ts");
+      fs.mkdirSync(path.dirname(modulePath), { recursive: true });
+      fs.writeFileSync(
+        modulePath,
+        `import fs from "node:fs";
+export async function generate(_inputs, context) {
+  context.signal.addEventListener("abort", () => fs.writeFileSync(${JSON.stringify(aborted)}, "aborted"));
+  await new Promise(() => undefined);
+}
+`,
+      );
+      const configFile = writeConfig(
+        path.join(fixture.dir(), "configs", "hangs.yaml"),
+        `name: hangs
+tasks:
+  file: ${DATA}
+  ids: [2]
+out: ../runs/hangs
+${evaluatorBlock}arms:
+  - name: mine
+    kind: module:hangs.ts
+  - name: blank
+    kind: blank
+`,
+      );
+      const summary = await runExperiment(loadExperimentConfig(configFile), { moduleTimeoutMs: 1500 });
+      const byArm = new Map(summary.cells.map((cell) => [cell.arm, cell]));
+      expect(byArm.get("mine")).toMatchObject({ status: "failed" });
+      expect(byArm.get("mine")?.error?.message).toMatch(/the generator in .*hangs\.ts did not finish within 1\.5 s/);
+      expect(byArm.get("blank")).toMatchObject({ status: "finished" });
+      expect(summary.failed).toBe(1);
+      expect(fs.readFileSync(aborted, "utf8")).toBe("aborted");
+    },
+    TEST_MS,
+  );
+});
