@@ -1,16 +1,18 @@
 /**
  * A `module:` arm whose generator never answers: the cell fails at the run's time limit
  * with a message naming the module, the generator's signal is aborted, and the run goes
- * on to the other arm's cells.
+ * on to the other arm's cells. And a run folder reused by a changed config reports only
+ * the current config's cells.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
 import { runExperiment } from "../../src/run/experiment/run.ts";
+import { writeReport } from "../../src/report/report.ts";
 import { DATA, TEST_MS, evaluatorBlock, experimentFixture, writeConfig } from "../support/experiment.ts";
 
-const fixture = experimentFixture("module-timeout");
+const fixture = experimentFixture("cell-edges");
 
 describe("a module arm that hangs", () => {
   it(
@@ -49,6 +51,36 @@ ${evaluatorBlock}arms:
       expect(byArm.get("blank")).toMatchObject({ status: "finished" });
       expect(summary.failed).toBe(1);
       expect(fs.readFileSync(aborted, "utf8")).toBe("aborted");
+    },
+    TEST_MS,
+  );
+});
+
+describe("a run folder reused by a changed config", () => {
+  it(
+    "reports only the cells of the current config, not those an earlier config left in the folder",
+    async () => {
+      const write = (ids: string) =>
+        writeConfig(
+          path.join(fixture.dir(), "configs", "changing.yaml"),
+          `name: changing
+tasks:
+  file: ${DATA}
+  ids: [${ids}]
+out: ../runs/changing
+${evaluatorBlock}arms:
+  - name: blank
+    kind: blank
+`,
+        );
+      const first = await runExperiment(loadExperimentConfig(write("2")));
+      expect(first.cells.map((cell) => cell.taskId)).toEqual([2]);
+      const second = await runExperiment(loadExperimentConfig(write("6")));
+      // Task 2's cell is still in the folder, finished.
+      expect(fs.existsSync(path.join(first.runDir, "arms", "blank", "repeat-0", "2"))).toBe(true);
+      const { data } = await writeReport(second.runDir);
+      expect(data.cells.map((cell) => cell.taskId)).toEqual([6]);
+      expect(data.arms.find((arm) => arm.name === "blank")).toMatchObject({ tasks: 1, cells: 1 });
     },
     TEST_MS,
   );
