@@ -146,15 +146,19 @@ describe("the agent's budgets and switches", () => {
   }, AGENT_TEST_MS);
 });
 
-/** Runs `iwr agent` in a child process; resolves with its exit code (null when killed). */
-function agentProcess(args: string[], killWhen?: () => boolean): Promise<number | null> {
+/** Runs `iwr agent` in a child process; resolves with its exit code (null when killed). `signal` is sent once, when `killWhen` holds. */
+function agentProcess(args: string[], killWhen?: () => boolean, signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["bin/iwr.js", "--quiet", "agent", ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, OPENAI_API_KEY: "sk-test-agent" } });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+    let sent = false;
     const watch = killWhen
       ? setInterval(() => {
-          if (killWhen()) child.kill("SIGKILL");
+          if (!sent && killWhen()) {
+            sent = true;
+            child.kill(signal);
+          }
         }, 50)
       : undefined;
     child.on("error", reject);
@@ -183,6 +187,25 @@ describe("the agent's persistence and inputs", () => {
     const record = recordOf(resultDir);
     expect(record).toMatchObject({ status: "finished", stopReason: "max-iterations", bestDraft: 1 });
     expect(pageOf(resultDir)).toContain("<script");
+  }, AGENT_TEST_MS);
+
+  it("stopped by SIGINT during its self-check: it finishes that node, keeps the checkpoint, says it stopped, and --resume completes", async () => {
+    const model = scriptedAgentModel({ analyze: [storyboard()], draft: [scriptlessPageReply(task)], critique: [CRITIQUE_REPLY], revise: [truePageReply(task)] });
+    server.setReplyFunction(model.reply);
+    const resultDir = path.join(dir, "interrupted");
+    const args = ["--data", DATA, "--result", resultDir, "--model", "gpt-4o", "--base-url", server.baseURL, "--ids", String(TASK_ID), "--max-iterations", "1", "--cache", "off"];
+    const shots = path.join(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).iteration(0), "self-check");
+    const before = server.chatRequests().length;
+    const code = await agentProcess(args, () => fs.existsSync(shots) && fs.readdirSync(shots).length > 0, "SIGINT");
+    // Exit 1: the task is not done. The self-check it was in finished (its record is there); nothing after it ran.
+    expect(code).toBe(1);
+    expect(server.chatRequests().length - before).toBe(2);
+    expect(recordOf(resultDir)).toMatchObject({ status: "stopped" });
+    expect(fs.existsSync(path.join(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).iteration(0), "selfcheck.json"))).toBe(true);
+    expect(fs.existsSync(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).page)).toBe(false);
+    expect(await agentProcess([...args, "--resume"])).toBe(0);
+    expect(server.chatRequests().length - before).toBe(4);
+    expect(recordOf(resultDir)).toMatchObject({ status: "finished", stopReason: "max-iterations", bestDraft: 1 });
   }, AGENT_TEST_MS);
 
   it("sends byte-identical requests for a copy of the task without checkpoints, actions or assertions, and opens no checkpoint", async () => {
