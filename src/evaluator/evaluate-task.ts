@@ -23,7 +23,7 @@ import { replayActionOf, type ReplayResult, type ReplayStep } from "../replay/re
 import type { Grounder } from "../replay/grounding/types.ts";
 import { readImageText } from "./metrics/ocr.ts";
 import { visualSettings, type VisualScorers } from "./metrics/index.ts";
-import { parseEvalRecord, writeEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
+import { writeEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
 import { candidateKey, settingsKey, taskKey, type EvalInputKeys } from "./eval-keys.ts";
 import type { PairingMode } from "./settings.ts";
 import type { AssertionJudge } from "./judge/types.ts";
@@ -235,7 +235,8 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   const scoreMs = Date.now() - scoringStarted;
   const { closeMs, ...page } = await closed;
   const network = { blockedRequests: page.incidentCounts?.["blocked-request"] ?? 0 };
-  for (const entry of records) entry.record = parseEvalRecord({ ...entry.record, network }, `eval record of task ${task.id}`);
+  // Known only once the page closed; writeEvalRecord validates the whole record.
+  for (const entry of records) entry.record = { ...entry.record, network };
   const replayRecord: ReplayRecord = {
     version: 1,
     taskId: task.id,

@@ -26,7 +26,7 @@ function recordedResult(outcome: AssertionOutcome, profile: ProtocolProfile): "Y
 }
 
 /** success_step and whether an assertion's No set it (rather than the executed count). */
-function successStepOf(executed: number, assertions: readonly AssertionOutcome[], profile: ProtocolProfile): { successStep: number; stoppedByAssertion: boolean } {
+export function successStepOf(executed: number, assertions: readonly AssertionOutcome[], profile: ProtocolProfile): { successStep: number; stoppedByAssertion: boolean } {
   const firstNo = assertions
     .filter((outcome) => outcome.actionIndex < executed && recordedResult(outcome, profile) === "No")
     .reduce((lowest, outcome) => Math.min(lowest, outcome.actionIndex), executed);

@@ -31,6 +31,7 @@ import {
 } from "../browser/element-index.ts";
 import { clickElement, pressKey, scrollDown, typeIntoElement, type ActionOutcome } from "../browser/actions.ts";
 import { harnessClick, harnessPress, harnessScroll, harnessType } from "../browser/harness-actions.ts";
+import { settleWithin } from "../browser/deadline.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange } from "./grounding/types.ts";
 
 const logger = log("replay");
@@ -70,8 +71,8 @@ export function replayActionOf(action: Action): ReplayAction {
 /** How a replay waits and acts: the protocol profile's replay rules (src/protocol.ts). */
 export type ReplayStyle = Pick<ProfileRules, "timings" | "actionStyle" | "grounding">;
 
-/** Our replay: the protocol's settle times, our action semantics. */
-export const IWR_REPLAY_STYLE: ReplayStyle = { timings: PROFILE_RULES.corrected.timings, actionStyle: "iwr", grounding: "iwr" };
+/** Our replay: the corrected profile's settle times, action semantics and grounding. */
+export const IWR_REPLAY_STYLE: ReplayStyle = PROFILE_RULES.corrected;
 
 export interface ReplayOptions {
   surface: ReplaySurface;
@@ -162,17 +163,10 @@ interface StepOutcome {
  */
 async function runActionWithinLimit(surface: ReplaySurface, action: ReplayAction, grounder: Grounder, style: ReplayStyle): Promise<StepOutcome> {
   if (style.actionStyle !== "harness") return runAction(surface, action, grounder, style);
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<StepOutcome>((resolve) => {
-    timer = setTimeout(() => resolve({ outcome: { ok: false, reason: `the action, grounding included, took over ${PROTOCOL.actionTimeoutMs} ms` } }), PROTOCOL.actionTimeoutMs);
-  });
-  const running = runAction(surface, action, grounder, style);
-  running.catch(() => undefined);
-  try {
-    return await Promise.race([running, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const settled = await settleWithin(runAction(surface, action, grounder, style), PROTOCOL.actionTimeoutMs);
+  if (settled.status === "done") return settled.value;
+  if (settled.status === "failed") throw settled.error;
+  return { outcome: { ok: false, reason: `the action, grounding included, took over ${PROTOCOL.actionTimeoutMs} ms` } };
 }
 
 /** Grounds the target (Click/Type) and executes the action. */

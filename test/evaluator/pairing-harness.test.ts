@@ -2,9 +2,13 @@
  * Issue #14 §7: the visual list's boundary in the official profile, checked on every
  * flag / failure / No configuration of a 5-action task against a written-out copy of
  * the harness's loop (evaluate.py's evaluate_single_task, as IWR-PROTOCOL.md states it).
+ * Our side derives success_step from the same verdicts (judge errors among them) through
+ * the evaluator's own rule, so a judge "Error" that cut the list would show here.
  */
 import { describe, expect, it } from "vitest";
 import { pairEvalpoints } from "../../src/evaluator/pairing.ts";
+import { successStepOf } from "../../src/evaluator/task-records.ts";
+import type { AssertionOutcome } from "../../src/evaluator/judge-queue.ts";
 
 type Verdict = "Yes" | "No" | "Error" | null;
 
@@ -45,18 +49,38 @@ function allConfigurations(actions: number): Configuration[] {
   return configurations;
 }
 
-function ourList(configuration: Configuration, boundary: "harness" | "through-no"): number[] {
-  const { flags, executed, firstNo } = configuration;
+/** A judged assertion as the judge queue records it; "Error" is a judge that gave no usable answer. */
+function outcome(actionIndex: number, verdict: Exclude<Verdict, null>): AssertionOutcome {
+  const base = { replies: [], attempts: 1, latencyMs: 0 };
+  return {
+    actionIndex,
+    assertion: `assertion ${actionIndex}`,
+    verdict: verdict === "Error" ? { ...base, result: "No", failure: { kind: "http", message: "HTTP 500" } } : { ...base, result: verdict },
+  };
+}
+
+/** Our pipeline: success_step from the verdicts under the official profile, then the visual list within `boundary`. */
+function ourList(configuration: Configuration, boundary: "harness" | "through-no", verdicts: readonly Verdict[] = verdictsOf(configuration)): number[] {
+  const { flags, executed } = configuration;
+  const judged = verdicts.flatMap((verdict, index) => (verdict === null ? [] : [outcome(index, verdict)]));
+  const { successStep, stoppedByAssertion } = successStepOf(executed, judged, "official");
   const result = pairEvalpoints({
     flags,
-    successStep: firstNo ?? executed,
-    stoppedByAssertion: firstNo !== undefined,
+    successStep,
+    stoppedByAssertion,
     evalpointPaths: Array.from({ length: executed + 1 }, (_, index) => `evalpoints/${index}.png`),
     checkpointPaths: Array.from({ length: flags.length + 1 }, (_, index) => `step_${index}.png`),
     mode: "official",
     boundary,
   });
   return result.pairs.map((pair) => pair.evalpoint);
+}
+
+/** Every executed action is judged: the first No where the configuration puts it, Yes and "Error" elsewhere (Errors after the No too). */
+function verdictsOf(configuration: Configuration): Verdict[] {
+  return configuration.flags.map((_, index) =>
+    index === configuration.firstNo ? "No" : index < configuration.executed ? (index % 2 === 0 ? "Yes" : "Error") : null,
+  );
 }
 
 describe("visual list boundary (official profile)", () => {
@@ -66,12 +90,10 @@ describe("visual list boundary (official profile)", () => {
     expect(configurations).toHaveLength(672);
     const mismatches = configurations.filter((configuration) => {
       // Actions after the first No still executed and were judged; any verdict but No leaves the loop alone.
-      const verdicts: Verdict[] = configuration.flags.map((_, index) =>
-        index === configuration.firstNo ? "No" : index < configuration.executed ? (index % 2 === 0 ? "Yes" : "Error") : null,
-      );
+      const verdicts = verdictsOf(configuration);
       const harness = harnessVisualList(configuration.flags, configuration.executed, verdicts);
       expect(harness.successStep).toBe(configuration.firstNo ?? configuration.executed);
-      return JSON.stringify(ourList(configuration, "harness")) !== JSON.stringify(harness.evalpoints);
+      return JSON.stringify(ourList(configuration, "harness", verdicts)) !== JSON.stringify(harness.evalpoints);
     });
     expect(mismatches).toEqual([]);
   });

@@ -121,6 +121,8 @@ describe("the harness's action semantics (official)", () => {
   }, 120_000);
 
   it("shows scrollbars under official and hides them under corrected; both count the requests the sandbox blocked", async () => {
+    // Each profile's own evaluation of task 2 (official's is skipped when the first test already made it).
+    expect(await evaluate("official", "--ids", "2"), output.join("\n")).toBe(0);
     expect(await evaluate("corrected", "--ids", "2"), output.join("\n")).toBe(0);
     const official = await rightEdgeInk(path.join(results("official"), "2", MODEL, "evalpoints", "0.png"));
     const corrected = await rightEdgeInk(path.join(results("corrected"), "2", MODEL, "evalpoints", "0.png"));

@@ -10,12 +10,13 @@ import { contextOf, type SinglePassConfig, type SinglePassUpdate, type SinglePas
 export async function callModel(state: SinglePassValues, config: SinglePassConfig): Promise<SinglePassUpdate> {
   const { model, sample, protocol } = contextOf(config);
   const message = singlePassMessage(state);
-  // The harness sends every sheet past the cap and writes an empty reply as an empty page.
-  const harness = profileRules(protocol ?? "corrected").unusableReply === "write";
+  const rules = profileRules(protocol ?? "corrected");
   const result = await model.invoke([message], {
     ...(config.signal ? { signal: config.signal } : {}),
     ...(sample ? { sample } : {}),
-    ...(harness ? { allowOverImageCap: true, allowEmptyReply: true } : {}),
+    // The harness sends every sheet past the cap, and writes an empty reply as an empty page.
+    ...(rules.sheetsOverCap === "sheets-only" ? { allowOverImageCap: true } : {}),
+    ...(rules.unusableReply === "write" ? { allowEmptyReply: true } : {}),
   });
   return {
     reply: {

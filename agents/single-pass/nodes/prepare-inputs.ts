@@ -40,7 +40,7 @@ export async function requestImages(inputs: Pick<SinglePassValues["inputs"], "as
   const rules = profileRules(protocol);
   const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames, overCap: rules.sheetsOverCap };
   // Checked before any decoding: under corrected, a task whose sheets alone break the cap fails at once.
-  const budget = frameBudget(inputs.assetSheetPaths.length, limits, rules.sheetsOverCap);
+  const budget = frameBudget(inputs.assetSheetPaths.length, limits, limits.overCap);
   const sheets = await Promise.all(inputs.assetSheetPaths.map((file) => readSheet(file, spec.maxImageSide)));
   const sampled = budget === 0 ? [] : await sampleFrames(inputs.videoPath, { maxFrames: budget, count: rules.frameCount, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
   return selectImages({ sheets, frames: sampled, ...limits });

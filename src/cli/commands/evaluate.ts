@@ -59,8 +59,9 @@ export function registerEvaluateCommand(program: Command): void {
       if (options.rescore) {
         const { rescore } = await import("../../evaluator/rescore.ts");
         // With --data the report's rows follow the task file, as the harness's do (else by id).
-        const taskOrder = options.data ? (await import("../../tasks/jsonl.ts")).readTaskLines(options.data).then((lines) => lines.entries.map((entry) => entry.task.id)) : undefined;
-        const result = rescore(options.result, options.model, taskOrder ? { taskOrder: await taskOrder } : {});
+        const { readTaskLines } = await import("../../tasks/jsonl.ts");
+        const taskOrder = options.data ? (await readTaskLines(options.data)).entries.map((entry) => entry.task.id) : undefined;
+        const result = rescore(options.result, options.model, taskOrder ? { taskOrder } : {});
         console.log(`rescored ${result.rows.length} task(s); report: ${result.reportPath}`);
         if (result.missing.length > 0) console.log(`no eval.json for task(s) ${result.missing.join(", ")}`);
         return;
