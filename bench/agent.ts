@@ -14,28 +14,53 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { taskIdList } from "../src/cli/options.ts";
-import { configureLogger } from "../src/log/logger.ts";
-import { loadModelSpec } from "../src/models/index.ts";
-import { replayActionOf } from "../src/replay/replay.ts";
-import { runAgentRun } from "../src/run/agent.ts";
-import { runCalibration } from "../src/run/calibration.ts";
-import { loadTasks } from "../src/tasks/loader.ts";
-import { CRITIQUE_REPLY, requestKind, scriptedAgentModel, storyboardReply, truePageReply } from "../test/support/agent-scripts.ts";
-import { messageParts, startOpenAIServer } from "../test/support/openai-server.ts";
+import { existingTaskFile, parseScriptArgs } from "../scripts/cli-args.ts";
+
+const { values } = parseScriptArgs({
+  name: "bench:agent",
+  command: "npm run bench:agent --",
+  summary:
+    "What the agent costs besides its models, per task, with scripted models on a local server: one critique-and-revise round's " +
+    "non-model time against the evaluator's on the same page (targets <= 1.0x and <= 10 s), the largest checkpoint row and the " +
+    "requests each node sends. ~15 min.",
+  options: {
+    data: { type: "string", value: "<tasks.jsonl>", description: "the task file", default: "tasks/iwr-mini.jsonl", parse: existingTaskFile },
+    ids: { type: "string", value: "<3,10>", description: "only these task ids (default: every task)", parse: (text: string) => taskIdList(text) },
+    result: { type: "string", value: "<dir>", description: "where the pages and records go, kept (default: a temporary folder, removed at the end)" },
+  },
+});
+
+// Loaded once the arguments are good, so that --help and a usage error answer at once
+// rather than after the browser's, the evaluator's and the agent's modules.
+const [
+  { configureLogger },
+  { loadModelSpec },
+  { replayActionOf },
+  { runAgentRun },
+  { runCalibration },
+  { loadTasks },
+  { CRITIQUE_REPLY, requestKind, scriptedAgentModel, storyboardReply, truePageReply },
+  { messageParts, startOpenAIServer },
+] = await Promise.all([
+  import("../src/log/logger.ts"),
+  import("../src/models/index.ts"),
+  import("../src/replay/replay.ts"),
+  import("../src/run/agent.ts"),
+  import("../src/run/calibration.ts"),
+  import("../src/tasks/loader.ts"),
+  import("../test/support/agent-scripts.ts"),
+  import("../test/support/openai-server.ts"),
+]);
 
 const TARGETS = { ratio: 1.0, seconds: 10 };
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { data: { type: "string", default: "tasks/iwr-mini.jsonl" }, ids: { type: "string" }, result: { type: "string" } }, strict: true });
   configureLogger({ level: "warn" });
   const resultDir = values.result ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-agent-"));
   let tasks = await loadTasks(values.data);
-  if (values.ids) {
-    const ids = taskIdList(values.ids);
-    tasks = tasks.filter((task) => ids.includes(task.id));
-  }
+  const { ids } = values;
+  if (ids) tasks = tasks.filter((task) => ids.includes(task.id));
   console.log(`bench:agent — ${tasks.length} task(s), one worker; results in ${resultDir}`);
   const rows = await runCalibration({ tasks, resultDir: path.join(resultDir, "evaluator"), workers: 1, pairingModes: ["aligned"] });
 

@@ -27,25 +27,56 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import pLimit from "p-limit";
 import type { Browser } from "playwright";
-import { configureLogger } from "../src/log/logger.ts";
-import { sharedBrowser } from "../src/browser/launch.ts";
-import { startStaticServer } from "../src/browser/static-server.ts";
-import { normalizeKey } from "../src/browser/actions.ts";
 import { PROTOCOL } from "../src/protocol.ts";
-import { loadTasks } from "../src/tasks/loader.ts";
 import type { Task } from "../src/tasks/schema.ts";
-import sharp from "sharp";
-import { ocrPoolSizeFor, readImageText, setReferenceTextDir } from "../src/evaluator/metrics/ocr.ts";
-import { evaluateTask, type ReplayRecord } from "../src/evaluator/evaluate-task.ts";
-import { candidateMounts } from "../src/replay/candidate-serving.ts";
+import type { ReplayRecord } from "../src/evaluator/evaluate-task.ts";
 import { candidateFiles } from "../src/results/layout.ts";
-import { closeEvaluator, createEvaluator } from "../src/run/evaluate.ts";
-import { writeCalibrationCandidate } from "../src/run/calibration.ts";
-import { runPipelined, trajectoryLength } from "../src/run/task-pipeline.ts";
+import { existingTaskFile, parseScriptArgs } from "../scripts/cli-args.ts";
 import { startCpuMeter, type CpuReading } from "./machine-cpu.ts";
+
+const { values } = parseScriptArgs({
+  name: "bench:evaluator",
+  command: "npm run bench:evaluator --",
+  summary:
+    "Times the evaluator on the suite's reference pages (offline judge + grounding) against bare Playwright doing the same steps with " +
+    "the protocol's waits (target <= 1.3x), and 2 workers against 1 (target >= 1.6x), with the checkpoint texts cold and warm. ~10 min.",
+  options: {
+    data: { type: "string", value: "<tasks.jsonl>", description: "the task file", default: "tasks/iwr-mini.jsonl", parse: existingTaskFile },
+    "no-trace": { type: "boolean", description: "measure without writing trace.zip" },
+  },
+});
+
+// Loaded once the arguments are good, so that --help and a usage error answer at once
+// rather than after the browser's, OCR's and the evaluator's modules.
+const [
+  { configureLogger },
+  { sharedBrowser },
+  { startStaticServer },
+  { normalizeKey },
+  { loadTasks },
+  { default: sharp },
+  { ocrPoolSizeFor, readImageText, setReferenceTextDir },
+  { evaluateTask },
+  { candidateMounts },
+  { closeEvaluator, createEvaluator },
+  { writeCalibrationCandidate },
+  { runPipelined, trajectoryLength },
+] = await Promise.all([
+  import("../src/log/logger.ts"),
+  import("../src/browser/launch.ts"),
+  import("../src/browser/static-server.ts"),
+  import("../src/browser/actions.ts"),
+  import("../src/tasks/loader.ts"),
+  import("sharp"),
+  import("../src/evaluator/metrics/ocr.ts"),
+  import("../src/evaluator/evaluate-task.ts"),
+  import("../src/replay/candidate-serving.ts"),
+  import("../src/run/evaluate.ts"),
+  import("../src/run/calibration.ts"),
+  import("../src/run/task-pipeline.ts"),
+]);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -104,7 +135,7 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
     const run = await timed(() =>
       runPipelined(tasks, { workers, weight: trajectoryLength }, async (task) => {
         const candidateDir = path.join(resultDir, String(task.id), "reference");
-        const evaluation = await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true });
+        const evaluation = await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true, calibration: true });
         replays.set(task.id, evaluation.replay);
       }),
     );
@@ -148,17 +179,9 @@ async function floorTask(browser: Browser, task: Task, resultDir: string, replay
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: { data: { type: "string", default: "tasks/iwr-mini.jsonl" }, "no-trace": { type: "boolean", default: false } },
-  });
   const trace = !values["no-trace"];
   configureLogger({ level: "warn" });
-  const dataPath = values.data ?? "tasks/iwr-mini.jsonl";
-  if (!fs.existsSync(dataPath)) {
-    console.error(`bench:evaluator: ${dataPath} does not exist (record the bundled suite with npm run tasks:build, or pass --data)`);
-    return 1;
-  }
-  const tasks = await loadTasks(dataPath);
+  const tasks = await loadTasks(values.data);
   const resultDir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-evaluator-"));
   try {
     for (const task of tasks) writeCalibrationCandidate(task, resultDir, "reference");

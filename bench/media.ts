@@ -20,10 +20,24 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { findFfmpeg } from "../src/setup/find-tools.ts";
-import { frameFilter, planFrames, sampleFrames } from "../src/media/frames.ts";
-import { probeVideo } from "../src/media/probe.ts";
-import { VIDEO_STATE_SETTINGS, videoStates } from "../src/media/video-states.ts";
+import { parseScriptArgs } from "../scripts/cli-args.ts";
+
+parseScriptArgs({
+  name: "bench:media",
+  command: "npm run bench:media --",
+  summary:
+    "Times our frame sampling against bare ffmpeg on the same 10 s and 100 s videos (target ratio <= 1.2x), and the video states of " +
+    "two bundled recordings against bare ffmpeg decoding at the same rate (target <= 1.5x). Takes no options.",
+  options: {},
+});
+
+// Loaded once the arguments are good, so that --help and a usage error answer at once.
+const [{ findFfmpeg }, { frameFilter, planFrames, sampleFrames }, { probeVideo }, { VIDEO_STATE_SETTINGS, videoStates }] = await Promise.all([
+  import("../src/setup/find-tools.ts"),
+  import("../src/media/frames.ts"),
+  import("../src/media/probe.ts"),
+  import("../src/media/video-states.ts"),
+]);
 
 const run = promisify(execFile);
 const RUNS = 3;

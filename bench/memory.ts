@@ -13,12 +13,28 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
-import { configureLogger } from "../src/log/logger.ts";
-import { defaultPageMemoryLimitMiB } from "../src/browser/host.ts";
-import { loadTasks } from "../src/tasks/loader.ts";
-import { runEvaluation } from "../src/run/evaluate.ts";
-import { writeCalibrationCandidate } from "../src/run/calibration.ts";
+import { existingTaskFile, parseScriptArgs, positiveIntegerList } from "../scripts/cli-args.ts";
+
+const { values } = parseScriptArgs({
+  name: "bench:memory",
+  command: "npm run bench:memory --",
+  summary:
+    "Peak memory (PSS of this process and its descendants) of an evaluation with N workers over the suite's true pages and the hostile " +
+    "corpus, against N x the page memory limit plus what the process holds on its own. Linux only.",
+  options: {
+    workers: { type: "string", value: "<1,2,4>", description: "the worker counts to measure, one evaluation pair each", default: "1,2,4", parse: positiveIntegerList },
+    data: { type: "string", value: "<tasks.jsonl>", description: "the task file", default: "tasks/iwr-mini.jsonl", parse: existingTaskFile },
+  },
+});
+
+// Loaded once the arguments are good, so that --help and a usage error answer at once.
+const [{ configureLogger }, { defaultPageMemoryLimitMiB }, { loadTasks }, { runEvaluation }, { writeCalibrationCandidate }] = await Promise.all([
+  import("../src/log/logger.ts"),
+  import("../src/browser/host.ts"),
+  import("../src/tasks/loader.ts"),
+  import("../src/run/evaluate.ts"),
+  import("../src/run/calibration.ts"),
+]);
 
 const HOSTILE_DIR = path.resolve("test/fixtures/hostile");
 /** The hostile pages put in place of six tasks' true pages. */
@@ -68,16 +84,11 @@ async function peakDuring(work: () => Promise<unknown>): Promise<{ peakMiB: numb
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { workers: { type: "string", default: "1,2,4" }, data: { type: "string", default: "tasks/iwr-mini.jsonl" }, help: { type: "boolean" } }, strict: true });
-  if (values.help) {
-    console.log("usage: npm run bench:memory [-- --workers 1,2,4] [--data tasks/iwr-mini.jsonl]");
-    return;
-  }
   if (!fs.existsSync("/proc/self/smaps_rollup")) throw new Error("bench:memory reads /proc/<pid>/smaps_rollup: Linux only");
   configureLogger({ level: "error" });
-  const dataPath = values.data ?? "tasks/iwr-mini.jsonl";
+  const dataPath = values.data;
   const tasks = await loadTasks(dataPath);
-  const counts = (values.workers ?? "1,2,4").split(",").map(Number);
+  const counts = values.workers;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-memory-"));
   console.log(`bench:memory — ${tasks.length} tasks; ${os.cpus().length} CPU(s), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; PSS of this process and its descendants every 200 ms`);
   console.log("| workers | page limit (MiB) | true pages only: peak | true + hostile: peak | bound N × limit + own | within | hostile pages stopped | wall (s) |");

@@ -7,12 +7,28 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { taskIdList } from "../src/cli/options.ts";
-import { configureLogger } from "../src/log/logger.ts";
-import { writeReport } from "../src/report/report.ts";
-import { runExperiment } from "../src/run/experiment/run.ts";
-import { demoConfig, latencyServer } from "./run-support.ts";
+import { parseScriptArgs } from "../scripts/cli-args.ts";
+
+const { values } = parseScriptArgs({
+  name: "bench:rerun",
+  command: "npm run bench:rerun --",
+  summary:
+    "Runs the demo experiment cold (its model arms on a local server), then again in the same run folder: the warm rerun must make no " +
+    "model call and no replay and take under 5 s. --ids 1: ~2 min.",
+  options: {
+    ids: { type: "string", value: "<1,2>", description: "only these task ids (default: the demo config's)", parse: (text: string) => taskIdList(text) },
+    out: { type: "string", value: "<dir>", description: "where the run folder and its cache go (default: a new temporary folder)" },
+  },
+});
+
+// Loaded once the arguments are good, so that --help and a usage error answer at once.
+const [{ configureLogger }, { writeReport }, { runExperiment }, { demoConfig, latencyServer }] = await Promise.all([
+  import("../src/log/logger.ts"),
+  import("../src/report/report.ts"),
+  import("../src/run/experiment/run.ts"),
+  import("./run-support.ts"),
+]);
 
 const TARGET_SEC = 5;
 
@@ -23,9 +39,8 @@ function evalWrites(dir: string): Map<string, number> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { ids: { type: "string" }, out: { type: "string" } }, strict: true });
   configureLogger({ level: "warn" });
-  const ids = values.ids ? taskIdList(values.ids) : undefined;
+  const { ids } = values;
   const out = values.out ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-rerun-"));
   process.env.IWR_CACHE_DIR = path.join(out, "cache");
   const probe = demoConfig("http://127.0.0.1:1/v1", out, ids);

@@ -14,19 +14,35 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { taskIdList } from "../src/cli/options.ts";
-import { configureLogger } from "../src/log/logger.ts";
-import { runExperiment } from "../src/run/experiment/run.ts";
-import { demoConfig, latencyServer, processTreeCpuSec } from "./run-support.ts";
+import { nonNegativeInteger, parseScriptArgs } from "../scripts/cli-args.ts";
+
+const { values } = parseScriptArgs({
+  name: "bench:run",
+  command: "npm run bench:run --",
+  summary:
+    "Runs the demo experiment with its model arms on a local server answering after a fixed latency, and prints the wall time " +
+    "against the larger of the model calls' critical path and the CPU work / cores (target <= 1.25). --ids 1: ~3 min.",
+  options: {
+    ids: { type: "string", value: "<1,2>", description: "only these task ids (default: the demo config's)", parse: (text: string) => taskIdList(text) },
+    "latency-ms": { type: "string", value: "<ms>", description: "how long the local server waits before each answer", default: "3000", parse: nonNegativeInteger },
+    out: { type: "string", value: "<dir>", description: "where the run folder and its cache go (default: a new temporary folder)" },
+  },
+});
+
+// Loaded once the arguments are good, so that --help and a usage error answer at once.
+const [{ configureLogger }, { runExperiment }, { demoConfig, latencyServer, processTreeCpuSec }] = await Promise.all([
+  import("../src/log/logger.ts"),
+  import("../src/run/experiment/run.ts"),
+  import("./run-support.ts"),
+]);
 
 const TARGET = 1.25;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { ids: { type: "string" }, "latency-ms": { type: "string", default: "3000" }, out: { type: "string" } }, strict: true });
   configureLogger({ level: "warn" });
-  const ids = values.ids ? taskIdList(values.ids) : undefined;
-  const latencyMs = Number(values["latency-ms"]);
+  const { ids } = values;
+  const latencyMs = values["latency-ms"];
   const out = values.out ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-run-"));
   process.env.IWR_CACHE_DIR = path.join(out, "cache");
   const probe = demoConfig("http://127.0.0.1:1/v1", out, ids);

@@ -18,22 +18,59 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
-import { defaultPageMemoryLimitMiB } from "../src/browser/host.ts";
-import { closeSharedBrowser } from "../src/browser/launch.ts";
 import { positiveInteger, taskIdList } from "../src/cli/options.ts";
-import { createVisualMetric } from "../src/evaluator/metrics/visual.ts";
-import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../src/evaluator/metrics/ocr.ts";
-import { configureLogger } from "../src/log/logger.ts";
-import { mutantLadder } from "../src/mutants/ladder.ts";
-import { replayActionOf } from "../src/replay/replay.ts";
-import { runCalibration, type CalibrationRow } from "../src/run/calibration.ts";
-import { createPageSlots, runPipelined } from "../src/run/task-pipeline.ts";
-import { runSelfCheck } from "../src/selfcheck/self-check.ts";
-import { trackingOf, type ScoredPage } from "../src/selfcheck/tracking.ts";
-import { loadTasks } from "../src/tasks/loader.ts";
+import type { CalibrationRow } from "../src/run/calibration.ts";
+import type { ScoredPage } from "../src/selfcheck/tracking.ts";
 import type { Task } from "../src/tasks/schema.ts";
 import { candidateFiles } from "../src/results/layout.ts";
+import { existingTaskFile, exitWithUsageError, parseScriptArgs } from "../scripts/cli-args.ts";
+
+const spec = {
+  name: "bench:selfcheck",
+  command: "npm run bench:selfcheck --",
+  summary:
+    "How well the self-check tracks the evaluator: per task, each page of the mutant ladder (plus the true and the blank page) scored by " +
+    "both; prints Spearman rho, pairwise agreement and self-check / evaluator time (targets >= 0.85, >= 0.85, <= 0.8). ~50 min.",
+  options: {
+    data: { type: "string", value: "<tasks.jsonl>", description: "the task file", default: "tasks/iwr-mini.jsonl", parse: existingTaskFile },
+    ids: { type: "string", value: "<3,10>", description: "only these task ids (default: every task)", parse: (text: string) => taskIdList(text) },
+    workers: { type: "string", value: "<n>", description: "pages evaluated and self-checked at once", default: "2", parse: positiveInteger },
+    result: { type: "string", value: "<dir>", description: "where the pages and records go, kept (default: a temporary folder, removed at the end)" },
+    reuse: { type: "boolean", description: "take the evaluations an earlier run left in --result and run only the self-checks" },
+  },
+} as const;
+const { values } = parseScriptArgs(spec);
+if (values.reuse && !values.result) exitWithUsageError(spec, "--reuse needs --result <dir> of an earlier run");
+
+// Loaded once the arguments are good, so that --help and a usage error answer at once
+// rather than after the browser's, OCR's and the evaluator's modules.
+const [
+  { defaultPageMemoryLimitMiB },
+  { closeSharedBrowser },
+  { createVisualMetric },
+  { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr },
+  { configureLogger },
+  { mutantLadder },
+  { replayActionOf },
+  { runCalibration },
+  { createPageSlots, runPipelined },
+  { runSelfCheck },
+  { trackingOf },
+  { loadTasks },
+] = await Promise.all([
+  import("../src/browser/host.ts"),
+  import("../src/browser/launch.ts"),
+  import("../src/evaluator/metrics/visual.ts"),
+  import("../src/evaluator/metrics/ocr.ts"),
+  import("../src/log/logger.ts"),
+  import("../src/mutants/ladder.ts"),
+  import("../src/replay/replay.ts"),
+  import("../src/run/calibration.ts"),
+  import("../src/run/task-pipeline.ts"),
+  import("../src/selfcheck/self-check.ts"),
+  import("../src/selfcheck/tracking.ts"),
+  import("../src/tasks/loader.ts"),
+]);
 
 const TARGETS = { spearman: 0.85, pairwise: 0.85, timeRatio: 0.8 };
 
@@ -85,19 +122,13 @@ const mean = (values: readonly number[]) => {
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { data: { type: "string", default: "tasks/iwr-mini.jsonl" }, ids: { type: "string" }, workers: { type: "string", default: "2" }, result: { type: "string" }, reuse: { type: "boolean", default: false } },
-    strict: true,
-  });
   configureLogger({ level: "warn" });
-  const workers = positiveInteger(values.workers);
-  const ids = values.ids ? taskIdList(values.ids) : undefined;
+  const { workers, ids } = values;
   const resultDir = values.result ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-selfcheck-"));
   let tasks = await loadTasks(values.data);
   if (ids) tasks = tasks.filter((task) => ids.includes(task.id));
   console.log(`bench:selfcheck — ${tasks.length} task(s), reference + blank + mutant ladder each, ${workers} worker(s); results in ${resultDir}`);
 
-  if (values.reuse && !values.result) throw new Error("--reuse needs --result <dir> of an earlier run");
   const started = Date.now();
   const pages = values.reuse
     ? evaluatedPagesIn(resultDir, tasks)

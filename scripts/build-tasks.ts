@@ -12,12 +12,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { closeSharedBrowser } from "../src/browser/launch.ts";
 import { IwrError, errorMessage } from "../src/errors.ts";
 import { loadActionScript, type LoadedActionScript } from "../src/recorder/script-schema.ts";
-import { recordTask } from "../src/recorder/record-task.ts";
-import { loadTaskSet } from "../src/tasks/loader.ts";
-import { formatProblem } from "../src/tasks/problems.ts";
+import { exitWithUsageError, parseScriptArgs } from "./cli-args.ts";
 
 const TASKS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "tasks");
 const SCRIPTS_DIR = path.join(TASKS_DIR, "scripts");
@@ -58,6 +55,7 @@ function folderBytes(dir: string): number {
 }
 
 async function recordAll(planned: readonly PlannedTask[], jsonl: string, force: boolean): Promise<void> {
+  const { recordTask } = await import("../src/recorder/record-task.ts");
   for (const [index, { id, loaded }] of planned.entries()) {
     const result = await recordTask({ script: loaded, data: jsonl, id, force });
     console.log(
@@ -69,6 +67,7 @@ async function recordAll(planned: readonly PlannedTask[], jsonl: string, force: 
 }
 
 async function validateSuite(jsonl: string): Promise<void> {
+  const [{ loadTaskSet }, { formatProblem }] = await Promise.all([import("../src/tasks/loader.ts"), import("../src/tasks/problems.ts")]);
   const set = await loadTaskSet(jsonl, { checkMedia: true });
   if (set.problems.length > 0) {
     throw new IwrError("TASK_INVALID", `the rebuilt suite does not validate:\n  ${set.problems.map(formatProblem).join("\n  ")}`);
@@ -92,8 +91,6 @@ async function main(names: readonly string[]): Promise<void> {
   if (names.length > 0) {
     const wanted = names.map((name) => name.replace(/\.ya?ml$/i, ""));
     const chosen = planned.filter(({ loaded }) => wanted.includes(path.basename(loaded.file).replace(/\.ya?ml$/i, "")));
-    const unknown = wanted.filter((name) => !chosen.some(({ loaded }) => path.basename(loaded.file).startsWith(`${name}.`)));
-    if (unknown.length > 0) throw new IwrError("RECORDER", `no script named ${unknown.join(", ")} in ${SCRIPTS_DIR}`);
     await recordAll(chosen, finalJsonl, true);
     await validateSuite(finalJsonl);
   } else {
@@ -113,8 +110,24 @@ async function main(names: readonly string[]): Promise<void> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const spec = {
+    name: "tasks:build",
+    command: "npm run tasks:build --",
+    summary:
+      "Re-records the bundled suite from tasks/scripts/*.yaml. With no names: every script into a fresh build folder, validated, " +
+      "then swapped in for tasks/iwr-mini.jsonl and tasks/iwr-mini/ (a failed build leaves the committed suite as it was). " +
+      "With names: only those tasks, re-recorded in place.",
+    options: {},
+    positionals: { usage: "[<script-name>...]", description: "scripts to re-record, e.g. shop or faq.yaml (default: every script, a full rebuild)" },
+  };
+  const { positionals: names } = parseScriptArgs(spec);
+  const known = fs.readdirSync(SCRIPTS_DIR).filter((name) => /\.ya?ml$/i.test(name)).map((name) => name.replace(/\.ya?ml$/i, ""));
+  const unknown = names.filter((name) => !known.includes(name.replace(/\.ya?ml$/i, "")));
+  if (unknown.length > 0) exitWithUsageError(spec, `no script named ${unknown.join(", ")} in ${path.relative(process.cwd(), SCRIPTS_DIR) || "."} (there are ${known.join(", ")})`);
+  // Loaded only for a real build: --help and a usage error never load the browser's modules.
+  const { closeSharedBrowser } = await import("../src/browser/launch.ts");
   try {
-    await main(process.argv.slice(2));
+    await main(names);
   } catch (error) {
     console.error(`tasks:build: ${error instanceof IwrError ? `${error.code}: ` : ""}${errorMessage(error)}`);
     process.exitCode = 1;

@@ -19,79 +19,48 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
-import { configureLogger } from "../src/log/logger.ts";
-import { loadTasks } from "../src/tasks/loader.ts";
-import { mutantLadder } from "../src/mutants/ladder.ts";
-import { calibrationProblems, calibrationTable, runCalibration } from "../src/run/calibration.ts";
-import { analyseLadder } from "../src/run/calibration-ladder.ts";
-import { PROTOCOL_PROFILES, profileRules, type ProtocolProfile } from "../src/protocol.ts";
+import { positiveInteger, taskIdList } from "../src/cli/options.ts";
+import { PROTOCOL_PROFILES, profileRules } from "../src/protocol.ts";
+import { existingTaskFile, oneOf, parseScriptArgs } from "./cli-args.ts";
 
-const USAGE = "usage: npm run calibrate [-- --data <tasks.jsonl>] [--result <dir>] [--workers <n>] [--ids 1,2] [--no-ladder] [--protocol corrected|official]";
+const { values: chosen } = parseScriptArgs({
+  name: "calibrate",
+  command: "npm run calibrate --",
+  summary:
+    "Evaluates every task's true page, a blank page and the mutant ladder of the true page with the offline judge and grounding, " +
+    "scores each under both pairings (eval.json aligned, eval.official.json) and checks the evaluator's calibration targets. " +
+    "Exit code 1 when a target is missed.",
+  options: {
+    data: { type: "string", value: "<tasks.jsonl>", description: "the task file", default: "tasks/iwr-mini.jsonl", parse: existingTaskFile },
+    result: { type: "string", value: "<dir>", description: "where the candidate folders and eval.json files go (default: a new temporary folder)" },
+    workers: { type: "string", value: "<n>", description: "pages evaluated at once", default: "2", parse: positiveInteger },
+    ids: { type: "string", value: "<1,2>", description: "only these task ids (default: every task)", parse: (text: string) => new Set(taskIdList(text)) },
+    "no-ladder": { type: "boolean", description: "leave out the mutant ladder: reference and blank pages only" },
+    protocol: { type: "string", value: "<corrected|official>", description: "the protocol profile of the replay and scoring rules", default: "corrected", parse: oneOf(PROTOCOL_PROFILES) },
+  },
+});
 
-function options(): { data: string; result?: string; workers: number; ids?: Set<number>; ladder: boolean; protocol: ProtocolProfile } | undefined {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        data: { type: "string", default: "tasks/iwr-mini.jsonl" },
-        result: { type: "string" },
-        workers: { type: "string", default: "2" },
-        ids: { type: "string" },
-        "no-ladder": { type: "boolean", default: false },
-        protocol: { type: "string", default: "corrected" },
-        help: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    console.error(`calibrate: ${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-    process.exitCode = 2;
-    return undefined;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return undefined;
-  }
-  const workers = Number(values.workers);
-  const ids = values.ids?.split(",").map((id) => id.trim()).filter(Boolean);
-  const protocol = values.protocol;
-  if (!PROTOCOL_PROFILES.some((profile) => profile === protocol)) {
-    console.error(`calibrate: --protocol takes ${PROTOCOL_PROFILES.join(" or ")}, got '${protocol}'\n${USAGE}`);
-    process.exitCode = 2;
-    return undefined;
-  }
-  if (!Number.isInteger(workers) || workers < 1 || ids?.some((id) => !/^\d+$/.test(id))) {
-    console.error(`calibrate: --workers takes a positive integer and --ids task ids like 1,2\n${USAGE}`);
-    process.exitCode = 2;
-    return undefined;
-  }
-  return {
-    data: values.data ?? "tasks/iwr-mini.jsonl",
-    ...(values.result ? { result: values.result } : {}),
-    workers,
-    ...(ids ? { ids: new Set(ids.map(Number)) } : {}),
-    ladder: !values["no-ladder"],
-    protocol: protocol as ProtocolProfile,
-  };
-}
+// Loaded once the arguments are good, so that --help and a usage error answer at once
+// rather than after the evaluator's modules (seconds on a small machine).
+const [{ configureLogger }, { loadTasks }, { mutantLadder }, { calibrationProblems, calibrationTable, runCalibration }, { analyseLadder }] = await Promise.all([
+  import("../src/log/logger.ts"),
+  import("../src/tasks/loader.ts"),
+  import("../src/mutants/ladder.ts"),
+  import("../src/run/calibration.ts"),
+  import("../src/run/calibration-ladder.ts"),
+]);
 
-async function main(): Promise<number | undefined> {
-  const chosen = options();
-  if (!chosen) return process.exitCode === undefined ? 0 : undefined;
+async function main(): Promise<number> {
+  const withLadder = !chosen["no-ladder"];
   configureLogger({ level: "warn" });
-  if (!fs.existsSync(chosen.data)) {
-    console.error(`calibrate: ${chosen.data} does not exist (record the bundled suite with npm run tasks:build, or pass --data)`);
-    return 1;
-  }
   const tasks = (await loadTasks(chosen.data, { resolutionFallback: profileRules(chosen.protocol).missingResolution })).filter((task) => !chosen.ids || chosen.ids.has(task.id));
   const resultDir = chosen.result ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-calibration-"));
-  console.log(`calibrating ${tasks.length} task(s) from ${chosen.data} into ${resultDir} with ${chosen.workers} worker(s), protocol ${chosen.protocol}${chosen.ladder ? ", with the mutant ladder" : ""}`);
+  console.log(`calibrating ${tasks.length} task(s) from ${chosen.data} into ${resultDir} with ${chosen.workers} worker(s), protocol ${chosen.protocol}${withLadder ? ", with the mutant ladder" : ""}`);
 
   const started = Date.now();
-  const rows = await runCalibration({ tasks, resultDir, workers: chosen.workers, profile: chosen.protocol, ...(chosen.ladder ? { mutants: (task) => mutantLadder(task.truth.actions.length) } : {}) });
+  const rows = await runCalibration({ tasks, resultDir, workers: chosen.workers, profile: chosen.protocol, ...(withLadder ? { mutants: (task) => mutantLadder(task.truth.actions.length) } : {}) });
   console.log(`\n${calibrationTable(tasks, rows)}`);
-  const ladder = chosen.ladder ? analyseLadder(tasks, rows) : undefined;
+  const ladder = withLadder ? analyseLadder(tasks, rows) : undefined;
   if (ladder) console.log(`\n${ladder.table}`);
   console.log(`\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`);
 
@@ -104,5 +73,4 @@ async function main(): Promise<number | undefined> {
   return 0;
 }
 
-const code = await main();
-if (code !== undefined) process.exitCode = code;
+process.exitCode = await main();

@@ -11,7 +11,19 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import sharp from "sharp";
+import { parseScriptArgs } from "./cli-args.ts";
+
+const { values } = parseScriptArgs({
+  name: "make-site-images",
+  command: "npx tsx scripts/make-site-images.ts",
+  summary: "Regenerates every image of the bundled sites (tasks/sites/<site>/img/) from SVG drawn in this script: JPEG for photos, PNG for flat artwork.",
+  options: {
+    check: { type: "boolean", description: "write nothing; exit 1 if any committed image differs from what this script draws" },
+  },
+});
+
+// Loaded once the arguments are good: --help and a usage error need no image library.
+const { default: sharp } = await import("sharp");
 
 interface SiteImage {
   site: string;
@@ -267,7 +279,7 @@ function writeAtomically(file: string, data: Buffer): void {
 }
 
 async function main(): Promise<void> {
-  const check = process.argv.includes("--check");
+  const check = values.check;
   let total = 0;
   const differing: string[] = [];
   for (const image of images) {
