@@ -1,10 +1,10 @@
 /**
  * The page's interactive elements, numbered, as the evaluator's grounding sees them
  * (IWR-PROTOCOL.md §3.2): one in-page pass collects every element a user could act
- * on, tags it with `data-iwr-idx` so an action can address it by number, and returns
- * the facts a grounder matches a description against (visible text, labels, role,
- * colours, box). Also: the accessibility-tree text and the numbered highlight
- * overlay used by the vision fallback.
+ * on, open shadow roots included, tags it with `data-iwr-idx` so an action can address
+ * it by number, and returns the facts a grounder matches a description against
+ * (visible text, labels, role, colours, box). Also: the accessibility-tree text and
+ * the numbered highlight overlay used by the vision fallback.
  */
 import type { Page } from "playwright";
 
@@ -29,6 +29,14 @@ export interface InteractiveElement {
   /** Visible text, whitespace collapsed, at most 120 characters. */
   text: string;
   ariaLabel: string;
+  /**
+   * The name other elements give it, as a person reads it on or beside the control: the
+   * text of its aria-labelledby targets and its <label>s (label[for] or wrapping); for a
+   * checkbox or radio with neither, a sibling <label> drawn over it (custom checkboxes);
+   * and, when it shows no text, the name of the icon it holds (an svg's aria-label,
+   * title or <title>). Empty when it would only repeat `text`.
+   */
+  label: string;
   placeholder: string;
   title: string;
   alt: string;
@@ -93,9 +101,11 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
     }
     return best;
   };
+  // Roles are tokens: "Button" and "button link" both mean a button.
+  const roleToken = (el: Element): string => (el.getAttribute("role") ?? "").trim().split(/\s+/)[0]?.toLowerCase() ?? "";
   const implicitRole = (el: Element): string => {
-    const explicit = el.getAttribute("role");
-    if (explicit) return explicit.trim().split(/\s+/)[0] ?? "";
+    const explicit = roleToken(el);
+    if (explicit) return explicit;
     switch (el.tagName) {
       case "A": return el.hasAttribute("href") ? "link" : "generic";
       case "BUTTON": case "SUMMARY": return "button";
@@ -114,17 +124,22 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
         return (el as HTMLElement).isContentEditable ? "textbox" : "generic";
     }
   };
+  /** The parent in the rendered (flat) tree: a slotted element's slot, a shadow root's host. */
+  const composedParent = (node: Element): Element | null => {
+    if (node.assignedSlot) return node.assignedSlot;
+    if (node.parentElement) return node.parentElement;
+    return node.parentNode instanceof ShadowRoot ? node.parentNode.host : null;
+  };
   const isInteractive = (el: Element, style: CSSStyleDeclaration): boolean => {
     if (NATIVE.has(el.tagName)) return !(el.tagName === "INPUT" && (el as HTMLInputElement).type === "hidden");
-    const role = el.getAttribute("role");
-    if (role && ROLES.has(role)) return true;
+    if (ROLES.has(roleToken(el))) return true;
     if (el.hasAttribute("onclick") || el.classList.contains("btn")) return true;
     if ((el as HTMLElement).isContentEditable && !(el.parentElement?.isContentEditable ?? false)) return true;
     const tabindex = el.getAttribute("tabindex");
     if (tabindex !== null && Number(tabindex) >= 0) return true;
     // A pointer cursor marks a clickable the page wired in script; only the top of such a subtree counts.
     if (style.cursor === "pointer") {
-      const parent = el.parentElement;
+      const parent = composedParent(el);
       return !parent || getComputedStyle(parent).cursor !== "pointer";
     }
     return false;
@@ -143,40 +158,144 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
   };
   const contextOf = (el: Element, ownText: string): string => {
     let smaller = "";
-    let node = el.parentElement;
-    for (let depth = 0; node && node !== document.body && depth < 6; depth++, node = node.parentElement) {
+    let node = composedParent(el);
+    for (let depth = 0; node && node !== document.body && depth < 6; depth++, node = composedParent(node)) {
       const text = textOf(node);
       if (text.length >= ownText.length + 15) return text.length < 400 ? text.slice(0, 200) : smaller;
-      smaller = text.slice(0, 200);
+      // A shadow host's innerText is blind to its shadow content: a shorter text is such a host, not more context.
+      if (text.length >= smaller.length) smaller = text.slice(0, 200);
     }
     return smaller;
   };
 
+  /** The element a click at (x, y) reaches, inside open shadow roots too (document.elementFromPoint stops at the host). */
+  const deepElementFromPoint = (x: number, y: number): Element | null => {
+    let hit = document.elementFromPoint(x, y);
+    for (let depth = 0; hit?.shadowRoot && depth < 32; depth++) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  const isWithin = (node: Element, container: Element): boolean => {
+    for (let current: Element | null = node; current; current = composedParent(current)) if (current === container) return true;
+    return false;
+  };
   const hitsItself = (el: Element, rect: DOMRect): boolean => {
     const x = rect.left + rect.width / 2;
     const y = rect.top + rect.height / 2;
     if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) return true;
-    const hit = document.elementFromPoint(x, y);
-    return hit !== null && (hit === el || el.contains(hit));
+    const hit = deepElementFromPoint(x, y);
+    return hit !== null && isWithin(hit, el);
   };
 
-  for (const old of Array.from(document.querySelectorAll(`[${args.attribute}]`))) old.removeAttribute(args.attribute);
+  const isShown = (el: Element): boolean => {
+    const rect = el.getBoundingClientRect();
+    return rect.width >= 1 && rect.height >= 1 && el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+  };
+  const isToggle = (el: Element): boolean => el.tagName === "INPUT" && ["checkbox", "radio"].includes((el as HTMLInputElement).type);
+  const labelsOf = (el: Element): HTMLLabelElement[] => Array.from((el as HTMLInputElement).labels ?? []);
+  /**
+   * A label beside a checkbox that is not tied to it but drawn over it (TodoMVC's
+   * `.toggle + label`): the box a person clicks is the invisible input, the words are the label's.
+   */
+  const coveringSiblingLabel = (el: Element, rect: DOMRect): HTMLLabelElement | undefined => {
+    const area = rect.width * rect.height;
+    for (const sibling of Array.from(el.parentNode?.children ?? [])) {
+      if (sibling === el || sibling.tagName !== "LABEL" || (sibling as HTMLLabelElement).control) continue;
+      const box = sibling.getBoundingClientRect();
+      const overlap = Math.max(0, Math.min(rect.right, box.right) - Math.max(rect.left, box.left)) *
+        Math.max(0, Math.min(rect.bottom, box.bottom) - Math.max(rect.top, box.top));
+      if (area > 0 && overlap >= area / 2 && isShown(sibling)) return sibling as HTMLLabelElement;
+    }
+    return undefined;
+  };
+  /** A custom checkbox: the real input is transparent and a visible label stands for it (clicking either toggles it). */
+  const hasStandInLabel = (el: Element, rect: DOMRect): boolean =>
+    isToggle(el) && (labelsOf(el).some(isShown) || coveringSiblingLabel(el, rect) !== undefined);
+  /** Visible text of an element; an SVG has no innerText, and its textContent would hold <title>, <desc> and <style>. */
+  const shownText = (el: Element): string => {
+    if (el instanceof HTMLElement) return clean(el.innerText ?? el.textContent);
+    if (el.tagName.toLowerCase() === "text") return clean(el.textContent);
+    return clean(Array.from(el.querySelectorAll("text"), (text) => text.textContent ?? "").join(" "));
+  };
+  /** The name of the icon an element shows (or is): an svg's aria-label, title attribute or <title> child. */
+  const iconName = (el: Element): string => {
+    const icon = el.tagName.toLowerCase() === "svg" ? el : el.querySelector("svg");
+    if (!icon) return "";
+    const titleChild = Array.from(icon.children).find((child) => child.tagName.toLowerCase() === "title");
+    // The element's own aria-label and title are already listed as themselves.
+    const own = icon === el;
+    return (own ? "" : clean(icon.getAttribute("aria-label")) || clean(icon.getAttribute("title"))) || clean(titleChild?.textContent);
+  };
+  const labelOf = (el: Element, rect: DOMRect, ownText: string): string => {
+    const parts: string[] = [];
+    const root = el.getRootNode() as Document | ShadowRoot;
+    for (const id of (el.getAttribute("aria-labelledby") ?? "").split(/\s+/).filter(Boolean)) {
+      const named = root.getElementById(id);
+      if (named && named !== el) parts.push(shownText(named));
+    }
+    // A wrapping label's text holds the control's own (a select's options): only the rest names it.
+    for (const label of labelsOf(el)) parts.push(label.contains(el) && ownText ? shownText(label).replace(ownText, " ") : shownText(label));
+    if (parts.length === 0 && isToggle(el)) {
+      const sibling = coveringSiblingLabel(el, rect);
+      if (sibling) parts.push(shownText(sibling));
+    }
+    if (parts.length === 0 && !ownText) parts.push(iconName(el));
+    const label = clean(parts.join(" "));
+    return label === ownText ? "" : label;
+  };
+
+  /**
+   * Every element under body in document order, each open shadow root's elements right
+   * after their host (a closed root is out of reach, as it is for a user's tools). An
+   * explicit stack: a hostile page may nest shadow roots deeper than the call stack.
+   */
+  const shadowRoots: ShadowRoot[] = [];
+  const inComposedOrder = (body: HTMLElement): Element[] => {
+    const ordered: Element[] = [];
+    const pending: Array<{ elements: Element[]; next: number }> = [{ elements: Array.from(body.querySelectorAll("*")), next: 0 }];
+    if (body.shadowRoot) {
+      shadowRoots.push(body.shadowRoot);
+      pending.push({ elements: Array.from(body.shadowRoot.querySelectorAll("*")), next: 0 });
+    }
+    while (pending.length > 0) {
+      const scope = pending[pending.length - 1]!;
+      const el = scope.elements[scope.next++];
+      if (!el) {
+        pending.pop();
+        continue;
+      }
+      ordered.push(el);
+      if (el.shadowRoot) {
+        shadowRoots.push(el.shadowRoot);
+        pending.push({ elements: Array.from(el.shadowRoot.querySelectorAll("*")), next: 0 });
+      }
+    }
+    return ordered;
+  };
+
+  const all = document.body ? inComposedOrder(document.body) : [];
+  for (const scope of [document, ...shadowRoots]) {
+    for (const old of Array.from(scope.querySelectorAll(`[${args.attribute}]`))) old.removeAttribute(args.attribute);
+  }
   const found: InteractiveElement[] = [];
   const viewportWidth = window.innerWidth;
   const viewportHeight = window.innerHeight;
-  const all = document.body ? document.body.querySelectorAll("*") : [];
-  for (const el of Array.from(all)) {
+  for (const el of all) {
     if (found.length >= args.max) break;
     const style = getComputedStyle(el);
     if (style.display === "none" || style.visibility === "hidden" || style.visibility === "collapse") continue;
     if (!isInteractive(el, style)) continue;
     const rect = el.getBoundingClientRect();
-    if (rect.width < 1 || rect.height < 1 || Number(style.opacity) === 0) continue;
+    if (rect.width < 1 || rect.height < 1) continue;
+    if (Number(style.opacity) === 0 && !hasStandInLabel(el, rect)) continue;
     const html = el as HTMLElement;
     const input = el as HTMLInputElement;
     const index = found.length;
     el.setAttribute(args.attribute, String(index));
-    const text = clean(html.innerText ?? el.textContent);
+    const text = shownText(el);
     found.push({
       index,
       tag: el.tagName.toLowerCase(),
@@ -184,12 +303,14 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
       text,
       context: contextOf(el, text),
       ariaLabel: clean(el.getAttribute("aria-label")),
+      label: labelOf(el, rect, text),
       placeholder: clean(el.getAttribute("placeholder")),
       title: clean(el.getAttribute("title")),
       alt: clean(el.getAttribute("alt") ?? el.querySelector("img[alt]")?.getAttribute("alt")),
       id: clean(el.id, 60),
       name: clean(el.getAttribute("name"), 60),
-      className: clean(typeof html.className === "string" ? html.className : "", 80),
+      // An SVG's className is an SVGAnimatedString; the attribute is the same words.
+      className: clean(typeof html.className === "string" ? html.className : el.getAttribute("class"), 80),
       inputType: el.tagName === "INPUT" ? clean(input.type, 20) : "",
       value: el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ? clean(input.value, 60) : "",
       backgroundColor: colourName(style.backgroundColor),
@@ -212,6 +333,16 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
 export async function evaluateInPage<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<R> {
   const source = `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
   return (await page.evaluate(source)) as R;
+}
+
+/**
+ * Runs `fn(element, arg)` on element `index` of the latest indexing (Playwright's locator
+ * finds it inside open shadow roots too). Playwright sends a function as its source text,
+ * so, as in evaluateInPage, it is wrapped in one that defines the `__name` helper first.
+ */
+export async function evaluateOnElement<A, R>(page: Page, index: number, fn: (element: Element, arg: A) => R, arg: A, timeoutMs: number): Promise<R> {
+  const shimmed = new Function("element", "arg", `const __name = (f) => f; return (${fn.toString()})(element, arg);`) as (element: Element, arg: unknown) => R;
+  return elementLocator(page, index).evaluate(shimmed, arg as unknown, { timeout: timeoutMs });
 }
 
 /** Numbers every interactive element of the page (replacing any earlier numbering). */
@@ -243,6 +374,7 @@ export function formatElementList(elements: readonly InteractiveElement[]): stri
       if (el.name) attributes.push(`name=${quote(el.name)}`);
       if (el.className) attributes.push(`class=${quote(el.className)}`);
       if (el.ariaLabel) attributes.push(`aria-label=${quote(el.ariaLabel)}`);
+      if (el.label) attributes.push(`label=${quote(el.label)}`);
       if (el.placeholder) attributes.push(`placeholder=${quote(el.placeholder)}`);
       if (el.title) attributes.push(`title=${quote(el.title)}`);
       if (el.alt) attributes.push(`alt=${quote(el.alt)}`);

@@ -144,7 +144,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 function summarize(el: InteractiveElement | undefined): TargetSummary | undefined {
   if (!el) return undefined;
-  const label = el.ariaLabel || el.placeholder || el.title || el.alt;
+  const label = el.ariaLabel || el.label || el.placeholder || el.title || el.alt;
   return { index: el.index, tag: el.tag, role: el.role, text: el.text, ...(label ? { label } : {}), box: el.box };
 }
 

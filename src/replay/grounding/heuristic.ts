@@ -98,7 +98,7 @@ export interface ScoredElement {
 }
 
 function primaryTexts(el: InteractiveElement): string[] {
-  return [el.text, el.ariaLabel, el.placeholder, el.value, el.title, el.alt].filter(Boolean);
+  return [el.text, el.ariaLabel, el.label, el.placeholder, el.value, el.title, el.alt].filter(Boolean);
 }
 
 function secondaryTexts(el: InteractiveElement): string[] {
