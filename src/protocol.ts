@@ -111,6 +111,12 @@ export interface ProfileRules {
   navigationTimeoutMs: number;
   /** The assertion judge's output budget (the harness sends max_tokens 4096), or undefined for the judge spec's own. */
   assertionMaxTokens: number | undefined;
+  /**
+   * A model's page replayed with the task's recorded seed and clock start (`task-seed`,
+   * deterministic mode) or as the harness does, unseeded (`unseeded`). Calibration
+   * candidates built from the true page are replayed seeded under either profile.
+   */
+  modelPageDeterminism: "task-seed" | "unseeded";
   /** The judges' prompt templates (prompts/): the official ones name no action and do not say which image is the reference, as the harness's. */
   prompts: Readonly<{ assertion: string; visual: string }>;
 }
@@ -140,6 +146,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     modelTimeoutsMs: Object.freeze({ grounding: 180_000, assertion: 120_000, visual: 300_000 }),
     navigationTimeoutMs: 60_000,
     assertionMaxTokens: 4096,
+    modelPageDeterminism: "unseeded",
   }),
   corrected: Object.freeze({
     pairing: "aligned",
@@ -165,6 +172,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     modelTimeoutsMs: undefined,
     navigationTimeoutMs: 30_000,
     assertionMaxTokens: undefined,
+    modelPageDeterminism: "task-seed",
   }),
 });
 

@@ -15,6 +15,7 @@ import { browserAnswers, type TargetIds } from "./teardown.ts";
 import { startStaticServer, type Mount, type StaticServer } from "./static-server.ts";
 import { IncidentLog, type PageIncident, type PageIncidentKind } from "./incidents.ts";
 import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";
+import { installDeterminism, type Determinism } from "./determinism.ts";
 import { readTargetIds, saveTrace } from "./host-support.ts";
 import { HostedPage, type HostLimits, type HostTimeouts, type PageMemoryRecord } from "./hosted-page.ts";
 import { canWatchRendererMemory, defaultPageMemoryLimitMiB, rendererPids as rendererPids_ } from "./renderer-memory.ts";
@@ -80,6 +81,8 @@ export interface OpenSandboxedPageOptions {
   memoryLimitMiB?: number;
   /** Chromium's scrollbars (default hidden); each setting has its own shared browser. */
   scrollbars?: Scrollbars;
+  /** Seeded Math.random and a fixed clock start, installed before the page's first script (deterministic mode). */
+  determinism?: Determinism;
 }
 
 export interface SandboxedPage {
@@ -168,6 +171,7 @@ async function startPageShell(
   incidents: IncidentLog,
   tracing: boolean,
   scrollbars: Scrollbars,
+  determinism: Determinism | undefined,
 ): Promise<PageShell> {
   const browser = await sharedBrowser(scrollbars);
   const context = await newSandboxContext(browser, server.origin, resolution);
@@ -178,6 +182,7 @@ async function startPageShell(
     // filmstrip would cost a JPEG per painted frame for pictures the evalpoints already keep.
     if (tracing) await context.tracing.start({ screenshots: false, snapshots: true });
     await installNetworkGuards(context, server.origin, incidents);
+    if (determinism) await installDeterminism(context, determinism);
     const page = await context.newPage();
     const targets = await readTargetIds(context, page);
     // At about:blank, before any of the page's own scripts can keep its renderer busy.
@@ -197,7 +202,7 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
   const incidents = new IncidentLog(HOST_LIMITS.maxIncidentsPerKind);
   const { tracePath } = options;
   const scrollbars = options.scrollbars ?? "hidden";
-  const starting = startPageShell(server, options.resolution, timeouts, incidents, tracePath !== undefined, scrollbars);
+  const starting = startPageShell(server, options.resolution, timeouts, incidents, tracePath !== undefined, scrollbars, options.determinism);
   const started = await settleWithin(starting, HOST_LIMITS.setupMs);
   if (started.status !== "done") {
     if (owned) await server.close();

@@ -125,6 +125,10 @@ export const EvalRecordSchema = z.object({
    * relied on the network may score differently there; this count shows when.
    */
   network: z.object({ blockedRequests: z.number().int().nonnegative() }).optional(),
+  /** Whether the replay ran in deterministic mode (the task's seed and clock start), and why. Absent in older records. */
+  determinism: z
+    .object({ seeded: z.boolean(), randomSeed: z.number().int().nonnegative().optional(), clockStart: z.string().optional(), reason: z.string() })
+    .optional(),
 }).extend(HarnessKeysSchema.shape);
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
 

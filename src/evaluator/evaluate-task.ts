@@ -80,6 +80,39 @@ export interface EvaluateTaskOptions {
    * steps deserve). It only reads: the scores are the same with or without it.
    */
   probe?: (index: number, page: Page) => Promise<void>;
+  /**
+   * The candidate is built from the task's own page (reference, blank, a mutant): it is
+   * replayed in deterministic mode under either profile, since its score measures the
+   * evaluator, not a model.
+   */
+  calibration?: boolean;
+}
+
+/** Whether a replay runs with the task's seed and clock start, as eval.json records it. */
+export interface ReplayDeterminism {
+  seeded: boolean;
+  randomSeed?: number;
+  clockStart?: string;
+  reason: string;
+}
+
+/**
+ * The deterministic-mode decision: the task's recorded seed is used in the corrected
+ * profile and for calibration candidates; a model's page under the official profile is
+ * replayed unseeded, as the harness replays it.
+ */
+export function replayDeterminism(task: Task, profile: ProtocolProfile, calibration: boolean): ReplayDeterminism {
+  const recorded = task.truth.determinism;
+  if (!recorded) return { seeded: false, reason: "the task line names no seed (recorded before deterministic mode)" };
+  if (!calibration && profileRules(profile).modelPageDeterminism === "unseeded") {
+    return { seeded: false, reason: "official profile: a model's page is replayed unseeded, as the harness does" };
+  }
+  return {
+    seeded: true,
+    randomSeed: recorded.randomSeed,
+    clockStart: new Date(recorded.clockStartMs).toISOString(),
+    reason: calibration ? "calibration candidate: replayed with the task's seed and clock start" : `${profile} profile: replayed with the task's seed and clock start`,
+  };
 }
 
 /** replay.json: what the replay did, step by step, with every model exchange kept. */
@@ -132,12 +165,16 @@ export function evaluatorSettings(evaluator: Evaluator): Omit<EvalSettings, "pai
 }
 
 /** The hashes an eval.json of this task, candidate and evaluator would carry in `mode`. */
-export async function evaluationInputs(task: Task, candidateDir: string, evaluator: Evaluator, mode: PairingMode): Promise<EvalInputKeys> {
+export async function evaluationInputs(task: Task, candidateDir: string, evaluator: Evaluator, mode: PairingMode, calibration = false): Promise<EvalInputKeys> {
   const [candidate, taskHash] = await Promise.all([candidateKey(candidateDir), taskKey(task)]);
-  const settings = settingsKey({ ...evaluatorSettings(evaluator), pairingMode: mode, source: "iwr" });
+  let settings = settingsKey({ ...evaluatorSettings(evaluator), pairingMode: mode, source: "iwr" });
   // Judge repeats change what a record holds, not its scores: keyed only when asked for, so records made without them stay valid.
   const repeats = evaluator.judgeRepeats ?? 1;
-  return { candidate, task: taskHash, settings: repeats > 1 ? createHash("sha256").update(`${settings}:judge-repeats=${repeats}`).digest("hex") : settings };
+  if (repeats > 1) settings = createHash("sha256").update(`${settings}:judge-repeats=${repeats}`).digest("hex");
+  // Likewise a seeded replay: keyed only when seeded, so unseeded records made before deterministic mode stay valid.
+  const determinism = replayDeterminism(task, evaluator.profile, calibration);
+  if (determinism.seeded) settings = createHash("sha256").update(`${settings}:seed=${determinism.randomSeed}:clock=${determinism.clockStart}`).digest("hex");
+  return { candidate, task: taskHash, settings };
 }
 
 interface ReplayedAndJudged {
@@ -164,7 +201,7 @@ function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position
   return { at, rest: () => checkpointPaths.forEach((_, position) => at(position)) };
 }
 
-async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAndJudged> {
+async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayDeterminism): Promise<ReplayedAndJudged> {
   const { task, candidateDir, evaluator } = options;
   const files = candidateFiles(candidateDir);
   if (!fs.existsSync(files.page)) {
@@ -196,6 +233,7 @@ async function replayAndJudge(options: EvaluateTaskOptions): Promise<ReplayedAnd
       ...(options.probe ? { probe: options.probe } : {}),
       style: profileRules(evaluator.profile),
       scrollbars: profileRules(evaluator.profile).scrollbars,
+      ...(determinism.seeded && task.truth.determinism ? { determinism: task.truth.determinism } : {}),
     });
   } finally {
     prefetch.rest();
@@ -216,8 +254,10 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   await fsp.mkdir(candidateDir, { recursive: true });
   // What a killed run left here (staged page copies, half-written evalpoints and traces).
   sweepAbandonedTemps(candidateDir);
-  const inputs = await Promise.all(options.pairingModes.map((mode) => evaluationInputs(task, candidateDir, evaluator, mode)));
-  const { replay, assertions, closed, timings } = await replayAndJudge(options);
+  const calibration = options.calibration ?? false;
+  const determinism = replayDeterminism(task, evaluator.profile, calibration);
+  const inputs = await Promise.all(options.pairingModes.map((mode) => evaluationInputs(task, candidateDir, evaluator, mode, calibration)));
+  const { replay, assertions, closed, timings } = await replayAndJudge(options, determinism);
   const scoringStarted = Date.now();
   const actions = task.truth.actions;
   const { records, successStep, stopReason } = await scoreTaskRecords({
@@ -236,7 +276,7 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   const { closeMs, ...page } = await closed;
   const network = { blockedRequests: page.incidentCounts?.["blocked-request"] ?? 0 };
   // Known only once the page closed; writeEvalRecord validates the whole record.
-  for (const entry of records) entry.record = { ...entry.record, network };
+  for (const entry of records) entry.record = { ...entry.record, network, determinism };
   const replayRecord: ReplayRecord = {
     version: 1,
     taskId: task.id,

@@ -1,6 +1,6 @@
 /**
- * The task's `assets/`: every image and video the page loaded while it was recorded,
- * in first-request order, de-duplicated by content, renamed to anonymous sequential names
+ * The task's `assets/`: the images and videos the page showed while it was recorded
+ * (displayed-images.ts; the session passes the filter), in first-request order, de-duplicated by content, renamed to anonymous sequential names
  * that keep the extension (`001.png`, `002.jpg`, ...). Anonymous names stop a model
  * from reading meaning into file names; the URL → name map is kept for rewriting the
  * reference page.
@@ -105,10 +105,11 @@ export class AssetCollector {
   }
 
   /**
-   * Downloads every noted URL once more, writes unique contents into `assetsDir` under
-   * sequential names, and returns them in first-request order (unloaded ones last).
+   * Downloads every noted URL once more, writes the unique contents that `keep` accepts
+   * (by URL or by the bytes' SHA-256) into `assetsDir` under sequential names, and
+   * returns them in first-request order (unloaded ones last).
    */
-  async save(request: APIRequestContext, assetsDir: string, warnings: string[] = []): Promise<RecordedAsset[]> {
+  async save(request: APIRequestContext, assetsDir: string, warnings: string[] = [], keep: (url: string, sha256: string) => boolean = () => true): Promise<RecordedAsset[]> {
     fs.mkdirSync(assetsDir, { recursive: true });
     const byHash = new Map<string, { name: string; file: string; urls: string[]; bytes: number }>();
     const assets: { name: string; file: string; urls: string[]; bytes: number }[] = [];
@@ -127,6 +128,7 @@ export class AssetCollector {
       if (optional) warnings.push(`asset ${url} was never shown during the recording; kept so the reference page is complete`);
       const body = await response.body();
       const hash = crypto.createHash("sha256").update(body).digest("hex");
+      if (!keep(url, hash)) continue;
       const known = byHash.get(hash);
       if (known) {
         known.urls.push(url);

@@ -12,13 +12,18 @@ import path from "node:path";
 import { startStaticServer, type StaticServer } from "../browser/static-server.ts";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { buildContactSheets } from "../media/contact-sheet.ts";
+import { buildContactSheets, type ContactSheetAsset } from "../media/contact-sheet.ts";
 import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
 import { ResolutionString, parseResolution, type TaskLine } from "../tasks/schema.ts";
 import { readTaskIds, nextFreeTaskId, writeTaskLine } from "../tasks/writer.ts";
 import { assetNameByUrl, type RecordedAsset } from "./assets.ts";
 import { DEFAULT_PACING, type RecorderPacing } from "./perform.ts";
 import { rewriteAssetUrls } from "./reference.ts";
+import { requireReferenceLoads } from "./reference-check.ts";
+import { preflightSite, requireImagesShown } from "./preflight.ts";
+import { writeRecordingNotes } from "./recording-notes.ts";
+import { snapshotPath, type CapturedFile } from "./site-capture.ts";
+import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED, determinismLineField, type Determinism } from "../browser/determinism.ts";
 import { loadActionScript, type LoadedActionScript } from "./script-schema.ts";
 import { runRecordingSession } from "./session.ts";
 import { buildTaskLine } from "./task-line.ts";
@@ -41,6 +46,10 @@ export interface RecordTaskOptions {
   readonly pacing?: Partial<RecorderPacing>;
   /** Constant frame rate of video.mp4 (default 10). */
   readonly videoFps?: number;
+  /** Seed of the page's Math.random; overrides the script's `seed` (default DEFAULT_RANDOM_SEED). */
+  readonly seed?: number;
+  /** Record even when the first screen shows no image; overrides the script's `allow_no_images`. */
+  readonly allowNoImages?: boolean;
 }
 
 export interface RecordedTask {
@@ -48,6 +57,11 @@ export interface RecordedTask {
   readonly dir: string;
   readonly line: TaskLine;
   readonly assets: readonly Pick<RecordedAsset, "name" | "urls" | "bytes">[];
+  /** The site's files kept beside the reference page. */
+  readonly captured: readonly CapturedFile[];
+  /** Media loaded or named by the source but never on screen (not assets). */
+  readonly notShown: readonly string[];
+  readonly determinism: Determinism;
   readonly checkpointCount: number;
   readonly sheetCount: number;
   readonly videoSec: number;
@@ -90,6 +104,15 @@ async function openSite(site: string): Promise<ResolvedSite> {
   }
   const server = await startStaticServer(site);
   return { entryUrl: server.url("index.html"), source, server };
+}
+
+/**
+ * The reference page is served at "/" like any candidate, so the page must sit at its
+ * site's root: the site's files keep their paths relative to it.
+ */
+function requireEntryAtSiteRoot(entryUrl: string): void {
+  if (!snapshotPath(entryUrl).includes("/")) return;
+  throw new IwrError("RECORDER", `--site ${entryUrl}: the page must be at the root of its server (e.g. http://127.0.0.1:8080/ or /index.html); serve its folder as the root`, { site: entryUrl });
 }
 
 function requireFfmpegPath(): string {
@@ -149,32 +172,11 @@ function installTask(workDir: string, targetDir: string, jsonl: string, line: Ta
   if (previous) fs.rmSync(previous, { recursive: true, force: true });
 }
 
-async function writeSheets(assets: readonly RecordedAsset[], dir: string): Promise<number> {
-  const sheets = await buildContactSheets(assets.map((asset) => ({ name: asset.name, file: asset.file })));
+async function writeSheets(assets: readonly ContactSheetAsset[], dir: string): Promise<number> {
+  const sheets = await buildContactSheets(assets);
   fs.mkdirSync(dir, { recursive: true });
   sheets.forEach((png, index) => fs.writeFileSync(path.join(dir, `stitched_image_${index + 1}.png`), png));
   return sheets.length;
-}
-
-/**
- * The reference page must show every image and video the recorded page did: an asset
- * URL the source never names literally (built in script) keeps its original path in
- * the reference page, which 404s when the reference is served as a candidate and
- * silently lowers the calibration ceiling. Refused here, before anything is installed.
- */
-function requireCompleteReference(unrewritten: readonly string[], entryUrl: string): void {
-  if (unrewritten.length === 0) return;
-  const shown = unrewritten.map((url) => {
-    const asset = new URL(url);
-    return asset.origin === new URL(entryUrl).origin ? asset.pathname.replace(/^\//, "") + asset.search : url;
-  });
-  throw new IwrError(
-    "RECORDER",
-    `the reference page cannot load ${unrewritten.length} asset(s) the page loaded, because index.html never names them literally ` +
-      `(a URL built in script, e.g. 'img/' + name + '.png'?): ${shown.join(", ")}. ` +
-      `Write each asset URL out in full in the source (e.g. a lookup object { cat: "img/cat.png" }) so it can be rewritten to the assets folder`,
-    { urls: [...unrewritten] },
-  );
 }
 
 /** Everything decided before the browser starts. */
@@ -225,12 +227,21 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     throw new IwrError("CONFIG_INVALID", `${targetDir} already exists (not listed in ${path.basename(jsonl)}); remove it or pass --force`, { id });
   }
 
+  const determinism: Determinism = {
+    randomSeed: options.seed ?? script.seed ?? DEFAULT_RANDOM_SEED,
+    clockStartMs: script.clock_start ? Date.parse(script.clock_start) : DEFAULT_CLOCK_START_MS,
+  };
+  const allowNoImages = options.allowNoImages ?? script.allow_no_images;
   const workDir = makeWorkingFolder(nameDir, id);
   const opened = await openSite(isUrl(site) ? site : path.resolve(site)).catch((error: unknown) => {
     fs.rmSync(workDir, { recursive: true, force: true });
     throw error;
   });
   try {
+    requireEntryAtSiteRoot(opened.entryUrl);
+    // Before the recording: a site that would be refused is refused in seconds, and its missing files are named.
+    const preflight = await preflightSite(opened.entryUrl, resolution, determinism);
+    requireImagesShown(preflight, opened.entryUrl, allowNoImages);
     const session = await runRecordingSession({
       entryUrl: opened.entryUrl,
       source: opened.source,
@@ -240,27 +251,36 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
       ffmpegPath,
       videoFps: options.videoFps ?? 10,
       outDir: workDir,
+      determinism,
     });
-    if (session.assets.length === 0) {
-      // The benchmark's tasks always come with asset sheets, and the validator requires one.
-      throw new IwrError("RECORDER", `the page at ${opened.entryUrl} loaded no image or video: a task needs at least one asset for its contact sheet`);
+    if (session.assets.length === 0 && !allowNoImages) {
+      throw new IwrError("RECORDER", `the page at ${opened.entryUrl} showed no image during the recording: a task needs its page's images (allow_no_images: true records it with none)`);
     }
-    const sheetCount = await writeSheets(session.assets, path.join(workDir, "stitched_assets"));
+    const sheetCount = await writeSheets(session.sheet.assets, path.join(workDir, "stitched_assets"));
+    fs.rmSync(path.join(workDir, ".sheet-tiles"), { recursive: true, force: true });
+    const referenceDir = path.join(workDir, "reference");
     const reference = rewriteAssetUrls(opened.source, opened.entryUrl, assetNameByUrl(session.assets));
-    requireCompleteReference(reference.unrewritten, opened.entryUrl);
-    fs.mkdirSync(path.join(workDir, "reference"));
-    fs.writeFileSync(path.join(workDir, "reference", "index.html"), reference.html);
-    const warnings = [...session.warnings, ...reference.leftovers.map((left) => `reference page still names ${left}, which the page never loaded`)];
-    const line = buildTaskLine(id, { ...script, resolution: resolutionText });
+    fs.mkdirSync(referenceDir, { recursive: true });
+    fs.writeFileSync(path.join(referenceDir, "index.html"), reference.html);
+    await requireReferenceLoads(workDir, referenceDir, path.join(workDir, "assets"), resolution, determinism, new Set(session.failedOnSite));
+    const warnings = [...new Set([...preflight.failures, ...session.warnings]), ...session.sheet.converted.map((converted) => `asset ${converted}`)];
+    const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }), determinism: determinismLineField(determinism) };
+    writeRecordingNotes(workDir, { site, entryUrl: opened.entryUrl, source: script.source_website, determinism, session, namedNotLoaded: reference.leftovers, warnings, preflightMs: preflight.ms });
     installTask(workDir, targetDir, jsonl, line, options.force ?? false);
     for (const warning of warnings) logger.warn(`task ${id}: ${warning}`);
     const totalMs = Date.now() - started;
-    logger.info(`recorded task ${id} into ${targetDir}: ${script.actions.length} actions, ${session.videoSec.toFixed(1)} s of video, ${session.assets.length} assets, ${(totalMs / 1000).toFixed(1)} s`);
+    logger.info(
+      `recorded task ${id} into ${targetDir}: ${script.actions.length} actions, ${session.videoSec.toFixed(1)} s of video, ${session.assets.length} assets shown, ` +
+        `${session.captured.length} site files kept beside the reference, ${(totalMs / 1000).toFixed(1)} s`,
+    );
     return {
       id,
       dir: targetDir,
       line,
       assets: session.assets.map(({ name, urls, bytes }) => ({ name, urls, bytes })),
+      captured: session.captured,
+      notShown: session.notShown,
+      determinism,
       checkpointCount: session.checkpointCount,
       sheetCount,
       videoSec: session.videoSec,

@@ -10,6 +10,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { readYamlSource } from "../config/yaml-source.ts";
+import { MAX_RANDOM_SEED } from "../browser/determinism.ts";
 import { INTERACTION_CLASSES, ResolutionString, VISUAL_CLASSES } from "../tasks/schema.ts";
 
 export const MIN_SCRIPT_ACTIONS = 3;
@@ -73,7 +74,7 @@ export const ActionScriptSchema = z.strictObject({
    * declares one, ids follow the sorted script file names (1, 2, ...).
    */
   id: z.number().int().nonnegative().optional(),
-  /** Folder holding index.html: relative to the script folder's parent (tasks/), or absolute. */
+  /** Folder holding index.html (relative to the script folder's parent, tasks/, or absolute), or a 127.0.0.1 URL. */
   site: z.string().trim().min(1).optional(),
   source_website: z.string().trim().min(1, { message: "source_website must say where the page comes from" }),
   classification: z.strictObject({
@@ -83,6 +84,12 @@ export const ActionScriptSchema = z.strictObject({
     sub_domain: z.string().trim().min(1).optional(),
   }),
   resolution: ResolutionString.default(DEFAULT_RESOLUTION),
+  /** Seed of the page's Math.random while recording (and in the evaluator's deterministic mode); --seed overrides it. */
+  seed: z.number().int().min(0).max(MAX_RANDOM_SEED).optional(),
+  /** Where the page's clock starts, an ISO 8601 UTC time (default 2025-01-15T09:00:00Z). */
+  clock_start: z.iso.datetime({ message: "clock_start must be an ISO 8601 UTC time, e.g. '2025-01-15T09:00:00Z'" }).optional(),
+  /** Record a site whose first screen shows no image (the preflight refuses it otherwise); its assets may then be none. */
+  allow_no_images: z.boolean().default(false),
   environment: z.string().default(DEFAULT_ENVIRONMENT),
   actions: z
     .array(ScriptActionSchema)
@@ -97,7 +104,7 @@ export type ActionScript = z.infer<typeof ActionScriptSchema>;
 export interface LoadedActionScript {
   readonly file: string;
   readonly script: ActionScript;
-  /** Absolute site folder from `site:`, if the script names one. */
+  /** The site from `site:`, if the script names one: an absolute folder, or a 127.0.0.1 URL as written. */
   readonly siteDir?: string;
 }
 
@@ -107,7 +114,7 @@ export function loadActionScript(file: string): LoadedActionScript {
   const source = readYamlSource(file, { code: "RECORDER", what: "action script", expected: "an action script" });
   const script = source.validate(ActionScriptSchema);
   const siteDir = script.site
-    ? path.isAbsolute(script.site)
+    ? /^https?:\/\//i.test(script.site) || path.isAbsolute(script.site)
       ? script.site
       : path.resolve(path.dirname(absolute), "..", script.site)
     : undefined;

@@ -14,7 +14,11 @@ import { log } from "../log/logger.ts";
 import { encodeFramesToMp4 } from "../media/encode.ts";
 import { PROTOCOL } from "../protocol.ts";
 import type { Resolution } from "../tasks/schema.ts";
+import { installDeterminism, type Determinism } from "../browser/determinism.ts";
 import { AssetCollector, type RecordedAsset } from "./assets.ts";
+import { DisplayedImages } from "./displayed-images.ts";
+import { sheetSourcesFor, type SheetSources } from "./sheet-sources.ts";
+import { SiteCapture, type CapturedFile } from "./site-capture.ts";
 import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";
 import { performAction, type PointerState, type RecorderPacing } from "./perform.ts";
 import { sameOriginMediaUrls } from "./reference.ts";
@@ -33,13 +37,24 @@ export interface SessionInput {
   readonly pacing: RecorderPacing;
   readonly ffmpegPath: string;
   readonly videoFps: number;
-  /** Working folder: receives video.mp4, checkpoints/, assets/. */
+  /** Working folder: receives video.mp4, checkpoints/, assets/ and the site's files in reference/. */
   readonly outDir: string;
+  /** Seeded Math.random and clock start: the recording always runs in deterministic mode. */
+  readonly determinism: Determinism;
 }
 
 export interface SessionResult {
   readonly checkpointCount: number;
+  /** The images and videos the page showed, in first-request order. */
   readonly assets: RecordedAsset[];
+  /** What each asset's sheet tile is drawn from (converted where sharp cannot decode it). */
+  readonly sheet: SheetSources;
+  /** Media the page loaded or its source names that were never on screen: not assets, listed in recording.json. */
+  readonly notShown: string[];
+  /** The site's files kept beside the reference page (reference/), the entry document aside. */
+  readonly captured: CapturedFile[];
+  /** Snapshot paths of the site's own files that failed while recording (each also a warning). */
+  readonly failedOnSite: string[];
   readonly videoSec: number;
   readonly frameCount: number;
   readonly warnings: string[];
@@ -49,7 +64,7 @@ export interface SessionResult {
 
 const LOCAL_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-async function newRecordingContext(resolution: Resolution, warnings: string[]): Promise<BrowserContext> {
+export async function newRecordingContext(resolution: Resolution, determinism: Determinism, warnings: string[]): Promise<BrowserContext> {
   const browser = await sharedBrowser();
   // Everything that could differ between two recordings of the same site is pinned.
   const context = await browser.newContext({
@@ -70,6 +85,7 @@ async function newRecordingContext(resolution: Resolution, warnings: string[]): 
     await route.continue();
   });
   await context.addInitScript(CURSOR_INIT_SCRIPT);
+  await installDeterminism(context, determinism);
   return context;
 }
 
@@ -87,7 +103,7 @@ async function takeCheckpoint(page: Page, screencast: Screencast, file: string):
   }
 }
 
-async function openEntry(page: Page, entryUrl: string): Promise<void> {
+export async function openEntry(page: Page, entryUrl: string): Promise<void> {
   let status: number | undefined;
   try {
     const response = await page.goto(entryUrl, { waitUntil: "load", timeout: PROTOCOL.actionTimeoutMs });
@@ -105,7 +121,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
   const checkpointsDir = path.join(input.outDir, "checkpoints");
   const framesDir = path.join(input.outDir, ".frames");
   fs.mkdirSync(checkpointsDir, { recursive: true });
-  const context = await newRecordingContext(input.resolution, warnings);
+  const context = await newRecordingContext(input.resolution, input.determinism, warnings);
   try {
     const page = await context.newPage();
     page.on("pageerror", (error) => warnings.push(`page error: ${error.message}`));
@@ -115,11 +131,15 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
     });
     const collector = new AssetCollector();
     collector.attach(page);
+    const capture = new SiteCapture(new URL(input.entryUrl).origin);
+    capture.attach(page);
+    const displayed = new DisplayedImages();
     const screencast = await startScreencast(context, page, framesDir, input.resolution);
     let stopped = false;
     try {
       await openEntry(page, input.entryUrl);
       await page.waitForTimeout(PROTOCOL.initialSettleMs);
+      await displayed.sample(page);
       let checkpoint = 0;
       await takeCheckpoint(page, screencast, path.join(checkpointsDir, `step_${checkpoint}.png`));
       const pointer: PointerState = { x: 0, y: 0 };
@@ -138,6 +158,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
         } else {
           await page.waitForTimeout(input.pacing.pauseAfterMs);
         }
+        await displayed.sample(page);
         logger.debug(`step ${index + 1} ${action.type}: performed in ${performedMs} ms, ${Date.now() - stepStarted} ms with pauses`);
       }
       const actionsMs = Date.now() - actionsStarted;
@@ -151,12 +172,17 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
         height: input.resolution.height,
         fps: input.videoFps,
       });
-      // Images the source names but the interaction never showed still belong to the page.
-      for (const url of sameOriginMediaUrls(input.source, page.url())) {
-        if (!collector.urls.includes(url)) collector.noteUnloaded(url);
-      }
-      const assets = await collector.save(context.request, path.join(input.outDir, "assets"), warnings);
-      return { checkpointCount: checkpoint + 1, assets, videoSec: video.durationSec, frameCount: recording.frames.length, warnings, actionsMs };
+      // Media the source names but the interaction never loaded: not assets either, but worth listing.
+      const namedOnly = sameOriginMediaUrls(input.source, page.url()).filter((url) => !collector.urls.includes(url));
+      const assets = await collector.save(context.request, path.join(input.outDir, "assets"), warnings, (url, sha256) => displayed.has(url, sha256));
+      const assetUrls = new Set(assets.flatMap((asset) => asset.urls));
+      const notShown = [...collector.urls.filter((url) => !assetUrls.has(url)), ...namedOnly];
+      warnings.push(...capture.failures());
+      const captured = await capture.save(context.request, path.join(input.outDir, "reference"), page.url());
+      const sheet = await sheetSourcesFor(assets, context, input.outDir);
+      for (const name of sheet.unreadable) warnings.push(`asset ${name} cannot be decoded by sharp or Chromium; its sheet tile says "unreadable image"`);
+      const failedOnSite = capture.failedFiles().map((file) => file.path);
+      return { checkpointCount: checkpoint + 1, assets, sheet, notShown, captured, failedOnSite, videoSec: video.durationSec, frameCount: recording.frames.length, warnings, actionsMs };
     } finally {
       if (!stopped) await screencast.stop().catch(() => undefined);
       fs.rmSync(framesDir, { recursive: true, force: true });

@@ -17,6 +17,7 @@ import { RESULT_FILES } from "../results/layout.ts";
 import { candidateMounts, confinedAssetsDir, stageCandidate } from "./candidate-serving.ts";
 import { replayTrajectory, type ReplayAction, type ReplayResult, type ReplayStyle } from "./replay.ts";
 import type { Scrollbars } from "../browser/launch.ts";
+import type { Determinism } from "../browser/determinism.ts";
 import type { Grounder } from "./grounding/types.ts";
 
 /** Runs `open` when a page slot is free, holding it until `open` settles. */
@@ -49,6 +50,8 @@ export interface HostedReplayOptions {
   style?: ReplayStyle;
   /** Chromium's scrollbars (default hidden; the official profile shows them, as the harness's browser does). */
   scrollbars?: Scrollbars;
+  /** Replay in deterministic mode (seeded Math.random, fixed clock start), as the task was recorded. */
+  determinism?: Determinism;
 }
 
 /** What the host saw of the page, complete once it closed. */
@@ -106,6 +109,7 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
       ...(options.hostTimeouts ? { timeouts: options.hostTimeouts } : {}),
       ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
       ...(options.scrollbars ? { scrollbars: options.scrollbars } : {}),
+      ...(options.determinism ? { determinism: options.determinism } : {}),
     }).catch(async (error: unknown) => {
       await removeServed();
       throw error;

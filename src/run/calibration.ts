@@ -43,10 +43,27 @@ export function referencePageHtml(task: Task, candidateDir: string): string {
   return extractPageFromReply(fs.readFileSync(source, "utf8"), assetsBasePath(candidateDir, task.inputs.assetsDir));
 }
 
-/** Writes `<resultDir>/<id>/<candidate>/index.html` and returns that folder. */
+/**
+ * Copies the site's files the recorder kept beside the reference page (everything in
+ * `reference/` but index.html: stylesheets, scripts, fonts, data) into a candidate
+ * folder whose page is built from it, so it is served exactly as the site was.
+ * Bundled tasks are single files and have none.
+ */
+export function stageReferenceSiteFiles(task: Task, candidateDir: string): void {
+  const referenceDir = path.dirname(referencePagePath(task));
+  if (!fs.existsSync(referenceDir)) return;
+  fs.mkdirSync(candidateDir, { recursive: true });
+  for (const name of fs.readdirSync(referenceDir)) {
+    if (name === "index.html") continue;
+    fs.cpSync(path.join(referenceDir, name), path.join(candidateDir, name), { recursive: true });
+  }
+}
+
+/** Writes `<resultDir>/<id>/<candidate>/index.html` (with the reference's site files for `reference`) and returns that folder. */
 export function writeCalibrationCandidate(task: Task, resultDir: string, candidate: CalibrationCandidate): string {
   const candidateDir = candidateDirNamed(resultDir, task.id, candidate);
   fs.mkdirSync(candidateDir, { recursive: true });
+  if (candidate === "reference") stageReferenceSiteFiles(task, candidateDir);
   const html = candidate === "reference" ? referencePageHtml(task, candidateDir) : BLANK_PAGE;
   writeFileAtomicSync(candidateFiles(candidateDir).page, html);
   return candidateDir;
@@ -101,6 +118,7 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
       spec,
       write: () => {
         const dir = mutantDir(options.resultDir, task.id, spec);
+        stageReferenceSiteFiles(task, dir);
         return writeMutant(dir, referencePageHtml(task, dir), spec, `reference page of task ${task.id}`);
       },
     })),
@@ -109,7 +127,7 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
     await runPipelined(runs, { workers: options.workers, weight: (run) => trajectoryLength(run.task) }, async ({ task, candidate, spec, write }) => {
       const candidateDir = write();
       const facts: PageFacts[] = [];
-      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: options.pairingModes ?? CALIBRATION_MODES, evaluator, replace: true, probe: factsProbe(facts) });
+      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: options.pairingModes ?? CALIBRATION_MODES, evaluator, replace: true, probe: factsProbe(facts), calibration: true });
       const row: CalibrationRow = { task, candidate, ...(spec ? { spec } : {}), evaluation, facts, candidateDir };
       rows.push(row);
       options.onRow?.(row);

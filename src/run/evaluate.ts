@@ -212,7 +212,15 @@ function warnOnProtocolMix(generationFile: string, profile: ProtocolProfile, tas
  */
 export async function evaluateOneTask(
   task: Task,
-  options: { resultDir: string; model: string; pairing: PairingMode | readonly PairingMode[]; force?: boolean; candidateDir?: string },
+  options: {
+    resultDir: string;
+    model: string;
+    pairing: PairingMode | readonly PairingMode[];
+    force?: boolean;
+    candidateDir?: string;
+    /** The page is built from the task's own (reference, blank, mutant): replayed seeded under either profile. */
+    calibration?: boolean;
+  },
   evaluator: Evaluator,
 ): Promise<{ outcome: TaskRunOutcome; evaluation?: TaskEvaluation }> {
   const started = Date.now();
@@ -223,10 +231,10 @@ export async function evaluateOneTask(
   warnOnProtocolMix(files.generation, evaluator.profile, task.id);
   try {
     const primaryMode = modes[0];
-    if (!options.force && primaryMode && unchangedRecord(files.eval, await evaluationInputs(task, candidateDir, evaluator, primaryMode))) {
+    if (!options.force && primaryMode && unchangedRecord(files.eval, await evaluationInputs(task, candidateDir, evaluator, primaryMode, options.calibration ?? false))) {
       return { outcome: { taskId: task.id, status: "skipped", candidateDir, wallMs: 0 } };
     }
-    const evaluation = await evaluateTask({ task, candidateDir, model: options.model, pairingModes: modes, evaluator, replace: true });
+    const evaluation = await evaluateTask({ task, candidateDir, model: options.model, pairingModes: modes, evaluator, replace: true, calibration: options.calibration ?? false });
     fs.rmSync(files.evalError, { force: true });
     const scores = evaluation.records[0]?.record.scores;
     return {

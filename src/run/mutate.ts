@@ -5,7 +5,7 @@ import { mutantDir, mutantLadder, writeMutant } from "../mutants/ladder.ts";
 import { mutantLabel, parseMutantSpec, type MutantSpec } from "../mutants/operators.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
-import { referencePagePath, referencePageHtml } from "./calibration.ts";
+import { referencePagePath, referencePageHtml, stageReferenceSiteFiles } from "./calibration.ts";
 
 export interface MutateOptions {
   dataPath: string;
@@ -26,6 +26,7 @@ export function writeTaskMutants(task: Task, resultDir: string, specs: readonly 
   return specs.map((spec) => {
     const dir = mutantDir(resultDir, task.id, spec);
     const html = referencePageHtml(task, dir);
+    stageReferenceSiteFiles(task, dir);
     return { taskId: task.id, label: mutantLabel(spec), spec, dir: writeMutant(dir, html, spec, `reference page of task ${task.id} (${referencePagePath(task)})`) };
   });
 }

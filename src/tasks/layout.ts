@@ -15,6 +15,10 @@ export const TASK_FILES = Object.freeze({
   sheetsDir: "stitched_assets",
   assetsDir: "assets",
   checkpointsDir: "checkpoints",
+  /** Ours: the recorder's reference page and the site's files beside it (absent in the benchmark's own tasks). */
+  referenceDir: "reference",
+  /** Ours: what the recorder captured and decided (src/recorder/recording-notes.ts). */
+  recordingNotes: "recording.json",
 });
 
 const SHEET_FILE = /^stitched_image.*\.png$/i;

@@ -18,6 +18,7 @@ import { ResolutionString, UNKNOWN_CLASS, parseResolution, type Task, type TaskI
 import { taskDir } from "./layout.ts";
 import { errorMessage } from "../errors.ts";
 import { checkTaskFolder, type TaskFiles } from "./validate.ts";
+import { determinismFromLine } from "../browser/determinism.ts";
 
 export interface LoadOptions {
   /** Probe every video with ffprobe and read every PNG header (slower, thorough). Default false. */
@@ -93,6 +94,7 @@ function buildTask(task: TaskLine, files: TaskFiles, resolution: string): Task {
     id: task.id,
     actions: Object.freeze([...task.action_sequence]),
     checkpointPaths: Object.freeze(files.checkpointPaths.map(absolute)),
+    ...(task.determinism ? { determinism: Object.freeze(determinismFromLine(task.determinism)) } : {}),
   });
   const classification = task.classification ?? {};
   return {

@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import { MAX_VIEWPORT_SIDE } from "../protocol.ts";
+import { MAX_RANDOM_SEED, type Determinism } from "../browser/determinism.ts";
 
 export const ACTION_TYPES = ["Click", "Type", "Scroll", "Press"] as const;
 export const INTERACTION_CLASSES = ["L1", "L2", "L3", "L4"] as const;
@@ -62,6 +63,16 @@ export const TaskLineSchema = z.looseObject({
     })
     .optional(),
   source_website: z.string().optional(),
+  /**
+   * Ours, not the benchmark's (the harness ignores it): the seed of Math.random and the
+   * clock start the task was recorded with, so the evaluator can replay it the same way.
+   */
+  determinism: z
+    .strictObject({
+      random_seed: z.number().int().min(0).max(MAX_RANDOM_SEED),
+      clock_start: z.iso.datetime({ message: "clock_start must be an ISO 8601 UTC time, e.g. '2025-01-15T09:00:00.000Z'" }),
+    })
+    .optional(),
   action_sequence: z.array(ActionSchema).min(1, { message: "action_sequence must hold at least one action" }),
 });
 
@@ -126,6 +137,8 @@ export interface TaskTruth {
   readonly actions: readonly Action[];
   /** `checkpoints/step_<k>.png` by k: index 0 is the initial state. */
   readonly checkpointPaths: readonly string[];
+  /** The seed and clock start of the recording, when the line names them (deterministic mode). */
+  readonly determinism?: Determinism;
 }
 
 /** A class, domain or source the line does not state. */

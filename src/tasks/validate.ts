@@ -15,6 +15,7 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
+import { missingReferenceFiles } from "./reference-files.ts";
 import { errorMessage } from "../errors.ts";
 import sharp from "sharp";
 import { checkVideoDecodes } from "../media/decode-check.ts";
@@ -126,10 +127,12 @@ async function checkVideo(videoPath: string, problems: string[]): Promise<boolea
   return false;
 }
 
-async function checkSheets(sheetsDir: string, problems: string[]): Promise<string[]> {
+/** The sheets; none is a problem unless the task has no asset at all (a page that shows no image, recorded with allow_no_images). */
+async function checkSheets(sheetsDir: string, assetCount: number, problems: string[], warnings: string[]): Promise<string[]> {
   if (!(await requireFolder(sheetsDir, "the asset sheet folder", problems))) return [];
   const sheets = sortSheetNames((await fileNames(sheetsDir)).filter(isSheetFileName));
-  if (sheets.length === 0) problems.push(`${sheetsDir}: no asset sheet (stitched_image*.png) in the folder`);
+  if (sheets.length === 0 && assetCount > 0) problems.push(`${sheetsDir}: no asset sheet (stitched_image*.png) in the folder`);
+  if (sheets.length === 0 && assetCount === 0) warnings.push(`${sheetsDir}: no asset sheet and no asset: the page shows no image (a generator gets the video alone)`);
   return sheets.map((name) => path.join(sheetsDir, name));
 }
 
@@ -189,10 +192,10 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
 
   const videoPath = path.join(dir, TASK_FILES.video);
   const videoPresent = await checkVideo(videoPath, problems);
-  const sheetsDir = path.join(dir, TASK_FILES.sheetsDir);
-  const sheetPaths = await checkSheets(sheetsDir, problems);
   const assetsDir = path.join(dir, TASK_FILES.assetsDir);
   const assetFiles = (await requireFolder(assetsDir, "the assets folder", problems)) ? await fileNames(assetsDir) : [];
+  const sheetsDir = path.join(dir, TASK_FILES.sheetsDir);
+  const sheetPaths = await checkSheets(sheetsDir, assetFiles.length, problems, warnings);
   const checkpointsDir = path.join(dir, TASK_FILES.checkpointsDir);
   const checkpointPaths = options.needsCheckpoints === false ? [] : await checkCheckpoints(checkpointsDir, task, problems);
   // lstat: a dangling link is there (and gets reported), not missing.
@@ -218,6 +221,7 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
       }
     }
     await checkImages(sheetPaths, problems, warnings);
+    problems.push(...(await missingReferenceFiles(dir, assetsDir)));
     if (options.resolution) await checkImages(checkpointPaths, problems, warnings, parseResolution(options.resolution));
   }
 

@@ -11,6 +11,7 @@ import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { recordTask } from "../../src/recorder/record-task.ts";
+import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED } from "../../src/browser/determinism.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
 
 const SUITE = path.resolve("tasks/iwr-mini.jsonl");
@@ -50,7 +51,10 @@ describe("re-recording a bundled task", () => {
       pacing: { pauseBeforeMs: 100, pauseAfterMs: 600, pointerTravelMs: 50, keystrokeMs: 10 },
     });
 
-    expect(rerecorded.line).toEqual(committed!.line);
+    // The committed suite was recorded before deterministic mode: its lines carry no seed yet.
+    const { determinism, ...rest } = rerecorded.line;
+    expect(determinism).toEqual({ random_seed: DEFAULT_RANDOM_SEED, clock_start: new Date(DEFAULT_CLOCK_START_MS).toISOString() });
+    expect(rest).toEqual(committed!.line);
     const fresh = fs.readdirSync(path.join(rerecorded.dir, "checkpoints")).sort();
     expect(fresh).toEqual(committed!.truth.checkpointPaths.map((file) => path.basename(file)).sort());
     for (const file of committed!.truth.checkpointPaths) {

@@ -16,6 +16,7 @@ import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts
 import { loadTaskSet } from "../../src/tasks/loader.ts";
 import { PROTOCOL } from "../../src/protocol.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
+import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED } from "../../src/browser/determinism.ts";
 import { RECORDER_SCRIPT, RECORDER_SITE, listTree, makeScratchDir } from "../support/recorder-fixtures.ts";
 
 const scratch = makeScratchDir("e2e");
@@ -55,7 +56,9 @@ describe("iwr record on the fixture site", () => {
     expect(listTree(recorded.dir)).toEqual([
       "assets", "assets/001.png", "assets/002.jpg", "assets/003.png",
       "checkpoints", "checkpoints/step_0.png", "checkpoints/step_1.png", "checkpoints/step_2.png",
-      "reference", "reference/index.html",
+      "recording.json",
+      // The site's files beside the reference page: its images too, for any URL built in script.
+      "reference", "reference/img", "reference/img/logo-copy.png", "reference/img/logo.png", "reference/img/photo.jpg", "reference/img/tile.png", "reference/index.html",
       "stitched_assets", "stitched_assets/stitched_image_1.png",
       "video.mp4",
     ]);
@@ -65,6 +68,8 @@ describe("iwr record on the fixture site", () => {
       classification: { interaction_complexity: "L2", visual_complexity: "V1", domain: "testing", sub_domain: "recorder" },
       recording_details: { resolution: "800x600", environment: "Chromium headless, recorded by iwr record" },
       source_website: "fixture:recorder-site",
+      // Always recorded in deterministic mode: the default seed and clock start.
+      determinism: { random_seed: DEFAULT_RANDOM_SEED, clock_start: new Date(DEFAULT_CLOCK_START_MS).toISOString() },
       action_sequence: [
         {
           type: "Click",

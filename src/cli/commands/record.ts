@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { IwrError } from "../../errors.ts";
+import { MAX_RANDOM_SEED } from "../../browser/determinism.ts";
 
 interface RecordFlags {
   site?: string;
@@ -8,11 +9,18 @@ interface RecordFlags {
   id?: string;
   resolution?: string;
   force?: boolean;
+  seed?: string;
+  allowNoImages?: boolean;
 }
 
 function parseId(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text)) throw new IwrError("CONFIG_INVALID", `--id: expected a non-negative integer, got '${text}'`);
+  return Number(text);
+}
+
+function parseSeed(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > MAX_RANDOM_SEED) throw new IwrError("CONFIG_INVALID", `--seed: expected an integer 0..${MAX_RANDOM_SEED}, got '${text}'`);
   return Number(text);
 }
 
@@ -26,6 +34,8 @@ export function registerRecordCommand(program: Command): void {
     .option("--id <n>", "task id (default: the next free id)")
     .option("--resolution <WxH>", "viewport and video size (default: the script's, else 1280x720)")
     .option("--force", "replace an existing task with the same id")
+    .option("--seed <n>", "seed of the page's Math.random while recording, stored in the task line (default: the script's seed:, else a fixed one)")
+    .option("--allow-no-images", "record a site whose first screen shows no image (default: the script's allow_no_images:, else refused by the preflight)")
     .action(async (flags: RecordFlags) => {
       const { recordTask } = await import("../../recorder/record-task.ts");
       const { closeSharedBrowser } = await import("../../browser/launch.ts");
@@ -37,10 +47,12 @@ export function registerRecordCommand(program: Command): void {
           ...(flags.id !== undefined && { id: parseId(flags.id) }),
           ...(flags.resolution !== undefined && { resolution: flags.resolution }),
           force: flags.force ?? false,
+          ...(flags.seed !== undefined && { seed: parseSeed(flags.seed) }),
+          ...(flags.allowNoImages && { allowNoImages: true }),
         });
         console.log(
           `task ${result.id} -> ${result.dir} (${result.line.action_sequence.length} actions, ${result.checkpointCount} checkpoints, ` +
-            `${result.assets.length} assets, ${result.videoSec.toFixed(1)} s video, ${(result.timings.msPerAction / 1000).toFixed(2)} s/action)`,
+            `${result.assets.length} assets shown, ${result.captured.length} site files beside the reference, seed ${result.determinism.randomSeed}, ${result.videoSec.toFixed(1)} s video, ${(result.timings.msPerAction / 1000).toFixed(2)} s/action)`,
         );
       } finally {
         await closeSharedBrowser();

@@ -17,7 +17,7 @@ import { mutantDir, writeMutant } from "../../mutants/ladder.ts";
 import { mutantLabel } from "../../mutants/operators.ts";
 import { agentFiles, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES, type CellFolder } from "../../results/layout.ts";
 import { runAgentRun } from "../agent.ts";
-import { referencePageHtml, writeCalibrationCandidate } from "../calibration.ts";
+import { referencePageHtml, stageReferenceSiteFiles, writeCalibrationCandidate } from "../calibration.ts";
 import { runGeneration } from "../generate.ts";
 import type { ProtocolProfile } from "../../protocol.ts";
 import { NO_CELL_USAGE, type CellOutcome, type CellUsage } from "../../results/cell-record.ts";
@@ -145,7 +145,10 @@ async function produceAgent(cell: Cell, resources: ArmResources): Promise<Omit<P
 function produceCalibration(cell: Cell): Omit<ProduceOutcome, "wallMs"> {
   const { parsed } = cell.arm;
   if (parsed.type === "reference" || parsed.type === "blank") writeCalibrationCandidate(cell.task, cell.resultDir, parsed.type);
-  else if (parsed.type === "mutant") writeMutant(cell.dir, referencePageHtml(cell.task, cell.dir), parsed.spec, `reference page of task ${cell.task.id} (${mutantLabel(parsed.spec)})`);
+  else if (parsed.type === "mutant") {
+    stageReferenceSiteFiles(cell.task, cell.dir);
+    writeMutant(cell.dir, referencePageHtml(cell.task, cell.dir), parsed.spec, `reference page of task ${cell.task.id} (${mutantLabel(parsed.spec)})`);
+  }
   return { status: "made", usage: NO_CELL_USAGE };
 }
 

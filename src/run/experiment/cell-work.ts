@@ -15,6 +15,7 @@ import { replayActionOf } from "../../replay/replay.ts";
 import { runSelfCheck } from "../../selfcheck/self-check.ts";
 import { evaluateOneTask } from "../evaluate.ts";
 import { producePage, type ArmResources, type Cell } from "./arms.ts";
+import { isCalibrationArm } from "./config.ts";
 
 export interface CellWorkOptions {
   cells: ReadonlyMap<string, Cell>;
@@ -38,7 +39,13 @@ export function cellWork(options: CellWorkOptions): CellWork {
       const cell = cellOf(key);
       const { outcome } = await evaluateOneTask(
         cell.task,
-        { resultDir: cell.resultDir, model: draft ? `${cell.arm.name}#draft-${draft.draft}` : cell.arm.name, pairing: options.pairing, candidateDir: draft?.dir ?? cell.dir },
+        {
+          resultDir: cell.resultDir,
+          model: draft ? `${cell.arm.name}#draft-${draft.draft}` : cell.arm.name,
+          pairing: options.pairing,
+          candidateDir: draft?.dir ?? cell.dir,
+          calibration: isCalibrationArm(cell.arm.parsed.type),
+        },
         options.evaluator,
       );
       // An eval.json that already scored this very page is kept ("skipped"): its scores are read back.

@@ -142,6 +142,11 @@ export type ArmKind =
   | { type: "module"; file: string }
   | { type: "results"; dir: string };
 
+/** Arms whose pages are built from the task's own page: they measure the evaluator, and are replayed seeded (deterministic mode). */
+export function isCalibrationArm(type: ArmKind["type"]): boolean {
+  return type === "reference" || type === "blank" || type === "mutant";
+}
+
 export interface Arm extends ArmConfig {
   parsed: ArmKind;
 }

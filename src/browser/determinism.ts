@@ -1,0 +1,67 @@
+/**
+ * Deterministic mode: a seeded `Math.random` and a fixed clock start, installed in a
+ * browser context before any page script runs. The recorder and the evaluator call the
+ * same `installDeterminism`, so a page that draws random numbers or reads the time (a
+ * game spawning tiles, a greeting by the hour) shows the same states when it is recorded
+ * and every time it is replayed — given the same actions.
+ *
+ * The clock is Playwright's (`context.clock.install`): Date, timers, requestAnimationFrame
+ * and performance start at `clockStartMs` and then run at real speed, so pages keep
+ * animating and settling as they would; only the starting instant is pinned.
+ * `crypto.getRandomValues` is left alone: pages use it for identifiers, rarely for what
+ * they show, and replacing it would weaken a page's own security code.
+ */
+import type { BrowserContext } from "playwright";
+
+export interface Determinism {
+  /** Seed of the page's Math.random (an unsigned 32-bit integer). */
+  readonly randomSeed: number;
+  /** What Date.now() returns when the page starts, in ms since the epoch. */
+  readonly clockStartMs: number;
+}
+
+/** The recorder's seed when neither the script nor the command line gives one. */
+export const DEFAULT_RANDOM_SEED = 20_240_601;
+/** 2025-01-15 09:00 UTC: a weekday morning, so pages that greet by the hour or the day show an ordinary state. */
+export const DEFAULT_CLOCK_START_MS = Date.UTC(2025, 0, 15, 9, 0, 0);
+
+export const MAX_RANDOM_SEED = 0xffff_ffff;
+
+/**
+ * Replaces Math.random in every document of the context with mulberry32 seeded by
+ * `seed` (a small generator with a full 2^32 period, good enough for page behaviour).
+ * Each document starts the sequence afresh, as a reload of the real page would draw anew.
+ */
+function seededRandomScript(seed: number): string {
+  return `(() => {
+  let state = ${seed >>> 0};
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  Object.defineProperty(Math, "random", { value: next, configurable: true, writable: true });
+})();`;
+}
+
+/** Installs the seeded Math.random and the clock in `context`; call before its first page opens. */
+export async function installDeterminism(context: BrowserContext, determinism: Determinism): Promise<void> {
+  await context.addInitScript({ content: seededRandomScript(determinism.randomSeed) });
+  await context.clock.install({ time: determinism.clockStartMs });
+}
+
+/** The task line's form of the settings (an extra field the harness ignores). */
+export interface DeterminismLineField {
+  random_seed: number;
+  clock_start: string;
+}
+
+export function determinismLineField(determinism: Determinism): DeterminismLineField {
+  return { random_seed: determinism.randomSeed, clock_start: new Date(determinism.clockStartMs).toISOString() };
+}
+
+export function determinismFromLine(field: DeterminismLineField): Determinism {
+  return { randomSeed: field.random_seed, clockStartMs: Date.parse(field.clock_start) };
+}

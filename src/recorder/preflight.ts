@@ -1,0 +1,53 @@
+/**
+ * The preflight: one quick load of the site, before anything is recorded, in the same
+ * pinned and deterministic context the recording uses. It answers two questions in a
+ * few seconds instead of after a whole recording: which of the site's own files fail
+ * to load (each a warning naming its URL), and whether its first screen shows any
+ * image — the benchmark's tasks come with their page's images, so a site that shows
+ * none is refused unless the script allows it (`allow_no_images: true`, then the task's
+ * assets are whatever the recording shows, possibly none).
+ */
+import { IwrError } from "../errors.ts";
+import { PROTOCOL } from "../protocol.ts";
+import type { Determinism } from "../browser/determinism.ts";
+import type { Resolution } from "../tasks/schema.ts";
+import { DisplayedImages } from "./displayed-images.ts";
+import { newRecordingContext, openEntry } from "./session.ts";
+import { SiteCapture } from "./site-capture.ts";
+
+export interface PreflightResult {
+  /** Images on the first screen. */
+  readonly imagesShown: number;
+  /** "the site failed to load <url> (HTTP 404)" for each of the site's own files that failed. */
+  readonly failures: readonly string[];
+  readonly ms: number;
+}
+
+export async function preflightSite(entryUrl: string, resolution: Resolution, determinism: Determinism): Promise<PreflightResult> {
+  const started = Date.now();
+  const warnings: string[] = [];
+  const context = await newRecordingContext(resolution, determinism, warnings);
+  try {
+    const page = await context.newPage();
+    const capture = new SiteCapture(new URL(entryUrl).origin);
+    capture.attach(page);
+    await openEntry(page, entryUrl);
+    await page.waitForTimeout(PROTOCOL.initialSettleMs);
+    const displayed = new DisplayedImages();
+    await displayed.sample(page);
+    return { imagesShown: displayed.count, failures: capture.failures(), ms: Date.now() - started };
+  } finally {
+    await context.close().catch(() => undefined);
+  }
+}
+
+/** The refusal of a site whose first screen shows no image, unless the script allows it. */
+export function requireImagesShown(result: PreflightResult, entryUrl: string, allowNoImages: boolean): void {
+  if (result.imagesShown > 0 || allowNoImages) return;
+  throw new IwrError(
+    "RECORDER",
+    `the site at ${entryUrl} shows no image on its first screen (preflight, ${result.ms} ms): a benchmark task comes with its page's images. ` +
+      `Record it anyway with allow_no_images: true in the action script (or --allow-no-images): its assets are then the images the recording shows, possibly none`,
+    { url: entryUrl },
+  );
+}

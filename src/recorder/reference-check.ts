@@ -1,0 +1,61 @@
+/**
+ * The last check before a recorded task is installed: its reference page, served the
+ * way the evaluator serves a candidate (its folder at "/", the task's assets where the
+ * placeholder points), loads without a single missing file. A reference that would
+ * miss a file the site loaded scores below what the site deserves and silently lowers
+ * the calibration ceiling, so a miss is an error naming each URL.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
+import { startStaticServer } from "../browser/static-server.ts";
+import type { Determinism } from "../browser/determinism.ts";
+import { IwrError } from "../errors.ts";
+import { PROTOCOL } from "../protocol.ts";
+import { candidateMounts } from "../replay/candidate-serving.ts";
+import type { Resolution } from "../tasks/schema.ts";
+import { newRecordingContext, openEntry } from "./session.ts";
+import { SiteCapture } from "./site-capture.ts";
+
+/**
+ * Serves a copy of `referenceDir` as a candidate beside `assetsDir` and throws when any
+ * same-origin request fails while it opens and settles — except the paths in
+ * `failedOnSite`, which failed on the site itself (warned about already): the reference
+ * cannot be blamed for them.
+ */
+export async function requireReferenceLoads(
+  workDir: string,
+  referenceDir: string,
+  assetsDir: string,
+  resolution: Resolution,
+  determinism: Determinism,
+  failedOnSite: ReadonlySet<string>,
+): Promise<void> {
+  // The assets go under a name no site uses, so their mount cannot shadow a folder of the site's own (e.g. assets/).
+  const checkDir = path.join(workDir, ".reference-check");
+  const candidateDir = path.join(checkDir, "candidate");
+  const checkAssetsDir = path.join(checkDir, "__iwr_task_assets__");
+  fs.cpSync(referenceDir, candidateDir, { recursive: true });
+  fs.cpSync(assetsDir, checkAssetsDir, { recursive: true });
+  const entry = path.join(candidateDir, "index.html");
+  fs.writeFileSync(entry, extractPageFromReply(fs.readFileSync(entry, "utf8"), assetsBasePath(candidateDir, checkAssetsDir)));
+  const server = await startStaticServer({ mounts: candidateMounts(candidateDir, checkAssetsDir) });
+  const warnings: string[] = [];
+  const context = await newRecordingContext(resolution, determinism, warnings);
+  try {
+    const page = await context.newPage();
+    const capture = new SiteCapture(server.origin);
+    capture.attach(page);
+    await openEntry(page, server.url("index.html"));
+    await page.waitForTimeout(PROTOCOL.initialSettleMs);
+    const missing = capture.failedFiles().filter((file) => !failedOnSite.has(file.path));
+    if (missing.length > 0) {
+      const shown = missing.map((file) => `${file.path} (${file.why})`);
+      throw new IwrError("RECORDER", `the reference page would miss ${missing.length} file(s) the site served, when served as a candidate: ${shown.join("; ")}`, { failures: shown });
+    }
+  } finally {
+    await context.close().catch(() => undefined);
+    await server.close();
+    fs.rmSync(checkDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Deterministic mode (#15): a page that draws its state with Math.random and reads the
+ * clock is recorded with a seed, and its reference page evaluated three times with the
+ * task's seed gives identical eval.json scores, all steps passing. A different seed
+ * records different states (the seed is what pins them). Under the official profile a
+ * model's page is replayed unseeded, and eval.json says which it did.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { evaluateTask, replayDeterminism, type Evaluator } from "../../src/evaluator/evaluate-task.ts";
+import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
+import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts";
+import { candidateFiles } from "../../src/results/layout.ts";
+import { closeEvaluator, createEvaluator } from "../../src/run/evaluate.ts";
+import { writeCalibrationCandidate } from "../../src/run/calibration.ts";
+import { loadTasks } from "../../src/tasks/loader.ts";
+import type { Task } from "../../src/tasks/schema.ts";
+import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+
+const QUICK = { pauseBeforeMs: 50, pauseAfterMs: 600, pointerTravelMs: 40, keystrokeMs: 5 };
+const scratch = makeScratchDir("deterministic");
+
+/** Five tiles in random colours, a random roll and the weekday from the clock; "Roll" draws again. */
+const RANDOM_PAGE = `<!doctype html><html><head><meta charset="utf-8"><style>
+body { margin: 0; padding: 24px; font-family: sans-serif; background: #fff; }
+.tile { display: inline-block; width: 100px; height: 100px; margin: 6px; }
+#roll { font-size: 40px; margin: 16px 0; }
+</style></head><body>
+<img src="img/die.png" width="48" height="48" alt="die">
+<div id="tiles"></div><div id="roll"></div><div id="day"></div>
+<button id="again" type="button" style="font-size: 24px">Roll</button>
+<script>
+  function draw() {
+    const tiles = document.getElementById("tiles");
+    tiles.innerHTML = "";
+    for (let i = 0; i < 5; i++) {
+      const tile = document.createElement("div");
+      tile.className = "tile";
+      tile.style.background = "hsl(" + Math.floor(Math.random() * 360) + ", 70%, 50%)";
+      tiles.appendChild(tile);
+    }
+    document.getElementById("roll").textContent = "Roll: " + (1 + Math.floor(Math.random() * 1000));
+  }
+  document.getElementById("day").textContent = "Day: " + ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][new Date().getUTCDay()];
+  draw();
+  document.getElementById("again").addEventListener("click", draw);
+</script></body></html>`;
+
+const SCRIPT = {
+  source_website: "fixture:random-page",
+  classification: { interaction_complexity: "L2", visual_complexity: "V2", domain: "testing" },
+  resolution: "800x600",
+  actions: [
+    { type: "Click", locator: "#again", description: "the 'Roll' button", assertion: "The tiles changed colour", visual: true },
+    { type: "Click", locator: "#again", description: "the 'Roll' button", assertion: "The tiles changed colour", visual: true },
+    { type: "Click", locator: "#again", description: "the 'Roll' button", assertion: "The tiles changed colour", visual: true },
+  ],
+};
+
+async function recordWithSeed(label: string, seed: number): Promise<{ recorded: RecordedTask; task: Task }> {
+  const caseDir = fs.mkdtempSync(path.join(scratch, `${label}-`));
+  const siteDir = path.join(caseDir, "site");
+  fs.mkdirSync(path.join(siteDir, "img"), { recursive: true });
+  fs.writeFileSync(path.join(siteDir, "index.html"), RANDOM_PAGE);
+  await sharp({ create: { width: 48, height: 48, channels: 3, background: "#111827" } }).png().toFile(path.join(siteDir, "img", "die.png"));
+  const jsonl = path.join(caseDir, "set.jsonl");
+  const recorded = await recordTask({ script: writeScript(caseDir, "actions.yaml", SCRIPT), site: siteDir, data: jsonl, pacing: QUICK, seed });
+  return { recorded, task: (await loadTasks(jsonl))[0]! };
+}
+
+let evaluator: Evaluator;
+let seeded: { recorded: RecordedTask; task: Task };
+
+beforeAll(async () => {
+  seeded = await recordWithSeed("seed-7", 7);
+  evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false });
+});
+
+afterAll(async () => {
+  await closeEvaluator();
+  await closeSharedBrowser();
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+describe("deterministic mode", () => {
+  it("stores the seed and clock start in the task line, and the loader reads them", () => {
+    expect(seeded.recorded.line.determinism).toEqual({ random_seed: 7, clock_start: "2025-01-15T09:00:00.000Z" });
+    expect(seeded.task.truth.determinism).toEqual({ randomSeed: 7, clockStartMs: Date.UTC(2025, 0, 15, 9, 0, 0) });
+  });
+
+  it("evaluates the random page three times with identical scores, every step passing", async () => {
+    const candidateDir = writeCalibrationCandidate(seeded.task, path.join(scratch, "results"), "reference");
+    const runs = [];
+    for (let run = 0; run < 3; run++) {
+      await evaluateTask({ task: seeded.task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true, calibration: true });
+      const record = readEvalRecord(candidateFiles(candidateDir).eval);
+      expect(record.determinism).toMatchObject({ seeded: true, randomSeed: 7, clockStart: "2025-01-15T09:00:00.000Z" });
+      runs.push({ scores: record.scores, lists: record.lists, verdicts: record.assertions.map((assertion) => assertion.result) });
+    }
+    expect(runs[0]!.scores.ifs).toBe(1);
+    expect(runs[0]!.verdicts).toEqual(["Yes", "Yes", "Yes"]);
+    expect(runs[1]).toEqual(runs[0]);
+    expect(runs[2]).toEqual(runs[0]);
+  });
+
+  it("records different states with a different seed", async () => {
+    const other = await recordWithSeed("seed-8", 8);
+    const first = await sharp(seeded.task.truth.checkpointPaths[1]!).raw().toBuffer();
+    const second = await sharp(other.task.truth.checkpointPaths[1]!).raw().toBuffer();
+    expect(first.equals(second)).toBe(false);
+  });
+
+  it("replays a model's page unseeded under the official profile, and says so; seeded under corrected and for calibration", () => {
+    expect(replayDeterminism(seeded.task, "official", false)).toEqual({ seeded: false, reason: "official profile: a model's page is replayed unseeded, as the harness does" });
+    expect(replayDeterminism(seeded.task, "official", true)).toMatchObject({ seeded: true, randomSeed: 7 });
+    expect(replayDeterminism(seeded.task, "corrected", false)).toMatchObject({ seeded: true, randomSeed: 7 });
+    const { determinism: _, ...unseededTruth } = seeded.task.truth;
+    expect(replayDeterminism({ ...seeded.task, truth: unseededTruth }, "corrected", false)).toMatchObject({ seeded: false, reason: expect.stringMatching(/names no seed/) });
+  });
+});
