@@ -265,7 +265,7 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     await requireReferenceLoads(workDir, referenceDir, path.join(workDir, "assets"), resolution, determinism, new Set(session.failedOnSite));
     const warnings = [...new Set([...preflight.failures, ...session.warnings]), ...session.sheet.converted.map((converted) => `asset ${converted}`)];
     const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }), determinism: determinismLineField(determinism) };
-    writeRecordingNotes(workDir, { site, entryUrl: opened.entryUrl, source: script.source_website, determinism, session, namedNotLoaded: reference.leftovers, warnings, preflightMs: preflight.ms });
+    writeRecordingNotes(workDir, { site: isUrl(site) ? site : path.relative(targetDir, path.resolve(site)), entryUrl: opened.entryUrl, source: script.source_website, determinism, session, namedNotLoaded: reference.leftovers, warnings, preflightMs: preflight.ms });
     installTask(workDir, targetDir, jsonl, line, options.force ?? false);
     for (const warning of warnings) logger.warn(`task ${id}: ${warning}`);
     const totalMs = Date.now() - started;

@@ -14,7 +14,7 @@ import { TASK_FILES } from "../tasks/layout.ts";
 
 
 export interface RecordingNotesInput {
-  /** The site as given (a folder or a URL). */
+  /** The site: its URL, or its folder relative to the task's folder (so a committed task names no machine's paths). */
   readonly site: string;
   /** The URL it was recorded from (a folder is served on a port of the moment). */
   readonly entryUrl: string;

@@ -178,7 +178,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
       const assetUrls = new Set(assets.flatMap((asset) => asset.urls));
       const notShown = [...collector.urls.filter((url) => !assetUrls.has(url)), ...namedOnly];
       warnings.push(...capture.failures());
-      const captured = await capture.save(context.request, path.join(input.outDir, "reference"), page.url());
+      const captured = await capture.save(context.request, path.join(input.outDir, "reference"), page.url(), namedOnly);
       const sheet = await sheetSourcesFor(assets, context, input.outDir);
       for (const name of sheet.unreadable) warnings.push(`asset ${name} cannot be decoded by sharp or Chromium; its sheet tile says "unreadable image"`);
       const failedOnSite = capture.failedFiles().map((file) => file.path);

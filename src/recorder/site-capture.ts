@@ -18,12 +18,15 @@ import { IwrError } from "../errors.ts";
 import { RECORD_ENTRIES } from "../results/layout.ts";
 import { assetKey } from "./assets.ts";
 
+/** The kind of a media file kept because the source names it, though the recording never loaded it. */
+const NAMED_IN_SOURCE = "named-in-source";
+
 /** One file of the snapshot, as recording.json lists it. */
 export interface CapturedFile {
   /** Path inside `reference/`, with `/` separators. */
   readonly path: string;
   readonly url: string;
-  /** Playwright's resource type of the first request: stylesheet, script, font, image, fetch, ... */
+  /** Playwright's resource type of the first request (stylesheet, script, font, image, fetch, ...), or "named-in-source". */
   readonly kind: string;
   readonly bytes: number;
 }
@@ -90,13 +93,17 @@ export class SiteCapture {
 
   /**
    * Writes every loaded file but the entry document into `referenceDir` at its
-   * snapshot path. Throws when the reference could not hold a file the site served.
+   * snapshot path, then each of `namedMedia` (media URLs the page's source names but the
+   * recording never reached) that the site serves as an image or video, so the
+   * reference also holds the states the recording did not visit. Throws when the
+   * reference could not hold a file the site served.
    */
-  async save(request: APIRequestContext, referenceDir: string, entryUrl: string): Promise<CapturedFile[]> {
+  async save(request: APIRequestContext, referenceDir: string, entryUrl: string, namedMedia: readonly string[] = []): Promise<CapturedFile[]> {
     const entryKey = assetKey(entryUrl);
     const byPath = new Map<string, { url: string; body: Buffer }>();
     const files: CapturedFile[] = [];
-    for (const [url, kind] of this.loaded) {
+    const wanted: Array<[string, string]> = [...this.loaded, ...namedMedia.filter((url) => this.ownOrigin(url) && !this.loaded.has(assetKey(url))).map((url): [string, string] => [assetKey(url), NAMED_IN_SOURCE])];
+    for (const [url, kind] of wanted) {
       if (url === entryKey || snapshotPath(url) === snapshotPath(entryUrl)) continue;
       const file = snapshotPath(url);
       if (file.split("/").some((part) => part === ".." || part === "")) {
@@ -107,6 +114,8 @@ export class SiteCapture {
         throw new IwrError("RECORDER", `the site serves ${url}, whose path '${file}' the results folder reserves (or hides); the reference page could not load it: rename it on the site`, { url });
       }
       const response = await request.get(url, { failOnStatusCode: false, timeout: 30_000 });
+      // A name in the source that is not a media file on the site (a string that only looks like one) is nothing to keep.
+      if (kind === NAMED_IN_SOURCE && (!response.ok() || !/^(image|video)\//i.test(response.headers()["content-type"] ?? ""))) continue;
       if (!response.ok()) throw new IwrError("RECORDER", `${url} loaded while recording but answered HTTP ${response.status()} when saved for the reference page`, { url });
       const body = await response.body();
       const earlier = byPath.get(file);

@@ -51,10 +51,9 @@ describe("re-recording a bundled task", () => {
       pacing: { pauseBeforeMs: 100, pauseAfterMs: 600, pointerTravelMs: 50, keystrokeMs: 10 },
     });
 
-    // The committed suite was recorded before deterministic mode: its lines carry no seed yet.
-    const { determinism, ...rest } = rerecorded.line;
-    expect(determinism).toEqual({ random_seed: DEFAULT_RANDOM_SEED, clock_start: new Date(DEFAULT_CLOCK_START_MS).toISOString() });
-    expect(rest).toEqual(committed!.line);
+    expect(rerecorded.line).toEqual(committed!.line);
+    // Recorded in deterministic mode, like every task since: the default seed and clock start.
+    expect(committed!.line.determinism).toEqual({ random_seed: DEFAULT_RANDOM_SEED, clock_start: new Date(DEFAULT_CLOCK_START_MS).toISOString() });
     const fresh = fs.readdirSync(path.join(rerecorded.dir, "checkpoints")).sort();
     expect(fresh).toEqual(committed!.truth.checkpointPaths.map((file) => path.basename(file)).sort());
     for (const file of committed!.truth.checkpointPaths) {
