@@ -41,7 +41,10 @@ function imagesOnScreen(_: null): string[] {
     for (const element of Array.from(root.querySelectorAll("*"))) {
       if (element.shadowRoot) visit(element.shadowRoot);
       if (!onScreen(element)) continue;
-      if (element instanceof HTMLImageElement) add(element.currentSrc || element.src);
+      // An image that failed (a 404, a refused host) shows its alt text or nothing: not an image shown.
+      if (element instanceof HTMLImageElement) {
+        if (element.complete && element.naturalWidth > 0) add(element.currentSrc || element.src);
+      }
       else if (element instanceof HTMLInputElement && element.type === "image") add(element.src);
       else if (element instanceof HTMLVideoElement) {
         add(element.currentSrc || element.src);
@@ -77,6 +80,9 @@ async function blobDigest(url: string): Promise<string | null> {
  * fetched with those bytes is the one it showed.
  */
 export class DisplayedImages {
+  /** `siteOrigin`: only the site's own images (and blob: ones) count; anything else was refused while recording. */
+  constructor(private readonly siteOrigin: string) {}
+
   private readonly shown = new Set<string>();
   private readonly shownContent = new Set<string>();
   private readonly digestedBlobs = new Set<string>();
@@ -85,7 +91,9 @@ export class DisplayedImages {
   async sample(page: Page): Promise<void> {
     const urls = await evaluateInPage(page, imagesOnScreen, null).catch(() => [] as string[]);
     for (const url of urls) {
-      if (/^https?:/.test(url)) this.shown.add(assetKey(url));
+      if (/^https?:/.test(url)) {
+        if (new URL(url).origin === this.siteOrigin) this.shown.add(assetKey(url));
+      }
       else if (url.startsWith("blob:") && !this.digestedBlobs.has(url)) {
         this.digestedBlobs.add(url);
         const digest = await evaluateInPage(page, blobDigest, url).catch(() => null);

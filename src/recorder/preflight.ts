@@ -26,14 +26,15 @@ export interface PreflightResult {
 export async function preflightSite(entryUrl: string, resolution: Resolution, determinism: Determinism): Promise<PreflightResult> {
   const started = Date.now();
   const warnings: string[] = [];
-  const context = await newRecordingContext(resolution, determinism, warnings);
+  const origin = new URL(entryUrl).origin;
+  const context = await newRecordingContext(resolution, determinism, warnings, origin);
   try {
     const page = await context.newPage();
-    const capture = new SiteCapture(new URL(entryUrl).origin);
+    const capture = new SiteCapture(origin);
     capture.attach(page);
     await openEntry(page, entryUrl);
     await page.waitForTimeout(PROTOCOL.initialSettleMs);
-    const displayed = new DisplayedImages();
+    const displayed = new DisplayedImages(origin);
     await displayed.sample(page);
     return { imagesShown: displayed.count, failures: capture.failures(), ms: Date.now() - started };
   } finally {

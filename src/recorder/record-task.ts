@@ -22,7 +22,7 @@ import { rewriteAssetUrls } from "./reference.ts";
 import { requireReferenceLoads } from "./reference-check.ts";
 import { preflightSite, requireImagesShown } from "./preflight.ts";
 import { writeRecordingNotes } from "./recording-notes.ts";
-import { snapshotPath, type CapturedFile } from "./site-capture.ts";
+import { shownUrl, snapshotPath, type CapturedFile } from "./site-capture.ts";
 import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED, determinismLineField, type Determinism } from "../browser/determinism.ts";
 import { loadActionScript, type LoadedActionScript } from "./script-schema.ts";
 import { runRecordingSession } from "./session.ts";
@@ -262,10 +262,12 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     const reference = rewriteAssetUrls(opened.source, opened.entryUrl, assetNameByUrl(session.assets));
     fs.mkdirSync(referenceDir, { recursive: true });
     fs.writeFileSync(path.join(referenceDir, "index.html"), reference.html);
-    await requireReferenceLoads(workDir, referenceDir, path.join(workDir, "assets"), resolution, determinism, new Set(session.failedOnSite));
+    await requireReferenceLoads(workDir, referenceDir, path.join(workDir, "assets"), resolution, determinism, new Set(session.failedOnSite), new Set(session.blockedOnSite));
     const warnings = [...new Set([...preflight.failures, ...session.warnings]), ...session.sheet.converted.map((converted) => `asset ${converted}`)];
+    // Candidate post-processing removes iframes (as the harness's does), so the reference is scored without them.
+    if (/<iframe\b/i.test(opened.source)) warnings.push("the page holds an iframe, which is removed from every candidate, the reference page included: it is scored without it");
     const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }), determinism: determinismLineField(determinism) };
-    writeRecordingNotes(workDir, { site: isUrl(site) ? site : path.relative(targetDir, path.resolve(site)), entryUrl: opened.entryUrl, source: script.source_website, determinism, session, namedNotLoaded: reference.leftovers, warnings, preflightMs: preflight.ms });
+    writeRecordingNotes(workDir, { site: isUrl(site) ? shownUrl(site) : path.relative(targetDir, path.resolve(site)), entryUrl: opened.entryUrl, source: script.source_website, determinism, session, namedNotLoaded: reference.leftovers, warnings, preflightMs: preflight.ms });
     installTask(workDir, targetDir, jsonl, line, options.force ?? false);
     for (const warning of warnings) logger.warn(`task ${id}: ${warning}`);
     const totalMs = Date.now() - started;

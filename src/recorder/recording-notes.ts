@@ -27,10 +27,10 @@ export interface RecordingNotesInput {
   readonly preflightMs: number;
 }
 
-/** A same-origin URL as its path on the site, so the notes do not carry a port of the moment. */
+/** A same-origin URL as its path on the site, so the notes carry no port of the moment; never a query string (it may carry a token). */
 function onSite(url: string, entryUrl: string): string {
   const parsed = new URL(url);
-  return parsed.origin === new URL(entryUrl).origin ? parsed.pathname.slice(1) + parsed.search : url;
+  return parsed.origin === new URL(entryUrl).origin ? parsed.pathname.slice(1) : `${parsed.origin}${parsed.pathname}`;
 }
 
 export function writeRecordingNotes(taskDir: string, input: RecordingNotesInput): void {

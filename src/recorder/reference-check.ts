@@ -14,14 +14,16 @@ import { IwrError } from "../errors.ts";
 import { PROTOCOL } from "../protocol.ts";
 import { candidateMounts } from "../replay/candidate-serving.ts";
 import type { Resolution } from "../tasks/schema.ts";
-import { newRecordingContext, openEntry } from "./session.ts";
+import { newRecordingContext, openEntry, type BlockedRequests } from "./session.ts";
 import { SiteCapture } from "./site-capture.ts";
 
 /**
  * Serves a copy of `referenceDir` as a candidate beside `assetsDir` and throws when any
  * same-origin request fails while it opens and settles — except the paths in
  * `failedOnSite`, which failed on the site itself (warned about already): the reference
- * cannot be blamed for them.
+ * cannot be blamed for them. A request the reference makes to any other origin (an
+ * absolute URL to the site's own server, say) is refused and is a miss too, unless the
+ * recording refused it as well (`blockedOnSite`, by blockedRequestKey).
  */
 export async function requireReferenceLoads(
   workDir: string,
@@ -30,6 +32,7 @@ export async function requireReferenceLoads(
   resolution: Resolution,
   determinism: Determinism,
   failedOnSite: ReadonlySet<string>,
+  blockedOnSite: ReadonlySet<string>,
 ): Promise<void> {
   // The assets go under a name no site uses, so their mount cannot shadow a folder of the site's own (e.g. assets/).
   const checkDir = path.join(workDir, ".reference-check");
@@ -41,7 +44,8 @@ export async function requireReferenceLoads(
   fs.writeFileSync(entry, extractPageFromReply(fs.readFileSync(entry, "utf8"), assetsBasePath(candidateDir, checkAssetsDir)));
   const server = await startStaticServer({ mounts: candidateMounts(candidateDir, checkAssetsDir) });
   const warnings: string[] = [];
-  const context = await newRecordingContext(resolution, determinism, warnings);
+  const blocked: BlockedRequests = { urls: new Set() };
+  const context = await newRecordingContext(resolution, determinism, warnings, server.origin, blocked);
   try {
     const page = await context.newPage();
     const capture = new SiteCapture(server.origin);
@@ -49,9 +53,10 @@ export async function requireReferenceLoads(
     await openEntry(page, server.url("index.html"));
     await page.waitForTimeout(PROTOCOL.initialSettleMs);
     const missing = capture.failedFiles().filter((file) => !failedOnSite.has(file.path));
-    if (missing.length > 0) {
-      const shown = missing.map((file) => `${file.path} (${file.why})`);
-      throw new IwrError("RECORDER", `the reference page would miss ${missing.length} file(s) the site served, when served as a candidate: ${shown.join("; ")}`, { failures: shown });
+    const refused = [...blocked.urls].filter((url) => !blockedOnSite.has(url));
+    if (missing.length + refused.length > 0) {
+      const shown = [...missing.map((file) => `${file.path} (${file.why})`), ...refused.map((key) => `${key} (another origin than the reference's own)`)];
+      throw new IwrError("RECORDER", `the reference page would miss ${shown.length} file(s) the site served, when served as a candidate: ${shown.join("; ")}`, { failures: shown });
     }
   } finally {
     await context.close().catch(() => undefined);

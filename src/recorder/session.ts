@@ -55,6 +55,8 @@ export interface SessionResult {
   readonly captured: CapturedFile[];
   /** Snapshot paths of the site's own files that failed while recording (each also a warning). */
   readonly failedOnSite: string[];
+  /** Requests refused while recording (other origins), by blockedRequestKey: the reference may not reach them either. */
+  readonly blockedOnSite: string[];
   readonly videoSec: number;
   readonly frameCount: number;
   readonly warnings: string[];
@@ -62,9 +64,30 @@ export interface SessionResult {
   readonly actionsMs: number;
 }
 
+/** A recording context's view of the network: the requests it refused, by blockedRequestKey. */
+export interface BlockedRequests {
+  readonly urls: Set<string>;
+}
+
 const LOCAL_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-export async function newRecordingContext(resolution: Resolution, determinism: Determinism, warnings: string[]): Promise<BrowserContext> {
+/**
+ * How a refused request is known across the recording and the reference check: by
+ * origin and path, except that any port or name of this machine counts as one ("this
+ * machine"), because the check serves the reference on a port of its own and a page
+ * that builds URLs from `location` asks it for the same path on another port.
+ */
+export function blockedRequestKey(url: URL): string {
+  return `${LOCAL_HOSTS.has(url.hostname) ? "this machine" : url.origin}${url.pathname}`;
+}
+
+/**
+ * A pinned, deterministic context that reaches nothing but `siteOrigin`: every other
+ * origin — another host, or another port or name of this machine — is refused and
+ * warned about once, since the reference page, served from one origin, could not
+ * reach it either.
+ */
+export async function newRecordingContext(resolution: Resolution, determinism: Determinism, warnings: string[], siteOrigin: string, blocked?: BlockedRequests): Promise<BrowserContext> {
   const browser = await sharedBrowser();
   // Everything that could differ between two recordings of the same site is pinned.
   const context = await browser.newContext({
@@ -75,10 +98,15 @@ export async function newRecordingContext(resolution: Resolution, determinism: D
     colorScheme: "light",
     serviceWorkers: "block",
   });
+  const warnedOrigins = new Set<string>();
   await context.route("**/*", async (route) => {
     const url = new URL(route.request().url());
-    if ((url.protocol === "http:" || url.protocol === "https:") && !LOCAL_HOSTS.has(url.hostname)) {
-      warnings.push(`blocked a request to ${url.origin} (only 127.0.0.1 is allowed)`);
+    if ((url.protocol === "http:" || url.protocol === "https:") && url.origin !== siteOrigin) {
+      if (!warnedOrigins.has(url.origin)) {
+        warnedOrigins.add(url.origin);
+        warnings.push(`blocked a request to ${url.origin} (only the site's own origin, ${siteOrigin}, is recorded)`);
+      }
+      blocked?.urls.add(blockedRequestKey(url));
       await route.abort("blockedbyclient");
       return;
     }
@@ -121,7 +149,8 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
   const checkpointsDir = path.join(input.outDir, "checkpoints");
   const framesDir = path.join(input.outDir, ".frames");
   fs.mkdirSync(checkpointsDir, { recursive: true });
-  const context = await newRecordingContext(input.resolution, input.determinism, warnings);
+  const blocked: BlockedRequests = { urls: new Set() };
+  const context = await newRecordingContext(input.resolution, input.determinism, warnings, new URL(input.entryUrl).origin, blocked);
   try {
     const page = await context.newPage();
     page.on("pageerror", (error) => warnings.push(`page error: ${error.message}`));
@@ -133,7 +162,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
     collector.attach(page);
     const capture = new SiteCapture(new URL(input.entryUrl).origin);
     capture.attach(page);
-    const displayed = new DisplayedImages();
+    const displayed = new DisplayedImages(new URL(input.entryUrl).origin);
     const screencast = await startScreencast(context, page, framesDir, input.resolution);
     let stopped = false;
     try {
@@ -173,16 +202,17 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
         fps: input.videoFps,
       });
       // Media the source names but the interaction never loaded: not assets either, but worth listing.
-      const namedOnly = sameOriginMediaUrls(input.source, page.url()).filter((url) => !collector.urls.includes(url));
+      // The entry's URL, not the page's last one: a script may have navigated to another page of the site.
+      const namedOnly = sameOriginMediaUrls(input.source, input.entryUrl).filter((url) => !collector.urls.includes(url));
       const assets = await collector.save(context.request, path.join(input.outDir, "assets"), warnings, (url, sha256) => displayed.has(url, sha256));
       const assetUrls = new Set(assets.flatMap((asset) => asset.urls));
       const notShown = [...collector.urls.filter((url) => !assetUrls.has(url)), ...namedOnly];
       warnings.push(...capture.failures());
-      const captured = await capture.save(context.request, path.join(input.outDir, "reference"), page.url(), namedOnly);
+      const captured = await capture.save(context.request, path.join(input.outDir, "reference"), input.entryUrl, namedOnly);
       const sheet = await sheetSourcesFor(assets, context, input.outDir);
       for (const name of sheet.unreadable) warnings.push(`asset ${name} cannot be decoded by sharp or Chromium; its sheet tile says "unreadable image"`);
       const failedOnSite = capture.failedFiles().map((file) => file.path);
-      return { checkpointCount: checkpoint + 1, assets, sheet, notShown, captured, failedOnSite, videoSec: video.durationSec, frameCount: recording.frames.length, warnings, actionsMs };
+      return { checkpointCount: checkpoint + 1, assets, sheet, notShown, captured, failedOnSite, blockedOnSite: [...blocked.urls], videoSec: video.durationSec, frameCount: recording.frames.length, warnings, actionsMs };
     } finally {
       if (!stopped) await screencast.stop().catch(() => undefined);
       fs.rmSync(framesDir, { recursive: true, force: true });

@@ -33,9 +33,22 @@ export interface CapturedFile {
 
 /** The path a same-origin URL's file takes inside the snapshot: its URL path, a folder's index.html for a folder URL. */
 export function snapshotPath(url: string): string {
-  const pathname = decodeURIComponent(new URL(url).pathname);
-  const relative = pathname.replace(/^\/+/, "");
+  const raw = new URL(url).pathname;
+  let pathname = raw;
+  try {
+    pathname = decodeURIComponent(raw);
+  } catch {
+    // A malformed escape: the server looks the path up as written, and so does the snapshot.
+  }
+  // Repeated slashes name the same file to the static server: they do here too.
+  const relative = pathname.replace(/\/{2,}/g, "/").replace(/^\/+/, "");
   return relative === "" || relative.endsWith("/") ? `${relative}index.html` : relative;
+}
+
+/** A URL as recording.json and warnings show it: no query string (it may carry a token), no credentials. */
+export function shownUrl(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
 }
 
 function describeFailure(status: number | undefined, reason: string | undefined): string {
@@ -53,6 +66,8 @@ export class SiteCapture {
     page.on("response", (response) => {
       const url = response.url();
       if (!this.ownOrigin(url)) return;
+      // What the snapshot keeps is what a GET returns; a form post's answer is not a file of the site.
+      if (response.request().method() !== "GET") return;
       const key = assetKey(url);
       if (response.status() >= 400) {
         this.failed.set(key, describeFailure(response.status(), undefined));
@@ -60,7 +75,13 @@ export class SiteCapture {
       }
       // A redirect's file is its target's; 304 and 206 are re-fetched whole when saved.
       if (response.status() >= 300 && response.status() < 400 && response.status() !== 304) return;
-      if (!this.loaded.has(key)) this.loaded.set(key, response.request().resourceType());
+      const kind = response.request().resourceType();
+      if (!this.loaded.has(key)) this.loaded.set(key, kind);
+      // A redirected request's own path must answer in the reference too: it gets the target's bytes.
+      for (let earlier = response.request().redirectedFrom(); earlier; earlier = earlier.redirectedFrom()) {
+        const from = assetKey(earlier.url());
+        if (this.ownOrigin(from) && !this.loaded.has(from)) this.loaded.set(from, kind);
+      }
     });
     page.on("requestfailed", (request) => {
       const url = request.url();
@@ -83,7 +104,7 @@ export class SiteCapture {
 
   /** "the site failed to load <url> (HTTP 404)" for every same-origin file that never loaded. */
   failures(): string[] {
-    return this.failedFiles().map(({ url, why }) => `the site failed to load ${url} (${why})`);
+    return this.failedFiles().map(({ url, why }) => `the site failed to load ${shownUrl(url)} (${why})`);
   }
 
   /** The URLs that loaded, in first-request order. */
@@ -129,8 +150,14 @@ export class SiteCapture {
       }
       byPath.set(file, { url, body });
       const target = path.join(referenceDir, ...file.split("/"));
-      fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.writeFileSync(target, body);
+      try {
+        fs.mkdirSync(path.dirname(target), { recursive: true });
+        fs.writeFileSync(target, body);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== "EISDIR" && code !== "ENOTDIR" && code !== "EEXIST") throw error;
+        throw new IwrError("RECORDER", `the site serves ${shownUrl(url)} at a path that is also a folder of other files it serves ('${file}'); a folder of files cannot hold both: serve one of them elsewhere`, { url: shownUrl(url) });
+      }
       files.push({ path: file, url, kind, bytes: body.length });
     }
     return files;

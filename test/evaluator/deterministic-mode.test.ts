@@ -1,8 +1,9 @@
 /**
  * Deterministic mode (#15): a page that draws its state with Math.random and reads the
  * clock is recorded with a seed, and its reference page evaluated three times with the
- * task's seed gives identical eval.json scores, all steps passing. A different seed
- * records different states (the seed is what pins them). Under the official profile a
+ * task's seed gives identical eval.json scores, all steps passing. Recording it again
+ * with the same seed gives the same checkpoints; another seed gives others (the seed
+ * is what pins them). Under the official profile a
  * model's page is replayed unseeded, and eval.json says which it did.
  */
 import fs from "node:fs";
@@ -106,11 +107,14 @@ describe("deterministic mode", () => {
     expect(runs[2]).toEqual(runs[0]);
   });
 
-  it("records different states with a different seed", async () => {
+  it("records the same states again with the same seed, and different ones with another", async () => {
+    const again = await recordWithSeed("seed-7-again", 7);
     const other = await recordWithSeed("seed-8", 8);
-    const first = await sharp(seeded.task.truth.checkpointPaths[1]!).raw().toBuffer();
-    const second = await sharp(other.task.truth.checkpointPaths[1]!).raw().toBuffer();
-    expect(first.equals(second)).toBe(false);
+    for (const [index, checkpoint] of seeded.task.truth.checkpointPaths.entries()) {
+      const first = await sharp(checkpoint).raw().toBuffer();
+      expect((await sharp(again.task.truth.checkpointPaths[index]!).raw().toBuffer()).equals(first), `step_${index} with seed 7 twice`).toBe(true);
+      expect((await sharp(other.task.truth.checkpointPaths[index]!).raw().toBuffer()).equals(first), `step_${index} with seeds 7 and 8`).toBe(false);
+    }
   });
 
   it("replays a model's page unseeded under the official profile, and says so; seeded under corrected and for calibration", () => {

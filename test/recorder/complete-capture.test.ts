@@ -175,6 +175,35 @@ describe("a site made of many files", () => {
   });
 });
 
+describe("a site of several pages, reaching for another local origin", () => {
+  it("keeps the page the script navigates to, and refuses (and names) what another origin would serve", async () => {
+    const caseDir = fs.mkdtempSync(path.join(scratch, "pages-"));
+    const siteDir = path.join(caseDir, "site");
+    write(
+      path.join(siteDir, "index.html"),
+      `<!doctype html><html><head><meta charset="utf-8"></head><body><img src="img/logo.png" width="120" height="80" alt="logo">
+<p><a id="about" href="about.html">About us</a></p>
+<script>const other = document.createElement("script"); other.src = "http://localhost:" + location.port + "/js/extra.js"; document.head.appendChild(other);</script></body></html>`,
+    );
+    write(path.join(siteDir, "about.html"), `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="css/about.css"></head><body><h1>About page</h1><a id="home" href="index.html">Home</a></body></html>`);
+    write(path.join(siteDir, "css", "about.css"), "h1 { color: #b91c1c; }");
+    write(path.join(siteDir, "js", "extra.js"), "document.body.dataset.extra = 'yes';");
+    write(path.join(siteDir, "img", "logo.png"), await png("#16a34a"));
+    const script = writeScript(caseDir, "actions.yaml", {
+      ...SCRIPT_BASE,
+      actions: [
+        { type: "Click", locator: "#about", description: "the 'About us' link", assertion: "The about page opens", visual: true },
+        { type: "Click", locator: "h1", description: "the title", visual: false },
+        { type: "Click", locator: "#home", description: "the 'Home' link", visual: true },
+      ],
+    });
+    const recorded = await recordTask({ script, site: siteDir, data: path.join(caseDir, "set.jsonl"), pacing: QUICK });
+    expect(recorded.captured.map((file) => file.path).sort()).toEqual(["about.html", "css/about.css", "img/logo.png"]);
+    expect(fs.readFileSync(path.join(recorded.dir, "reference", "about.html"), "utf8")).toContain("About page");
+    expect(recorded.warnings).toEqual([expect.stringMatching(/^blocked a request to http:\/\/localhost:\d+ \(only the site's own origin, http:\/\/127\.0\.0\.1:\d+, is recorded\)$/)]);
+  });
+});
+
 describe("what the recorder refuses", () => {
   it("fails a site whose file the reference could not keep, naming it, and leaves nothing behind", async () => {
     const caseDir = fs.mkdtempSync(path.join(scratch, "reserved-"));
@@ -210,7 +239,9 @@ describe("what the recorder refuses", () => {
   function writeTextOnlySite(dir: string): void {
     write(
       path.join(dir, "index.html"),
+      // Its only images are refused (another host) or missing (a 404): neither is an image shown.
       `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="missing.css"></head><body><h1>Text only</h1>
+<img src="https://cdn.example.com/hero.png" width="40" height="40" alt="cdn"><img src="gone.png" width="40" height="40" alt="gone">
 <p id="out">Waiting</p><button id="go" type="button">Go</button><script>document.getElementById("go").onclick = () => { document.getElementById("out").textContent = "Gone"; };</script></body></html>`,
     );
   }
@@ -238,6 +269,7 @@ describe("what the recorder refuses", () => {
     expect(recorded.assets).toEqual([]);
     expect(recorded.sheetCount).toBe(0);
     expect(recorded.warnings.filter((warning) => warning.includes("missing.css"))).toEqual([expect.stringMatching(/^the site failed to load http:\/\/127\.0\.0\.1:\d+\/missing\.css \(HTTP 404\)$/)]);
+    expect(recorded.warnings).toContain("blocked a request to https://cdn.example.com (only the site's own origin, " + new URL(recorded.warnings.find((warning) => warning.includes("missing.css"))!.split(" ")[5]!).origin + ", is recorded)");
     const set = await loadTaskSet(jsonl, { checkMedia: true });
     expect(set.problems).toEqual([]);
     expect(set.warnings.map((warning) => warning.message).join("\n")).toMatch(/no asset sheet and no asset: the page shows no image/);

@@ -18,11 +18,18 @@ const PAGE = `<!doctype html><html><head>
 <script src="./js/app.js"></script><script>el.innerHTML = '<img src="' + name + '.png">';</script>
 </head><body><img src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png"><img src="__PLACEHOLDER_ASSETS_BASE_DIR__/009.png">
 <img src="https://cdn.example.com/x.png"><a href="about.html">about</a><video poster="img/poster%20one.jpg"></video><link rel="stylesheet" href="gone.css">
-<!-- <img src="commented.png"> --></body></html>`;
+<!-- <img src="commented.png"> --><template><img src="tpl.png"></template><noscript><link rel="stylesheet" href="noscript.css"></noscript>
+<iframe src="frame.html"></iframe><input type="text" data="d.json"><img src=unquoted.png alt=x><link rel=stylesheet href=../css/up.css></body></html>`;
 
 describe("a reference page's local files", () => {
   it("lists the files the markup loads, and only those", () => {
-    expect(namedLocalFiles(PAGE).sort()).toEqual(["__PLACEHOLDER_ASSETS_BASE_DIR__/001.png", "__PLACEHOLDER_ASSETS_BASE_DIR__/009.png", "css/site.css", "gone.css", "img/poster one.jpg", "js/app.js"]);
+    expect(namedLocalFiles(PAGE).sort()).toEqual([
+      "__PLACEHOLDER_ASSETS_BASE_DIR__/001.png", "__PLACEHOLDER_ASSETS_BASE_DIR__/009.png", "css/site.css", "css/up.css", "gone.css", "img/poster one.jpg", "js/app.js", "unquoted.png",
+    ]);
+  });
+
+  it("resolves names against the page's <base>, as the browser does", () => {
+    expect(namedLocalFiles('<base href="static/"><script src="app.js"></script><img src="/root.png">').sort()).toEqual(["root.png", "static/app.js"]);
   });
 
   it("names each one missing from reference/ or assets/, except what the site itself failed to serve", async () => {
@@ -36,7 +43,10 @@ describe("a reference page's local files", () => {
     write("reference/js/app.js");
     write("reference/img/poster one.jpg");
     write("assets/001.png");
-    fs.writeFileSync(path.join(taskDir, "recording.json"), JSON.stringify({ failedOnSite: ["gone.css"] }));
+    write("reference/unquoted.png");
+    write("reference/css/up.css");
+    // The site itself failed to serve gone.css (the notes say so): excused. css/site.css is simply missing.
+    fs.writeFileSync(path.join(taskDir, "recording.json"), JSON.stringify({ failedOnSite: ["gone.css"], namedNotLoaded: [] }));
     const problems = await missingReferenceFiles(taskDir, path.join(taskDir, "assets"));
     expect(problems).toEqual([
       expect.stringMatching(/names css\/site\.css, which is not in reference\//),
