@@ -5,9 +5,13 @@
  * game spawning tiles, a greeting by the hour) shows the same states when it is recorded
  * and every time it is replayed — given the same actions.
  *
- * The clock is Playwright's (`context.clock.install`): Date, timers, requestAnimationFrame
- * and performance start at `clockStartMs` and then run at real speed, so pages keep
- * animating and settling as they would; only the starting instant is pinned.
+ * The clock is shifted, not faked: `Date` (and `Date.now()`, `new Date()`) starts at
+ * `clockStartMs` when the document starts and then runs at real speed, while timers,
+ * requestAnimationFrame and `performance` are the browser's own. Playwright's clock
+ * (`context.clock`) was tried first: it replaces timers and requestAnimationFrame too,
+ * and a bundled game recorded under it had video frames that lagged its DOM (the
+ * self-check of its own reference page fell from behaviour 1 to 0.67); pinning the
+ * starting instant is all a page needs to show the same state.
  * `crypto.getRandomValues` is left alone: pages use it for identifiers, rarely for what
  * they show, and replacing it would weaken a page's own security code.
  */
@@ -46,10 +50,33 @@ function seededRandomScript(seed: number): string {
 })();`;
 }
 
-/** Installs the seeded Math.random and the clock in `context`; call before its first page opens. */
+/**
+ * Shifts Date so the document starts at `startMs`: a subclass whose argument-less
+ * construction and `now()` add a fixed offset, called as a function it gives the
+ * shifted time's string, as Date() does. Dates built from arguments are untouched.
+ */
+function shiftedClockScript(startMs: number): string {
+  return `(() => {
+  const RealDate = Date;
+  const offset = ${Math.trunc(startMs)} - RealDate.now();
+  class ShiftedDate extends RealDate {
+    constructor(...args) {
+      if (args.length === 0) super(RealDate.now() + offset);
+      else super(...args);
+    }
+    static now() {
+      return RealDate.now() + offset;
+    }
+  }
+  const DateWithCall = new Proxy(ShiftedDate, { apply: () => new ShiftedDate().toString() });
+  Object.defineProperty(globalThis, "Date", { value: DateWithCall, configurable: true, writable: true });
+})();`;
+}
+
+/** Installs the seeded Math.random and the shifted clock in `context`; call before its first page opens. */
 export async function installDeterminism(context: BrowserContext, determinism: Determinism): Promise<void> {
   await context.addInitScript({ content: seededRandomScript(determinism.randomSeed) });
-  await context.clock.install({ time: determinism.clockStartMs });
+  await context.addInitScript({ content: shiftedClockScript(determinism.clockStartMs) });
 }
 
 /** The task line's form of the settings (an extra field the harness ignores). */

@@ -10,7 +10,8 @@ import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
+import { installDeterminism } from "../../src/browser/determinism.ts";
 import { evaluateTask, replayDeterminism, type Evaluator } from "../../src/evaluator/evaluate-task.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts";
@@ -87,6 +88,32 @@ afterAll(async () => {
 });
 
 describe("deterministic mode", () => {
+  it("starts every document's clock at the clock start, lets it run, and repeats Math.random's sequence per seed", async () => {
+    const browser = await sharedBrowser();
+    const readPage = async (seed: number) => {
+      const context = await browser.newContext();
+      try {
+        await installDeterminism(context, { randomSeed: seed, clockStartMs: Date.UTC(2025, 0, 15, 9, 0, 0) });
+        const page = await context.newPage();
+        await page.setContent("<p>clock</p>");
+        return await page.evaluate(async () => {
+          const first = Date.now();
+          await new Promise((resolve) => setTimeout(resolve, 120));
+          return { iso: new Date().toISOString(), called: Date(), elapsed: Date.now() - first, randoms: [Math.random(), Math.random(), Math.random()], parsed: new Date(0).getTime() };
+        });
+      } finally {
+        await context.close();
+      }
+    };
+    const [a, b, c] = [await readPage(7), await readPage(7), await readPage(8)];
+    expect(a.iso.startsWith("2025-01-15T09:00:00")).toBe(true);
+    expect(a.called).toMatch(/^Wed Jan 15 2025 09:00:00/);
+    expect(a.elapsed).toBeGreaterThanOrEqual(100);
+    expect(a.parsed).toBe(0);
+    expect(b.randoms).toEqual(a.randoms);
+    expect(c.randoms).not.toEqual(a.randoms);
+  });
+
   it("stores the seed and clock start in the task line, and the loader reads them", () => {
     expect(seeded.recorded.line.determinism).toEqual({ random_seed: 7, clock_start: "2025-01-15T09:00:00.000Z" });
     expect(seeded.task.truth.determinism).toEqual({ randomSeed: 7, clockStartMs: Date.UTC(2025, 0, 15, 9, 0, 0) });
