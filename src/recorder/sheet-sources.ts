@@ -10,6 +10,7 @@ import path from "node:path";
 import sharp from "sharp";
 import type { BrowserContext } from "playwright";
 import { evaluateInPage } from "../browser/element-index.ts";
+import { contentType } from "../browser/static-files.ts";
 import type { ContactSheetAsset } from "../media/contact-sheet.ts";
 import type { RecordedAsset } from "./assets.ts";
 
@@ -17,17 +18,6 @@ const VIDEO_EXTENSION = /\.(mp4|webm|ogv|mov|m4v)$/i;
 /** The side an image without an intrinsic size (some SVGs) is drawn at. */
 const SIZELESS_SIDE = 256;
 
-const MIME_BY_EXTENSION: Record<string, string> = {
-  ".ico": "image/x-icon",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".webp": "image/webp",
-  ".avif": "image/avif",
-  ".bmp": "image/bmp",
-};
 
 export interface SheetSources {
   readonly assets: ContactSheetAsset[];
@@ -76,7 +66,8 @@ export async function sheetSourcesFor(assets: readonly RecordedAsset[], context:
         continue;
       }
       page ??= await context.newPage();
-      const mime = MIME_BY_EXTENSION[path.extname(asset.name).toLowerCase()] ?? "application/octet-stream";
+      // The type the site's files are served with here, so Chromium decodes the bytes as the page did.
+      const mime = contentType(asset.name).split(";")[0]!;
       const dataUrl = `data:${mime};base64,${fs.readFileSync(asset.file).toString("base64")}`;
       const png = await evaluateInPage(page, drawAsPng, { dataUrl, side: SIZELESS_SIDE }).catch(() => null);
       if (!png) {
