@@ -13,9 +13,6 @@ import fs from "node:fs";
 import path from "node:path";
 import type { APIRequestContext, Page, Response } from "playwright";
 import { IwrError } from "../errors.ts";
-import { log } from "../log/logger.ts";
-
-const logger = log("recorder");
 
 export interface RecordedAsset {
   /** Anonymous file name inside `assets/`, e.g. `001.png`. */
@@ -68,8 +65,6 @@ function extensionFor(url: string, contentType: string): string {
  */
 export class AssetCollector {
   private readonly order: string[] = [];
-  /** URLs found only in the source: kept when they exist, skipped when they turn out not to be files. */
-  private readonly unloaded = new Set<string>();
   /** Position of each URL's first request. */
   private readonly requested = new Map<string, number>();
 
@@ -84,48 +79,29 @@ export class AssetCollector {
       const url = response.url();
       if (!/^https?:/.test(url) || response.status() >= 400 || !isMediaResponse(response)) return;
       const key = assetKey(url);
-      this.unloaded.delete(key);
       if (!this.order.includes(key)) this.order.push(key);
     });
   }
 
-  /** A media URL the page's source names but the page never loaded (an unreached state). */
-  noteUnloaded(url: string): void {
-    const key = assetKey(url);
-    if (this.order.includes(key)) return;
-    this.order.push(key);
-    this.unloaded.add(key);
-  }
-
-  /** Loaded URLs in first-request order, then the unloaded ones in the order they were noted. */
+  /** Loaded URLs in first-request order. */
   get urls(): readonly string[] {
     const rank = (key: string) => this.requested.get(key) ?? Number.MAX_SAFE_INTEGER;
-    const loaded = this.order.filter((key) => !this.unloaded.has(key)).sort((a, b) => rank(a) - rank(b));
-    return [...loaded, ...this.order.filter((key) => this.unloaded.has(key))];
+    return [...this.order].sort((a, b) => rank(a) - rank(b));
   }
 
   /**
    * Downloads every noted URL once more, writes the unique contents that `keep` accepts
    * (by URL or by the bytes' SHA-256) into `assetsDir` under sequential names, and
-   * returns them in first-request order (unloaded ones last).
+   * returns them in first-request order.
    */
-  async save(request: APIRequestContext, assetsDir: string, warnings: string[] = [], keep: (url: string, sha256: string) => boolean = () => true): Promise<RecordedAsset[]> {
+  async save(request: APIRequestContext, assetsDir: string, keep: (url: string, sha256: string) => boolean = () => true): Promise<RecordedAsset[]> {
     fs.mkdirSync(assetsDir, { recursive: true });
     const byHash = new Map<string, { name: string; file: string; urls: string[]; bytes: number }>();
     const assets: { name: string; file: string; urls: string[]; bytes: number }[] = [];
     for (const url of this.urls) {
-      const optional = this.unloaded.has(url);
       const response = await request.get(url, { failOnStatusCode: false, timeout: 30_000 });
       const contentType = response.headers()["content-type"] ?? "";
-      if (!response.ok() || (optional && !/^(image|video)\//i.test(contentType))) {
-        if (optional) {
-          // A source string that looked like a file name but is not one: nothing to keep.
-          logger.debug(`source mentions ${url}, which is not a media file on the site (HTTP ${response.status()}); not an asset`);
-          continue;
-        }
-        throw new IwrError("RECORDER", `asset ${url} answered HTTP ${response.status()} when fetched for assets/`, { url });
-      }
-      if (optional) warnings.push(`asset ${url} was never shown during the recording; kept so the reference page is complete`);
+      if (!response.ok()) throw new IwrError("RECORDER", `asset ${url} answered HTTP ${response.status()} when fetched for assets/`, { url });
       const body = await response.body();
       const hash = crypto.createHash("sha256").update(body).digest("hex");
       if (!keep(url, hash)) continue;

@@ -55,33 +55,24 @@ export interface RewrittenPage {
   readonly replaced: number;
   /** Media-looking references left as they were (not loaded, so not an asset). */
   readonly leftovers: string[];
-  /**
-   * Asset URLs no spelling of which appears in the source (built in script, e.g.
-   * `'img/' + name + '.png'`): the reference page would still ask for them by their
-   * original path, which does not exist beside the reference page.
-   */
-  readonly unrewritten: string[];
 }
 
 /** Rewrites every spelling of every asset URL into the placeholder form. */
 export function rewriteAssetUrls(html: string, pageUrl: string, nameByUrl: ReadonlyMap<string, string>): RewrittenPage {
   let output = html;
   let replaced = 0;
-  const rewrittenUrls = new Set<string>();
   const replacements = [...nameByUrl].flatMap(([url, name]) => urlSpellings(url, pageUrl).map((spelling) => ({ url, spelling, name })));
   // Longest first, so a full URL is rewritten before the shorter path inside it could be.
   replacements.sort((a, b) => b.spelling.length - a.spelling.length);
-  for (const { url, spelling, name } of replacements) {
+  for (const { spelling, name } of replacements) {
     const pattern = new RegExp(`(?<=^|["'(\\s=,\`])${escapeRegExp(spelling)}(?=$|["')\\s,#\`])`, "gm");
     output = output.replace(pattern, () => {
       replaced += 1;
-      rewrittenUrls.add(url);
       return `${ASSET_PLACEHOLDER}/${name}`;
     });
   }
   const leftovers = findMediaReferences(output).filter((reference) => !reference.startsWith(`${ASSET_PLACEHOLDER}/`));
-  const unrewritten = [...nameByUrl.keys()].filter((url) => !rewrittenUrls.has(url));
-  return { html: output, replaced, leftovers, unrewritten };
+  return { html: output, replaced, leftovers };
 }
 
 /** Every media-looking reference in a source, in order of appearance, without duplicates. */

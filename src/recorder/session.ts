@@ -204,7 +204,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
       // Media the source names but the interaction never loaded: not assets either, but worth listing.
       // The entry's URL, not the page's last one: a script may have navigated to another page of the site.
       const namedOnly = sameOriginMediaUrls(input.source, input.entryUrl).filter((url) => !collector.urls.includes(url));
-      const assets = await collector.save(context.request, path.join(input.outDir, "assets"), warnings, (url, sha256) => displayed.has(url, sha256));
+      const assets = await collector.save(context.request, path.join(input.outDir, "assets"), (url, sha256) => displayed.has(url, sha256));
       const assetUrls = new Set(assets.flatMap((asset) => asset.urls));
       const notShown = [...collector.urls.filter((url) => !assetUrls.has(url)), ...namedOnly];
       warnings.push(...capture.failures());
