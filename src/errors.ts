@@ -21,7 +21,8 @@ export type IwrErrorCode =
   | "RECORDER"
   | "EVALUATOR"
   | "CANDIDATE_MISSING"
-  | "IO";
+  | "IO"
+  | "QUEUE";
 
 export class IwrError extends Error {
   readonly code: IwrErrorCode;

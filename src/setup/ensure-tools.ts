@@ -1,12 +1,14 @@
 /**
  * The setup check that `npm start` and `npm test` run first: find Chromium and
  * ffmpeg, install the Debian packages when they are missing and we are root on
- * Debian/Ubuntu, otherwise stop with the exact command to run.
+ * Debian/Ubuntu, otherwise stop with the exact command to run. redis-server is
+ * installed the same way, but only queue mode needs it: without it everything else
+ * works and setup says so in one line.
  */
 import fs from "node:fs";
 import { spawnSync } from "node:child_process";
 import { IwrError } from "../errors.ts";
-import { findChromium, findFfmpeg, type FoundTool } from "./find-tools.ts";
+import { findChromium, findFfmpeg, findRedisServer, type FoundTool } from "./find-tools.ts";
 
 export interface SetupReport {
   chromium: FoundTool;
@@ -14,6 +16,8 @@ export interface SetupReport {
   installed: string[];
   /** Font packages still missing (only when they could not be installed). */
   missingFonts: string[];
+  /** redis-server for queue mode, when found. */
+  redisServer?: string;
 }
 
 /**
@@ -27,7 +31,7 @@ const FONT_PACKAGES: Readonly<Record<string, string>> = {
   "fonts-liberation": "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
 };
 
-const INSTALL_COMMAND = `sudo apt-get update && sudo apt-get install -y chromium ffmpeg ${Object.keys(FONT_PACKAGES).join(" ")}`;
+const INSTALL_COMMAND = `sudo apt-get update && sudo apt-get install -y chromium ffmpeg redis-server ${Object.keys(FONT_PACKAGES).join(" ")}`;
 
 function missingFontPackages(): string[] {
   return Object.entries(FONT_PACKAGES)
@@ -70,6 +74,7 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   // The npm-shipped ffmpeg works but has no ffprobe and is old: prefer the system one.
   if (!ffmpeg || ffmpeg.source === "npm") missing.push("ffmpeg");
   if (isDebianLike()) missing.push(...missingFontPackages());
+  if (!findRedisServer()) missing.push("redis-server");
   const installed: string[] = [];
   if (missing.length > 0 && isRoot() && isDebianLike()) {
     aptInstall(missing, say);
@@ -87,5 +92,7 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   if (missingFonts.length > 0) {
     say(`warning: font packages ${missingFonts.join(", ")} are missing; pages will render differently from the bundled checkpoints. Install: ${INSTALL_COMMAND}`);
   }
-  return { chromium, ffmpeg, installed, missingFonts };
+  const redisServer = findRedisServer();
+  if (!redisServer) say(`note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. Install: ${INSTALL_COMMAND}  (or set IWR_REDIS_SERVER)`);
+  return { chromium, ffmpeg, installed, missingFonts, ...(redisServer ? { redisServer } : {}) };
 }

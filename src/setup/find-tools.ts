@@ -82,6 +82,13 @@ export function findFfmpeg(env: NodeJS.ProcessEnv = process.env): FoundTool | un
   return shipped ? { path: shipped, source: "npm" } : undefined;
 }
 
+/** redis-server (queue mode only: `iwr run --queue`, `iwr worker`, and the tests that start one), from IWR_REDIS_SERVER or PATH. */
+export function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const explicit = env.IWR_REDIS_SERVER;
+  if (explicit) return isExecutable(explicit) ? explicit : undefined;
+  return onPath("redis-server");
+}
+
 /** ffprobe beside the chosen ffmpeg, or on PATH; undefined with the npm-shipped build. */
 export function findFfprobe(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const explicit = env.IWR_FFPROBE;

@@ -10,6 +10,7 @@ import { registerSelfCheckCommand } from "./selfcheck.ts";
 import { registerMutateCommand } from "./mutate.ts";
 import { registerAgentCommand } from "./agent.ts";
 import { registerRunCommand } from "./run.ts";
+import { registerWorkerCommand } from "./worker.ts";
 
 /** Every `iwr` sub-command, one line each. */
 export function registerCommands(program: Command): void {
@@ -24,4 +25,5 @@ export function registerCommands(program: Command): void {
   registerMutateCommand(program);
   registerAgentCommand(program);
   registerRunCommand(program);
+  registerWorkerCommand(program);
 }

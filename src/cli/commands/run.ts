@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { RunEvent } from "../../run/experiment/run.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { InvalidArgumentError } from "commander";
 import { positiveInteger } from "../options.ts";
@@ -15,6 +16,9 @@ interface RunCommandOptions {
   quiet?: boolean;
   json?: boolean;
   judgeRepeats?: number;
+  queue?: string;
+  attempts?: number;
+  shard?: string;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
@@ -28,15 +32,23 @@ export function registerRunCommand(program: Command): void {
     .option("--out <dir>", "run folder (overrides the config's out)")
     .option("--retry-errors", "run the cells that failed last time again (finished cells are always skipped)")
     .option("--judge-repeats <k>", "judge each assertion k times (1–10) and report the judge's own spread (overrides the config)", judgeRepeats)
+    .option("--queue <redis-url>", "queue mode: queue every unfinished cell on this Redis and wait while iwr worker processes do them (README, Scale out)")
+    .option("--attempts <n>", "queue mode: tries per job before its cell is recorded as failed (default 3)", positiveInteger)
+    .option("--shard <i/n>", "run only shard i of n (0-based) of the cells; 'auto' or 'auto/n' reads the index from Slurm or a Kubernetes Indexed Job; combine folders with iwr merge")
     .option("--quiet", "print only the final table")
     .option("--json", "print progress events and the report summary as JSON lines on stdout")
     .action(async (configFile: string, options: RunCommandOptions) => {
-      const [{ loadExperimentConfig }, { runExperiment }, { writeReport }, { terminalTable }] = await Promise.all([
+      const [{ loadExperimentConfig }, { runExperiment }, { runExperimentOnQueue }, { parseShard }, { writeReport }, { terminalTable }] = await Promise.all([
         import("../../run/experiment/config.ts"),
         import("../../run/experiment/run.ts"),
+        import("../../run/queue/coordinator.ts"),
+        import("../../run/experiment/shard.ts"),
         import("../../report/report.ts"),
         import("../../report/render.ts"),
       ]);
+      if (options.queue && options.shard) throw new InvalidArgumentError("--queue and --shard are two ways to spread a run: use one");
+      if (options.attempts && !options.queue) throw new InvalidArgumentError("--attempts applies to queue mode (--queue)");
+      const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
       const config = loadExperimentConfig(configFile, { ...(options.out ? { out: options.out } : {}), ...(options.judgeRepeats ? { judgeRepeats: options.judgeRepeats } : {}) });
       // First SIGINT/SIGTERM: no new cell starts, agents stop at their next node (checkpoint kept); a second one exits at once.
       const controller = new AbortController();
@@ -48,10 +60,7 @@ export function registerRunCommand(program: Command): void {
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
       try {
-        const summary = await runExperiment(config, {
-          retryErrors: options.retryErrors === true,
-          signal: controller.signal,
-          onEvent: (event) => {
+        const onEvent = (event: RunEvent) => {
             if (options.json) {
               console.log(JSON.stringify(event.type === "cell" ? { type: "cell", arm: event.record.arm, repeat: event.record.repeat, taskId: event.record.taskId, status: event.record.status, final: event.record.evaluation.final, done: event.done, pending: event.pending, failed: event.failed, costUsd: event.costUsd, tokens: event.tokens } : event));
               return;
@@ -66,8 +75,12 @@ export function registerRunCommand(program: Command): void {
             const score = record.evaluation.final !== undefined ? `Final ${(record.evaluation.final * 100).toFixed(1)} %` : "not scored";
             const failure = record.error ? ` — ${record.error.stage} failed: ${record.error.code}: ${record.error.message.slice(0, 160)}` : "";
             console.error(`[${event.done}/${event.pending}] ${record.arm} r${record.repeat} task ${record.taskId}: ${score}${failure} (${event.failed} failed, ${event.tokens} tokens, $${event.costUsd.toFixed(4)}${eta})`);
-          },
-        });
+        };
+        const common = { retryErrors: options.retryErrors === true, signal: controller.signal, onEvent };
+        const summary = options.queue
+          ? await runExperimentOnQueue(config, { ...common, queueUrl: options.queue, ...(options.attempts ? { attempts: options.attempts } : {}), say: (line) => void (options.quiet || options.json || console.error(line)) })
+          : await runExperiment(config, { ...common, ...(shard ? { shard } : {}) });
+        if (shard && !options.quiet && !options.json) console.error(`shard ${shard.index}/${shard.count}: ${summary.cells.length} of its cells done; combine the shards' folders with iwr merge <dirs...> --out <dir>`);
         const { data, files } = await writeReport(summary.runDir);
         if (options.json) console.log(JSON.stringify({ type: "report", report: files.reportJson, html: files.reportHtml, arms: data.arms, comparison: data.comparison }));
         else {
@@ -81,6 +94,22 @@ export function registerRunCommand(program: Command): void {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
       }
+    });
+
+  program
+    .command("merge")
+    .description("combine the folders of a sharded run (iwr run --shard i/n) into one run folder, then write its report")
+    .argument("<dirs...>", "run folders made by iwr run --shard of one config")
+    .requiredOption("--out <dir>", "the merged run folder")
+    .action(async (dirs: string[], options: { out: string }) => {
+      const [{ mergeRuns }, { writeReport }, { terminalTable }] = await Promise.all([import("../../run/experiment/merge.ts"), import("../../report/report.ts"), import("../../report/render.ts")]);
+      const merged = mergeRuns(dirs, options.out);
+      const { data, files } = await writeReport(merged.out);
+      console.log(`${terminalTable(data)}\n`);
+      console.log(`merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ${merged.cells - merged.missing} of ${merged.cells} present`);
+      if (merged.missing > 0) console.log(`${merged.missing} cell(s) of the run are in no folder yet (a shard not run or not finished): merge again when they are`);
+      console.log(`report: ${files.reportHtml}`);
+      process.exitCode = exitCodeForRun(merged.missing);
     });
 
   program

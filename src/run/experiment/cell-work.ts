@@ -20,7 +20,8 @@ import { isCalibrationArm } from "./config.ts";
 export interface CellWorkOptions {
   cells: ReadonlyMap<string, Cell>;
   resources: ArmResources;
-  evaluator: Evaluator;
+  /** The fixed evaluator, made on first use (a worker that only generates never opens one). */
+  evaluator: () => Promise<Evaluator>;
   pairing: PairingMode;
   /** Self-check every page with this metric (given track); absent: no self-check. */
   selfCheck?: { metric: VisualMetric; statesCacheDir?: string };
@@ -46,7 +47,7 @@ export function cellWork(options: CellWorkOptions): CellWork {
           candidateDir: draft?.dir ?? cell.dir,
           calibration: isCalibrationArm(cell.arm.parsed.type),
         },
-        options.evaluator,
+        await options.evaluator(),
       );
       // An eval.json that already scored this very page is kept ("skipped"): its scores are read back.
       const scores = outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.candidateDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
@@ -65,14 +66,15 @@ export function cellWork(options: CellWorkOptions): CellWork {
             const cell = cellOf(key);
             const started = Date.now();
             try {
+              const evaluator = await options.evaluator();
               const record = await runSelfCheck({
                 inputs: cell.task.inputs,
                 actions: cell.task.line.action_sequence.map(replayActionOf),
                 trajectory: "given",
                 candidateDir: cell.dir,
                 metric: selfCheck.metric,
-                ...(options.evaluator.pageSlots ? { pageSlots: options.evaluator.pageSlots } : {}),
-                ...(options.evaluator.pageMemoryMiB ? { memoryLimitMiB: options.evaluator.pageMemoryMiB } : {}),
+                ...(evaluator.pageSlots ? { pageSlots: evaluator.pageSlots } : {}),
+                ...(evaluator.pageMemoryMiB ? { memoryLimitMiB: evaluator.pageMemoryMiB } : {}),
                 ...(selfCheck.statesCacheDir ? { statesCacheDir: selfCheck.statesCacheDir } : {}),
               });
               return { selfScore: record.selfScore, wallMs: Date.now() - started };

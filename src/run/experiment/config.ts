@@ -162,9 +162,19 @@ export interface EvaluatorConfig {
   judgeRepeats: number;
 }
 
+/** How a config was loaded, without the environment: a queue worker loads the same config the same way. */
+export interface ConfigLoadOptions {
+  out?: string;
+  taskFile?: string;
+  ids?: number[];
+  judgeRepeats?: number;
+}
+
 export interface ExperimentConfig {
   /** The config file, and its folder (relative paths resolve against it). */
   file: string;
+  /** The file as an absolute path and the overrides it was loaded with. */
+  loadedWith: { file: string } & ConfigLoadOptions;
   name: string;
   taskFile: string;
   filters: { ids?: number[]; interaction?: string[]; visual?: string[] };
@@ -246,7 +256,7 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
 }
 
 /** Reads and validates an experiment config; throws IwrError("CONFIG_INVALID") listing every problem. */
-export function loadExperimentConfig(file: string, options: { env?: NodeJS.ProcessEnv; out?: string; taskFile?: string; ids?: number[]; judgeRepeats?: number } = {}): ExperimentConfig {
+export function loadExperimentConfig(file: string, options: ConfigLoadOptions & { env?: NodeJS.ProcessEnv } = {}): ExperimentConfig {
   const source = readYamlSource(file, { code: "CONFIG_INVALID", env: options.env ?? process.env, what: "experiment config" });
   const data = source.validate(ExperimentConfigSchema);
   const base = path.dirname(path.resolve(file));
@@ -259,8 +269,15 @@ export function loadExperimentConfig(file: string, options: { env?: NodeJS.Proce
   const compare = data.report.compare?.every((arm) => running.has(arm)) ? data.report.compare : undefined;
   const { protocol, judges } = data.evaluator;
   const modelJudges = judges === "model";
+  const { env: _env, ...overrides } = options;
   return {
     file,
+    loadedWith: {
+      file: path.resolve(file),
+      ...overrides,
+      ...(overrides.out ? { out: path.resolve(overrides.out) } : {}),
+      ...(overrides.taskFile ? { taskFile: path.resolve(overrides.taskFile) } : {}),
+    },
     name,
     taskFile: options.taskFile ? path.resolve(options.taskFile) : resolve(data.tasks.file),
     filters: { ...(options.ids ? { ids: options.ids } : data.tasks.ids ? { ids: data.tasks.ids } : {}), ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}), ...(data.tasks.visual ? { visual: data.tasks.visual } : {}) },

@@ -1,0 +1,138 @@
+/**
+ * `iwr run <config> --queue <redis-url>`: the coordinator. It plans the run as an
+ * in-process run does, writes run.json, queues a generation job for every cell that is not
+ * finished, and waits while workers (`iwr worker`, on this machine or others sharing the
+ * run folder) do them. The run folder is the truth: a cell is done when its cell.json
+ * carries its key. The coordinator only writes a cell's record itself when its job gave up
+ * without one (a worker died on the job more often than the stalled-job check allows).
+ * It returns the same summary as an in-process run, so the same report follows.
+ *
+ * Stopping the coordinator (SIGINT) stops the waiting, not the work: queued jobs stay, and
+ * running the coordinator again collects what the workers finished meanwhile.
+ */
+import { Queue, type Job } from "bullmq";
+import { errorMessage } from "../../errors.ts";
+import { writeFileAtomic } from "../../files/atomic.ts";
+import { redactString } from "../../log/redact.ts";
+import { readCellRecord, type CellRecord } from "../../results/cell-record.ts";
+import type { ExperimentConfig } from "../experiment/config.ts";
+import { abandonedCellRecord, finishedRecord, planExperiment, preflightModels, writeRunRecord, type ExperimentPlan } from "../experiment/plan.ts";
+import { summaryOf, type RunEvent, type RunSummary } from "../experiment/run.ts";
+import { checkRedisReachable, displayRedisURL, redisOptionsOf } from "./connection.ts";
+import { EVALUATE_QUEUE, GENERATE_QUEUE, cellJobId, cellJobOptions, type CellJob } from "./jobs.ts";
+
+export interface QueueRunOptions {
+  queueUrl: string;
+  retryErrors?: boolean;
+  /** Tries per job before its cell is recorded as failed (default 3). */
+  attempts?: number;
+  onEvent?: (event: RunEvent) => void;
+  /** A line for the person waiting (no worker yet, what is queued). */
+  say?: (line: string) => void;
+  /** Stops the waiting (the jobs stay queued). */
+  signal?: AbortSignal;
+  /** How often the run folder and the queues are looked at (default 500 ms). */
+  pollMs?: number;
+}
+
+const UNFINISHED_STATES = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
+
+function labelOf(plan: ExperimentPlan, key: string): string {
+  const cell = plan.cells.get(key)!;
+  return `task ${cell.task.id} × ${cell.arm.name} r${cell.repeat}`;
+}
+
+/** The job's state, or "missing" when the queue has no such job. */
+async function stateOf(queue: Queue, id: string): Promise<{ state: string; job?: Job }> {
+  const job = await queue.getJob(id);
+  return job ? { state: await job.getState(), job } : { state: "missing" };
+}
+
+export async function runExperimentOnQueue(config: ExperimentConfig, options: QueueRunOptions): Promise<RunSummary> {
+  const started = Date.now();
+  const say = options.say ?? (() => {});
+  await checkRedisReachable(options.queueUrl);
+  const plan = await planExperiment(config);
+  const finished = new Map<string, CellRecord>();
+  for (const key of plan.order) {
+    const record = finishedRecord(plan, key, options.retryErrors);
+    if (record) finished.set(key, record);
+  }
+  const pending = plan.order.filter((key) => !finished.has(key));
+  await writeRunRecord(plan);
+  options.onEvent?.({ type: "start", cells: plan.order.length, pending: pending.length, runDir: plan.files.dir });
+  const records = new Map(finished);
+  if (pending.length === 0) return summaryOf(plan, plan.order, records, finished.size);
+  await preflightModels(plan, pending);
+
+  const connection = redisOptionsOf(options.queueUrl);
+  const generateQueue = new Queue(GENERATE_QUEUE, { connection });
+  const evaluateQueue = new Queue(EVALUATE_QUEUE, { connection });
+  for (const queue of [generateQueue, evaluateQueue]) queue.on("error", (error) => say(`queue error: ${errorMessage(error)}`));
+  const attempts = options.attempts ?? 3;
+  // A failed record being retried is replaced by a new one: wait for a record other than the old.
+  const previous = new Map(pending.map((key) => [key, readCellRecord(plan.files.cellRecord(plan.cells.get(key)!.dir))?.finishedAt]));
+  try {
+    for (const key of pending) {
+      const id = cellJobId(plan.runKey, key);
+      const evaluate = await stateOf(evaluateQueue, id);
+      const generate = await stateOf(generateQueue, id);
+      // A job of this cell still under way (an earlier coordinator queued it): wait for it.
+      if (UNFINISHED_STATES.has(evaluate.state) || UNFINISHED_STATES.has(generate.state)) continue;
+      // Jobs that ended without leaving the record wanted: queue the cell afresh.
+      await evaluate.job?.remove();
+      await generate.job?.remove();
+      const data: CellJob = { runDir: plan.files.dir, runKey: plan.runKey, cellKey: key, config: config.loadedWith, retryErrors: options.retryErrors === true, label: labelOf(plan, key) };
+      await generateQueue.add("generate", data, cellJobOptions(id, attempts));
+    }
+    say(`queued ${pending.length} cell(s) on ${displayRedisURL(options.queueUrl)} (${GENERATE_QUEUE}, then ${EVALUATE_QUEUE}); waiting for workers (iwr worker --queue ${displayRedisURL(options.queueUrl)}) that see ${plan.files.dir}`);
+
+    const outstanding = new Set(pending);
+    let failed = 0;
+    let costUsd = 0;
+    let tokens = 0;
+    let lastStateCheck = 0;
+    let warnedNoWorker = false;
+    const note = async (key: string, record: CellRecord) => {
+      outstanding.delete(key);
+      records.set(key, record);
+      if (record.status === "failed") failed += 1;
+      costUsd += record.produced.usage.costUsd;
+      tokens += record.produced.usage.inputTokens + record.produced.usage.outputTokens;
+      options.onEvent?.({ type: "cell", record, done: pending.length - outstanding.size, pending: pending.length, failed, costUsd, tokens, elapsedMs: Date.now() - started });
+    };
+    while (outstanding.size > 0 && !options.signal?.aborted) {
+      for (const key of [...outstanding]) {
+        const record = readCellRecord(plan.files.cellRecord(plan.cells.get(key)!.dir));
+        if (record?.cellKey === key && record.finishedAt !== previous.get(key)) await note(key, record);
+      }
+      if (outstanding.size > 0 && Date.now() - lastStateCheck > 2000) {
+        lastStateCheck = Date.now();
+        // A job that gave up without a record (its worker died too often): the cell fails with the queue's reason.
+        for (const key of [...outstanding]) {
+          const id = cellJobId(plan.runKey, key);
+          for (const [stage, queue] of [["generate", generateQueue], ["evaluate", evaluateQueue]] as const) {
+            const { state, job } = await stateOf(queue, id);
+            if (state !== "failed" || !job || readCellRecord(plan.files.cellRecord(plan.cells.get(key)!.dir))?.finishedAt !== previous.get(key)) continue;
+            const record = abandonedCellRecord(key, plan.cells.get(key)!, stage, { code: "QUEUE", message: `the ${stage} job failed ${job.attemptsMade} time(s): ${job.failedReason}` }, (job.data as CellJob).produced);
+            await writeFileAtomic(plan.files.cellRecord(plan.cells.get(key)!.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
+            await note(key, record);
+            break;
+          }
+        }
+        if (!warnedNoWorker && Date.now() - started > 5000) {
+          const workers = (await generateQueue.getWorkers()).length + (await evaluateQueue.getWorkers()).length;
+          if (workers === 0) {
+            warnedNoWorker = true;
+            say(`no worker is connected yet: start one with iwr worker --queue ${displayRedisURL(options.queueUrl)} on a machine that sees ${plan.files.dir}`);
+          }
+        }
+      }
+      if (outstanding.size > 0) await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
+    }
+  } finally {
+    await generateQueue.close();
+    await evaluateQueue.close();
+  }
+  return summaryOf(plan, plan.order, records, finished.size);
+}

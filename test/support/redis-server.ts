@@ -1,0 +1,56 @@
+/**
+ * A real redis-server for the queue tests: the Debian package's binary (installed by
+ * `iwr setup`), started on 127.0.0.1 on a free port with nothing saved to disk.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import { findRedisServer } from "../../src/setup/find-tools.ts";
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startRedisServer(): Promise<RedisServer> {
+  const binary = findRedisServer();
+  if (!binary) throw new Error("redis-server not found: run `node bin/iwr.js setup` (as root on Debian it installs the redis-server package) or set IWR_REDIS_SERVER");
+  const port = await freePort();
+  const child: ChildProcess = spawn(binary, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("Ready to accept connections")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited (${code}) before it was ready:\n${output}`));
+    });
+  });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
