@@ -124,6 +124,52 @@ describe("iwr run --queue with two workers", () => {
   }, TEST_MS);
 });
 
+describe("iwr run --queue, a job that never finishes", () => {
+  it("a cell whose job kills every worker that takes it is recorded as failed with the queue's reason, and the run goes on", async () => {
+    const base = path.join(fixture.dir(), "deadly");
+    const runDir = path.join(base, "run");
+    const blankRecord = path.join(runDir, "arms", "blank", "repeat-0", "1", "blank", "cell.json");
+    // A generator that takes its worker down (once the other cell is done, so only this cell is hit).
+    fs.mkdirSync(base, { recursive: true });
+    fs.writeFileSync(
+      path.join(base, "deadly.ts"),
+      `import fs from "node:fs";
+export async function generate() {
+  while (!fs.existsSync(${JSON.stringify(blankRecord)})) await new Promise((resolve) => setTimeout(resolve, 100));
+  process.kill(process.pid, "SIGKILL");
+  await new Promise(() => undefined);
+}
+`,
+    );
+    const config = writeConfig(path.join(base, "config.yaml"), `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\n${evaluatorBlock}arms:\n  - name: blank\n    kind: blank\n  - name: deadly\n    kind: module:deadly.ts\n`);
+    const env = { ...process.env, IWR_CACHE_DIR: path.join(base, "cache"), IWR_LOG_LEVEL: "warn" };
+    const coordinator = startIwr(["run", config, "--queue", redis.url], env);
+    let deaths = 0;
+    let worker: Process | undefined;
+    try {
+      // Workers come back as a supervisor would restart them, until the coordinator is done.
+      while (coordinator.child.exitCode === null && deaths < 6) {
+        worker = startIwr(["worker", "--queue", redis.url, "--stall-ms", "2000"], env);
+        const ended = await Promise.race([worker.exited.then(() => "died"), coordinator.exited.then(() => "done")]);
+        if (ended === "done") break;
+        deaths += 1;
+      }
+      expect(await coordinator.exited, coordinator.lines.join("\n")).toBe(1);
+      // BullMQ's stalled-job check took the job up twice; the third death failed it.
+      expect(deaths).toBe(3);
+      expect(readJson(blankRecord).status).toBe("finished");
+      const deadly = readJson(path.join(runDir, "arms", "deadly", "repeat-0", "1", "module", "cell.json"));
+      expect(deadly).toMatchObject({ status: "failed", error: { stage: "generate", code: "QUEUE" } });
+      expect(deadly.error.message).toMatch(/the generate job failed .*stalled more than allowable limit/);
+      expect(coordinator.lines.join("\n")).toMatch(/1 cell\(s\) failed/);
+      expect(readJson(path.join(runDir, "report.json")).arms.find((arm: { name: string }) => arm.name === "deadly")).toMatchObject({ failed: 1 });
+    } finally {
+      if (worker && worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill("SIGTERM");
+      if (coordinator.child.exitCode === null) coordinator.child.kill("SIGKILL");
+    }
+  }, TEST_MS);
+});
+
 describe("queue mode, bad input", () => {
   it("an unreachable Redis URL fails at once with a clear message, for the coordinator and for a worker", async () => {
     const port = await freePort();

@@ -54,7 +54,13 @@ export function registerRunCommand(program: Command): void {
       const controller = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
         if (controller.signal.aborted) process.exit(130);
-        if (!options.quiet) console.error(`${signal}: stopping: no new cell starts, the ones in progress finish or stop at a checkpoint (run again to resume)`);
+        if (!options.quiet) {
+          console.error(
+            options.queue
+              ? `${signal}: the coordinator stops waiting; queued jobs stay with the workers (run again with --queue to collect them)`
+              : `${signal}: stopping: no new cell starts, the ones in progress finish or stop at a checkpoint (run again to resume)`,
+          );
+        }
         controller.abort();
       };
       process.on("SIGINT", onSignal);

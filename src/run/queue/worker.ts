@@ -15,6 +15,7 @@
  * its last attempt leaves the cell's record, failed, with the error.
  */
 import fs from "node:fs";
+import os from "node:os";
 import { DelayedError, Queue, Worker, type Job } from "bullmq";
 import { IwrError, errorMessage, toErrorRecord } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
@@ -83,7 +84,8 @@ export class QueueWorker {
     const connection = redisOptionsOf(this.options.queueUrl);
     this.evaluateQueue = new Queue(EVALUATE_QUEUE, { connection });
     this.evaluateQueue.on("error", (error) => this.options.say(`queue error: ${errorMessage(error)}`));
-    const common = { connection, lockDuration: this.options.stallMs, stalledInterval: this.options.stallMs, maxStalledCount: 2 };
+    // Named so each job records which worker ran it (BullMQ processedBy).
+    const common = { connection, name: `${os.hostname()}:${process.pid}`, lockDuration: this.options.stallMs, stalledInterval: this.options.stallMs, maxStalledCount: 2 };
     this.workers = [
       new Worker(GENERATE_QUEUE, (job: Job, token?: string) => this.generateJob(job, token), { ...common, concurrency: this.options.generate }),
       new Worker(EVALUATE_QUEUE, (job: Job, token?: string) => this.evaluateJob(job, token), { ...common, concurrency: this.options.evaluate }),
@@ -101,8 +103,9 @@ export class QueueWorker {
   }
 
   private async close(): Promise<void> {
-    this.controller.abort();
+    // Jobs in progress finish as they would have (an agent is not cut short into a failed cell); then the runners close.
     await Promise.all(this.workers.map((worker) => worker.close()));
+    this.controller.abort();
     await this.evaluateQueue?.close();
     for (const context of this.contexts.values()) await (await context.catch(() => undefined))?.runner.close();
   }
