@@ -1,10 +1,14 @@
 /**
  * One experiment cell (task × arm × repeat) as a graph. Wiring only:
  *
- *   START → generate → evaluate ─┬───────────────────────────┬─→ self-check → END   (when asked)
- *                                ├─→ score-iterations ────────┤
- *                                │   (agent arms' saved drafts)└─→ END
- *                                └─→ END
+ *                       ┌─→ evaluate ───────────────────────────────┐
+ *   START → generate ───┼─→ score-iterations (agent arms' drafts) ──┼─→ END
+ *                       └─→ self-check (when asked) ────────────────┘
+ *
+ * The three after generate read the page and write records of their own (eval.json, the
+ * drafts' eval.json, selfcheck.json), so they run side by side: a cell's chain is its
+ * longest branch, not their sum. The evaluator's page slots bound how many pages replay at
+ * once, across cells and branches alike.
  */
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { evaluate } from "./nodes/evaluate.ts";
@@ -13,10 +17,13 @@ import { scoreIterations } from "./nodes/score-iterations.ts";
 import { selfCheck } from "./nodes/self-check.ts";
 import { CellContextSchema, CellState, type CellConfig, type CellValues } from "./state.ts";
 
-const selfCheckOrEnd = (config: CellConfig): "self-check" | typeof END => (config.context?.work.selfCheck ? "self-check" : END);
+type AfterGenerate = "evaluate" | "score-iterations" | "self-check";
 
-function afterEvaluate(state: CellValues, config: CellConfig): "score-iterations" | "self-check" | typeof END {
-  return (state.produced?.iterations?.length ?? 0) > 0 ? "score-iterations" : selfCheckOrEnd(config);
+function afterGenerate(state: CellValues, config: CellConfig): AfterGenerate[] {
+  const next: AfterGenerate[] = ["evaluate"];
+  if ((state.produced?.iterations?.length ?? 0) > 0) next.push("score-iterations");
+  if (config.context?.work.selfCheck) next.push("self-check");
+  return next;
 }
 
 export function buildCellGraph() {
@@ -26,9 +33,9 @@ export function buildCellGraph() {
     .addNode("score-iterations", scoreIterations)
     .addNode("self-check", selfCheck)
     .addEdge(START, "generate")
-    .addEdge("generate", "evaluate")
-    .addConditionalEdges("evaluate", afterEvaluate, ["score-iterations", "self-check", END])
-    .addConditionalEdges("score-iterations", (_state: CellValues, config: CellConfig) => selfCheckOrEnd(config), ["self-check", END])
+    .addConditionalEdges("generate", afterGenerate, ["evaluate", "score-iterations", "self-check"])
+    .addEdge("evaluate", END)
+    .addEdge("score-iterations", END)
     .addEdge("self-check", END)
     .compile({ name: "experiment-cell" });
 }

@@ -57,9 +57,10 @@ describe("isolation between tasks", () => {
     expect(alone.get(1)?.scores.ifs).toBe(1);
     // Each hostile page failed for its own reason, recorded in its own result.
     expect(mixed.get(3)?.stopReason?.message).toMatch(/made more than 2000 requests/);
-    expect(mixed.get(5)?.stopReason?.message).toMatch(/grew past its memory limit of 1000 MiB/);
-    // The canvases take their memory in steps: on a busy machine the replay may reach the first action (on a
-    // page with nothing to act on) before the last canvas is drawn. Either way the failure is the page's own.
+    // Both memory pages take their memory in steps (buffers, canvases): on a busy machine the replay may reach
+    // the first action (on a page with nothing to act on) before the page is over its limit. Either way the
+    // failure is the page's own; the limit itself is tested on its own in test/browser/page-limits.test.ts.
+    expect(mixed.get(5)?.stopReason?.message).toMatch(/grew past its memory limit of 1000 MiB|the page has no interactive elements/);
     expect(mixed.get(9)?.stopReason?.message).toMatch(/grew past its memory limit of 1000 MiB|the page has no interactive elements/);
     const report = fs.readFileSync(path.join(dir, "mixed", "reports", "m_metrics.md"), "utf8");
     expect(report.split("\n").filter((line) => /^\| \d+ \|/.test(line))).toHaveLength(12);

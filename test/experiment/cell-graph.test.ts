@@ -45,15 +45,37 @@ describe("the cell graph", () => {
     expect(values.iterations).toEqual([]);
     expect(values.selfCheck).toBeUndefined();
   });
-  it("scores every saved draft after the page, then self-checks the page when asked", async () => {
+  it("after the page, scores every saved draft and self-checks the page when asked", async () => {
     const { work, calls } = recordingWork({ iterations: 2, selfCheck: true });
     const values = await graph.invoke({ cellKey: "c2" }, { context: { work } });
-    expect(calls).toEqual(["generate c2", "evaluate c2", "evaluate c2 draft 0", "evaluate c2 draft 1", "self-check c2"]);
+    expect(calls[0]).toBe("generate c2");
+    expect([...calls.slice(1)].sort()).toEqual(["evaluate c2", "evaluate c2 draft 0", "evaluate c2 draft 1", "self-check c2"]);
     expect(values.iterations).toEqual([
       { draft: 0, round: 0, selfScore: 0.5, final: 0.1 },
       { draft: 1, round: 1, selfScore: 0.6, final: 0.2 },
     ]);
     expect(values.selfCheck).toEqual({ selfScore: 0.7, wallMs: 1 });
+  });
+  it("runs the page's evaluation, the drafts' scoring and the self-check side by side, not one after another", async () => {
+    // Each branch waits until all three have started: run one after another, they would never finish.
+    const started = new Set<string>();
+    let release: () => void = () => undefined;
+    const allStarted = new Promise<void>((resolve) => (release = resolve));
+    const branch = async (name: string) => {
+      started.add(name);
+      if (started.size === 3) release();
+      await Promise.race([allStarted, new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} ran alone: ${[...started].join(", ")}`)), 5000))]);
+    };
+    const { work } = recordingWork({ iterations: 1, selfCheck: true });
+    const sideBySide: CellWork = {
+      ...work,
+      evaluate: async (key, draft) => (await branch(draft ? "draft" : "page"), work.evaluate(key, draft)),
+      selfCheck: async (key) => (await branch("self-check"), work.selfCheck!(key)),
+    };
+    const values = await graph.invoke({ cellKey: "c5" }, { context: { work: sideBySide } });
+    expect(values.evaluation?.final).toBe(0.9);
+    expect(values.iterations).toHaveLength(1);
+    expect(values.selfCheck?.selfScore).toBe(0.7);
   });
   it("runs a graph the generator invokes as a root run with its own checkpointer and thread", async () => {
     const Inner = new StateSchema({ count: z.number().default(0) });
