@@ -71,6 +71,7 @@ async function main(): Promise<void> {
   console.log("|---:|---:|---:|---:|---:|---:|---:|");
   const ratios: number[] = [];
   const seconds: number[] = [];
+  let rounds = 0;
   try {
     for (const task of tasks) {
       const model = scriptedAgentModel({ analyze: [storyboardReply(task.line.action_sequence.map(replayActionOf))], draft: [truePageReply(task)], critique: [CRITIQUE_REPLY], revise: [truePageReply(task)] });
@@ -90,14 +91,21 @@ async function main(): Promise<void> {
       });
       const record = JSON.parse(fs.readFileSync(path.join(resultDir, "agent", String(task.id), "gpt-4o@agent", "agent.json"), "utf8"));
       const roundModelMs = (record.usageByNode.critique?.latencyMs ?? 0) + (record.usageByNode.revise?.latencyMs ?? 0);
-      const iterationMs = (selectAt[1] ?? Number.NaN) - (selectAt[0] ?? Number.NaN) - roundModelMs;
       const reference = rows.find((row) => row.task.id === task.id && row.candidate === "reference")!;
       const evaluatorMs = reference.evaluation.replay.wallMs;
-      ratios.push(iterationMs / evaluatorMs);
-      seconds.push(iterationMs / 1000);
-      console.log(
-        `| ${task.id} | ${task.truth.actions.length} | ${(iterationMs / 1000).toFixed(1)} | ${(evaluatorMs / 1000).toFixed(1)} | ${(iterationMs / evaluatorMs).toFixed(2)} | ${((record.drafts[1]?.selfCheckMs ?? 0) / 1000).toFixed(1)} | ${record.checkpoint.largestBytes} |`,
-      );
+      if (selectAt.length < 2) {
+        // The agent stopped before a critique-and-revise round (e.g. its first draft left no findings): nothing to time.
+        const stop = typeof record.stopReason === "string" ? record.stopReason : JSON.stringify(record.stopReason ?? "unknown");
+        console.log(`| ${task.id} | ${task.truth.actions.length} | no round (stopped: ${stop}) | ${(evaluatorMs / 1000).toFixed(1)} | — | — | ${record.checkpoint.largestBytes} |`);
+      } else {
+        const iterationMs = selectAt[1]! - selectAt[0]! - roundModelMs;
+        rounds += 1;
+        ratios.push(iterationMs / evaluatorMs);
+        seconds.push(iterationMs / 1000);
+        console.log(
+          `| ${task.id} | ${task.truth.actions.length} | ${(iterationMs / 1000).toFixed(1)} | ${(evaluatorMs / 1000).toFixed(1)} | ${(iterationMs / evaluatorMs).toFixed(2)} | ${((record.drafts[1]?.selfCheckMs ?? 0) / 1000).toFixed(1)} | ${record.checkpoint.largestBytes} |`,
+        );
+      }
       for (const request of server.chatRequests()) {
         const kind = requestKind(request);
         const entry = perNode.get(kind) ?? { requests: 0, messages: 0, images: 0, bytes: 0, tokens: 0 };
@@ -119,15 +127,19 @@ async function main(): Promise<void> {
   for (const [kind, entry] of perNode) {
     console.log(`| ${kind} | ${entry.requests} | ${entry.messages} | ${entry.images} | ${(entry.bytes / 1e6).toFixed(2)} | ${entry.tokens} | ${(entry.images / entry.requests).toFixed(1)} |`);
   }
-  const draft = perNode.get("draft");
-  const round = ["critique", "revise"].reduce((sum, kind) => sum + (perNode.get(kind)?.images ?? 0), 0) / tasks.length;
+  const round = ["critique", "revise"].reduce((sum, kind) => sum + (perNode.get(kind)?.images ?? 0), 0) / Math.max(1, rounds);
+  if (ratios.length === 0) console.log("\nno task reached a critique-and-revise round: nothing to time");
+  else printTargets(ratios, seconds, round, perNode.get("draft"));
+  if (!values.result) fs.rmSync(resultDir, { recursive: true, force: true });
+}
+
+function printTargets(ratios: number[], seconds: number[], round: number, draft: { images: number; requests: number } | undefined): void {
   const firstImages = draft ? draft.images / draft.requests : Number.NaN;
   const worstRatio = Math.max(...ratios);
   const worstSeconds = Math.max(...seconds);
   console.log(`\na critique + revise round sends ${round.toFixed(1)} images; the first draft (as many as the single-pass request) ${firstImages.toFixed(1)}: ${(round / firstImages).toFixed(2)}× (target ≤ 0.5)`);
   console.log(`non-model time of one iteration / evaluator time: worst ${worstRatio.toFixed(2)}, median ${[...ratios].sort((a, b) => a - b)[ratios.length >> 1]!.toFixed(2)} (target ≤ ${TARGETS.ratio}: ${worstRatio <= TARGETS.ratio ? "met" : "NOT met"})`);
-  console.log(`non-model time of one iteration: worst ${worstSeconds.toFixed(1)} s (target ≤ ${TARGETS.seconds} s: ${worstSeconds <= TARGETS.seconds ? "met" : "NOT met"})`);
-  if (!values.result) fs.rmSync(resultDir, { recursive: true, force: true });
+  console.log(`non-model time of one iteration: worst ${worstSeconds.toFixed(1)} s, median ${[...seconds].sort((a, b) => a - b)[seconds.length >> 1]!.toFixed(1)} s over ${seconds.length} task(s) with a round (target ≤ ${TARGETS.seconds} s: ${worstSeconds <= TARGETS.seconds ? "met" : "NOT met"})`);
 }
 
 await main();
