@@ -75,6 +75,11 @@ describe("shards", () => {
     expect(await runIwrCapturing(partial, ["merge", path.join(base, "shard-0"), "--out", path.join(base, "partial")])).toBe(1);
     expect(partial.join("\n")).toMatch(/2 cell\(s\) of the run are in no folder yet/);
 
+    // Shards sharing one folder would overwrite each other's run.json.
+    const noOut: string[] = [];
+    expect(await runIwrCapturing(noOut, ["run", config, "--shard", "0/2"])).toBe(2);
+    expect(noOut.join("\n")).toMatch(/--shard needs --out/);
+
     // A shard of another config (one arm less) is refused, naming both folders.
     const other = writeConfig(path.join(base, "other.yaml"), configBody("  - name: blank\n    kind: blank\n"));
     expect(await runIwrCapturing([], ["run", other, "--shard", "1/2", "--out", path.join(base, "other-1")])).toBe(0);
@@ -88,6 +93,8 @@ describe("shards", () => {
     expect(parseShard("1/3", {})).toEqual({ index: 1, count: 3 });
     expect(parseShard("auto", { SLURM_ARRAY_TASK_ID: "5", SLURM_ARRAY_TASK_MIN: "4", SLURM_ARRAY_TASK_COUNT: "3" })).toEqual({ index: 1, count: 3 });
     expect(parseShard("auto/4", { JOB_COMPLETION_INDEX: "3" })).toEqual({ index: 3, count: 4 });
+    expect(parseShard("auto", { SLURM_ARRAY_TASK_ID: "4", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" })).toEqual({ index: 2, count: 4 });
+    expect(() => parseShard("auto", { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" })).toThrow(/not on the array's step/);
     expect(() => parseShard("auto", { JOB_COMPLETION_INDEX: "0" })).toThrow(/JOB_COMPLETION_INDEX gives the index only: give the count as auto\/n/);
     expect(() => parseShard("auto", {})).toThrow(/neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set/);
     expect(() => parseShard("3/3", {})).toThrow(/shard index 3 is out of range for 3 shard\(s\)/);

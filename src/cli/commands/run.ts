@@ -3,6 +3,7 @@ import type { RunEvent } from "../../run/experiment/run.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { InvalidArgumentError } from "commander";
 import { positiveInteger } from "../options.ts";
+import { IwrError } from "../../errors.ts";
 
 function judgeRepeats(text: string): number {
   const value = positiveInteger(text);
@@ -46,8 +47,10 @@ export function registerRunCommand(program: Command): void {
         import("../../report/report.ts"),
         import("../../report/render.ts"),
       ]);
-      if (options.queue && options.shard) throw new InvalidArgumentError("--queue and --shard are two ways to spread a run: use one");
-      if (options.attempts && !options.queue) throw new InvalidArgumentError("--attempts applies to queue mode (--queue)");
+      if (options.queue && options.shard) throw new IwrError("CONFIG_INVALID", "--queue and --shard are two ways to spread a run: use one");
+      if (options.attempts && !options.queue) throw new IwrError("CONFIG_INVALID", "--attempts applies to queue mode (--queue)");
+      // Each shard needs a folder of its own: in one folder, their run.json files would overwrite each other.
+      if (options.shard !== undefined && !options.out) throw new IwrError("CONFIG_INVALID", "--shard needs --out: give each shard its own run folder (e.g. runs/x/shard-$JOB_COMPLETION_INDEX), then iwr merge them");
       const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
       const config = loadExperimentConfig(configFile, { ...(options.out ? { out: options.out } : {}), ...(options.judgeRepeats ? { judgeRepeats: options.judgeRepeats } : {}) });
       // First SIGINT/SIGTERM: no new cell starts, agents stop at their next node (checkpoint kept); a second one exits at once.

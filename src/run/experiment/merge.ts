@@ -7,14 +7,15 @@
  * config, other tasks or other model settings are refused, naming both. The merge goes
  * cell by cell: each cell whose cell.json carries one of its folder's cell keys is copied
  * with its whole candidate folder (page, eval.json, evalpoints, the agent's drafts); a
- * cell present in two folders is taken from the first. A cell already in `--out` with the
- * same key is left as it is, so merging again after a late shard only adds. Each cell
+ * cell present in two folders is taken finished over failed, else from the first. A cell
+ * already in `--out` is left as it is unless it failed and a finished copy has come (a
+ * shard rerun with --retry-errors), so merging again after a late shard only adds. Each cell
  * folder is copied beside its place and renamed into it, so an interrupted merge leaves
  * no half cell.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { IwrError } from "../../errors.ts";
+import { IwrError, errorMessage } from "../../errors.ts";
 import { tempPathBeside, writeFileAtomicSync } from "../../files/atomic.ts";
 import { readCellRecord } from "../../results/cell-record.ts";
 import { RESULT_FILES, runFiles } from "../../results/layout.ts";
@@ -43,20 +44,25 @@ export interface MergeSummary {
 function readRunRecord(dir: string): RunRecordOnDisk {
   const file = runFiles(dir).record;
   if (!fs.existsSync(file)) throw new IwrError("CONFIG_INVALID", `merge: ${dir} is not a run folder (it has no run.json made by iwr run)`);
-  const record = JSON.parse(fs.readFileSync(file, "utf8")) as RunRecordOnDisk;
+  let record: RunRecordOnDisk;
+  try {
+    record = JSON.parse(fs.readFileSync(file, "utf8")) as RunRecordOnDisk;
+  } catch (error) {
+    throw new IwrError("CONFIG_INVALID", `merge: cannot read ${file}: ${errorMessage(error)}`);
+  }
   if (typeof record.runKey !== "string") throw new IwrError("CONFIG_INVALID", `merge: ${file} has no run key (made by an older iwr run); run the shards again with this version`);
   return record;
 }
 
-/** Every cell.json under `dir` and the folder it sits in, by cell key. */
-function cellFolders(dir: string): Map<string, string> {
-  const found = new Map<string, string>();
+/** Every cell.json under `dir`, by cell key: the folder it sits in and whether the cell finished. */
+function cellFolders(dir: string): Map<string, { folder: string; finished: boolean }> {
+  const found = new Map<string, { folder: string; finished: boolean }>();
   const arms = path.join(dir, "arms");
   if (!fs.existsSync(arms)) return found;
   for (const entry of fs.readdirSync(arms, { recursive: true, encoding: "utf8" })) {
     if (path.basename(entry) !== RESULT_FILES.cell) continue;
     const record = readCellRecord(path.join(arms, entry));
-    if (record) found.set(record.cellKey, path.dirname(path.join(arms, entry)));
+    if (record) found.set(record.cellKey, { folder: path.dirname(path.join(arms, entry)), finished: record.status === "finished" });
   }
   return found;
 }
@@ -84,24 +90,30 @@ export function mergeRuns(dirs: readonly string[], out: string): MergeSummary {
   const present = cellFolders(outDir);
   let copied = 0;
   let kept = 0;
-  const taken = new Set<string>();
+  // Per cell, the copy to take: a finished one over a failed one (a shard rerun with --retry-errors), else the first.
+  const chosen = new Map<string, { input: (typeof inputs)[number]; folder: string; finished: boolean }>();
   for (const input of inputs) {
     const own = new Set(input.record.cells ?? []);
-    for (const [key, folder] of cellFolders(input.dir)) {
-      if (!own.has(key) || !wanted.has(key) || taken.has(key)) continue;
-      taken.add(key);
-      const target = path.join(outDir, path.relative(input.dir, folder));
-      if (present.get(key) === target) {
-        kept += 1;
-        continue;
-      }
-      fs.mkdirSync(path.dirname(target), { recursive: true });
-      const staging = tempPathBeside(target);
-      fs.cpSync(folder, staging, { recursive: true });
-      fs.rmSync(target, { recursive: true, force: true });
-      fs.renameSync(staging, target);
-      copied += 1;
+    for (const [key, found] of cellFolders(input.dir)) {
+      if (!own.has(key) || !wanted.has(key)) continue;
+      const earlier = chosen.get(key);
+      if (!earlier || (found.finished && !earlier.finished)) chosen.set(key, { input, ...found });
     }
+  }
+  for (const [key, { input, folder, finished }] of chosen) {
+    const target = path.join(outDir, path.relative(input.dir, folder));
+    const there = present.get(key);
+    // Already merged: kept, unless it failed and a finished copy has come since.
+    if (there?.folder === target && (there.finished || !finished)) {
+      kept += 1;
+      continue;
+    }
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    const staging = tempPathBeside(target);
+    fs.cpSync(folder, staging, { recursive: true });
+    fs.rmSync(target, { recursive: true, force: true });
+    fs.renameSync(staging, target);
+    copied += 1;
   }
   fs.mkdirSync(outDir, { recursive: true });
   fs.copyFileSync(runFiles(first.dir).config, runFiles(outDir).config);

@@ -8,7 +8,7 @@
  * disjoint and cover the run, and the heavy arms are spread over all shards.
  *
  * The index may come from the scheduler: `--shard auto` reads Slurm's SLURM_ARRAY_TASK_ID
- * (less SLURM_ARRAY_TASK_MIN) and SLURM_ARRAY_TASK_COUNT, or Kubernetes' JOB_COMPLETION_INDEX
+ * (less SLURM_ARRAY_TASK_MIN, over SLURM_ARRAY_TASK_STEP) and SLURM_ARRAY_TASK_COUNT, or Kubernetes' JOB_COMPLETION_INDEX
  * with the count given as `--shard auto/n` (an Indexed Job does not export its completions).
  */
 import { IwrError } from "../../errors.ts";
@@ -41,8 +41,12 @@ export function parseShard(text: string, env: NodeJS.ProcessEnv = process.env): 
     if (env.SLURM_ARRAY_TASK_ID !== undefined) {
       const id = env.SLURM_ARRAY_TASK_ID;
       const min = env.SLURM_ARRAY_TASK_MIN ?? "0";
-      if (!INDEX.test(id) || !INDEX.test(min)) shardError(`SLURM_ARRAY_TASK_ID='${id}' / SLURM_ARRAY_TASK_MIN='${min}' are not array indices`);
-      index = Number(id) - Number(min);
+      const step = env.SLURM_ARRAY_TASK_STEP ?? "1";
+      if (!INDEX.test(id) || !INDEX.test(min) || !INDEX.test(step) || Number(step) < 1) shardError(`SLURM_ARRAY_TASK_ID='${id}' / SLURM_ARRAY_TASK_MIN='${min}' / SLURM_ARRAY_TASK_STEP='${step}' are not array indices`);
+      // --array=0-6:2 runs ids 0, 2, 4, 6: shards 0 … 3. A list such as 1,3,8 has no step to go by.
+      const offset = Number(id) - Number(min);
+      if (offset % Number(step) !== 0) shardError(`SLURM_ARRAY_TASK_ID ${id} is not on the array's step (min ${min}, step ${step}); for an array given as a list, pass --shard i/n`);
+      index = offset / Number(step);
       if (total === undefined) {
         if (env.SLURM_ARRAY_TASK_COUNT === undefined) shardError("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: give the count as auto/n");
         total = count(env.SLURM_ARRAY_TASK_COUNT, "SLURM_ARRAY_TASK_COUNT");

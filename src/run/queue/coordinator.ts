@@ -37,6 +37,8 @@ export interface QueueRunOptions {
 
 const UNFINISHED_STATES = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
 
+const recordFileOf = (plan: ExperimentPlan, key: string) => plan.files.cellRecord(plan.cells.get(key)!.dir);
+
 function labelOf(plan: ExperimentPlan, key: string): string {
   const cell = plan.cells.get(key)!;
   return `task ${cell.task.id} × ${cell.arm.name} r${cell.repeat}`;
@@ -54,9 +56,14 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
   await checkRedisReachable(options.queueUrl);
   const plan = await planExperiment(config);
   const finished = new Map<string, CellRecord>();
+  // What each unfinished cell's folder holds now (a failed record being retried, or nothing): a
+  // record with another finishedAt is the new one. Read in the same pass as the finished ones,
+  // so a worker finishing a cell meanwhile is seen either way.
+  const previous = new Map<string, string | undefined>();
   for (const key of plan.order) {
     const record = finishedRecord(plan, key, options.retryErrors);
     if (record) finished.set(key, record);
+    else previous.set(key, readCellRecord(recordFileOf(plan, key))?.finishedAt);
   }
   const pending = plan.order.filter((key) => !finished.has(key));
   await writeRunRecord(plan);
@@ -70,20 +77,28 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
   const evaluateQueue = new Queue(EVALUATE_QUEUE, { connection });
   for (const queue of [generateQueue, evaluateQueue]) queue.on("error", (error) => say(`queue error: ${errorMessage(error)}`));
   const attempts = options.attempts ?? 3;
-  // A failed record being retried is replaced by a new one: wait for a record other than the old.
-  const previous = new Map(pending.map((key) => [key, readCellRecord(plan.files.cellRecord(plan.cells.get(key)!.dir))?.finishedAt]));
+  const idOf = (key: string) => cellJobId(plan.runKey, plan.files.dir, key);
+  const newRecord = (key: string) => {
+    const record = readCellRecord(recordFileOf(plan, key));
+    return record?.cellKey === key && record.finishedAt !== previous.get(key) ? record : undefined;
+  };
+  /** Both jobs' states, generation first: it adds the evaluation job before it completes. */
+  const statesOf = async (key: string) => ({ generate: await stateOf(generateQueue, idOf(key)), evaluate: await stateOf(evaluateQueue, idOf(key)) });
+  const enqueue = async (key: string, jobs: Awaited<ReturnType<typeof statesOf>>) => {
+    await jobs.evaluate.job?.remove();
+    await jobs.generate.job?.remove();
+    const recordBefore = previous.get(key);
+    const data: CellJob = { runDir: plan.files.dir, runKey: plan.runKey, cellKey: key, config: config.loadedWith, ...(recordBefore ? { recordBefore } : {}), label: labelOf(plan, key) };
+    await generateQueue.add("generate", data, cellJobOptions(idOf(key), attempts));
+  };
+  const requeued = new Set<string>();
   try {
     for (const key of pending) {
-      const id = cellJobId(plan.runKey, key);
-      const evaluate = await stateOf(evaluateQueue, id);
-      const generate = await stateOf(generateQueue, id);
+      const jobs = await statesOf(key);
       // A job of this cell still under way (an earlier coordinator queued it): wait for it.
-      if (UNFINISHED_STATES.has(evaluate.state) || UNFINISHED_STATES.has(generate.state)) continue;
+      if (UNFINISHED_STATES.has(jobs.generate.state) || UNFINISHED_STATES.has(jobs.evaluate.state)) continue;
       // Jobs that ended without leaving the record wanted: queue the cell afresh.
-      await evaluate.job?.remove();
-      await generate.job?.remove();
-      const data: CellJob = { runDir: plan.files.dir, runKey: plan.runKey, cellKey: key, config: config.loadedWith, retryErrors: options.retryErrors === true, label: labelOf(plan, key) };
-      await generateQueue.add("generate", data, cellJobOptions(id, attempts));
+      if (!newRecord(key)) await enqueue(key, jobs);
     }
     say(`queued ${pending.length} cell(s) on ${displayRedisURL(options.queueUrl)} (${GENERATE_QUEUE}, then ${EVALUATE_QUEUE}); waiting for workers (iwr worker --queue ${displayRedisURL(options.queueUrl)}) that see ${plan.files.dir}`);
 
@@ -93,7 +108,7 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
     let tokens = 0;
     let lastStateCheck = 0;
     let warnedNoWorker = false;
-    const note = async (key: string, record: CellRecord) => {
+    const note = (key: string, record: CellRecord) => {
       outstanding.delete(key);
       records.set(key, record);
       if (record.status === "failed") failed += 1;
@@ -101,27 +116,41 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
       tokens += record.produced.usage.inputTokens + record.produced.usage.outputTokens;
       options.onEvent?.({ type: "cell", record, done: pending.length - outstanding.size, pending: pending.length, failed, costUsd, tokens, elapsedMs: Date.now() - started });
     };
+    const abandon = async (key: string, stage: "generate" | "evaluate", message: string, produced?: CellJob["produced"]) => {
+      const record = abandonedCellRecord(key, plan.cells.get(key)!, stage, { code: "QUEUE", message }, produced);
+      await writeFileAtomic(recordFileOf(plan, key), `${redactString(JSON.stringify(record, null, 2))}\n`);
+      note(key, record);
+    };
     while (outstanding.size > 0 && !options.signal?.aborted) {
       for (const key of [...outstanding]) {
-        const record = readCellRecord(plan.files.cellRecord(plan.cells.get(key)!.dir));
-        if (record?.cellKey === key && record.finishedAt !== previous.get(key)) await note(key, record);
+        const record = newRecord(key);
+        if (record) note(key, record);
       }
       if (outstanding.size > 0 && Date.now() - lastStateCheck > 2000) {
         lastStateCheck = Date.now();
-        // A job that gave up without a record (its worker died too often): the cell fails with the queue's reason.
         for (const key of [...outstanding]) {
-          const id = cellJobId(plan.runKey, key);
-          for (const [stage, queue] of [["generate", generateQueue], ["evaluate", evaluateQueue]] as const) {
-            const { state, job } = await stateOf(queue, id);
-            if (state !== "failed" || !job || readCellRecord(plan.files.cellRecord(plan.cells.get(key)!.dir))?.finishedAt !== previous.get(key)) continue;
-            const record = abandonedCellRecord(key, plan.cells.get(key)!, stage, { code: "QUEUE", message: `the ${stage} job failed ${job.attemptsMade} time(s): ${job.failedReason}` }, (job.data as CellJob).produced);
-            await writeFileAtomic(plan.files.cellRecord(plan.cells.get(key)!.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
-            await note(key, record);
-            break;
+          const jobs = await statesOf(key);
+          if (UNFINISHED_STATES.has(jobs.generate.state) || UNFINISHED_STATES.has(jobs.evaluate.state)) continue;
+          // Read after the states: a job that completed has written its record first.
+          const record = newRecord(key);
+          if (record) {
+            note(key, record);
+            continue;
+          }
+          const failedJob = jobs.evaluate.state === "failed" ? { stage: "evaluate" as const, job: jobs.evaluate.job! } : jobs.generate.state === "failed" ? { stage: "generate" as const, job: jobs.generate.job! } : undefined;
+          // A job that gave up without a record (its worker died too often): the cell fails with the queue's reason.
+          if (failedJob) await abandon(key, failedJob.stage, `the ${failedJob.stage} job failed ${failedJob.job.attemptsMade} time(s): ${failedJob.job.failedReason}`, (failedJob.job.data as CellJob).produced);
+          // Jobs done (or gone) and still no record here: queued once more, then the cell fails saying why.
+          else if (!requeued.has(key)) {
+            requeued.add(key);
+            await enqueue(key, jobs);
+          } else {
+            await abandon(key, "evaluate", `its jobs ended twice without a record in ${plan.files.dir}: a worker wrote elsewhere or its queue entries were removed (does every worker see this run folder at this path?)`);
           }
         }
         if (!warnedNoWorker && Date.now() - started > 5000) {
-          const workers = (await generateQueue.getWorkers()).length + (await evaluateQueue.getWorkers()).length;
+          // CLIENT LIST, which a managed Redis may refuse: then no hint, nothing else changes.
+          const workers = await Promise.all([generateQueue.getWorkers(), evaluateQueue.getWorkers()]).then(([a, b]) => a.length + b.length).catch(() => undefined);
           if (workers === 0) {
             warnedNoWorker = true;
             say(`no worker is connected yet: start one with iwr worker --queue ${displayRedisURL(options.queueUrl)} on a machine that sees ${plan.files.dir}`);

@@ -6,10 +6,11 @@
  *   iwr-evaluate   the fixed evaluator (CPU- and browser-bound): eval.json, the drafts'
  *                  scores, the self-check, and the cell's cell.json
  *
- * A job's id is the run key (the config hash) and the cell key, the same in both queues:
+ * A job's id is the run key (the config hash), the run folder and the cell key, the same in both queues:
  * adding a job that exists is a no-op, so a cell is queued once however often it is asked
  * for, and a job that runs twice finds its cell's record and leaves it as it is.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { CellOutcomeSchema } from "../../results/cell-record.ts";
 
@@ -29,7 +30,12 @@ export const CellJobSchema = z.object({
     ids: z.array(z.number()).optional(),
     judgeRepeats: z.number().optional(),
   }),
-  retryErrors: z.boolean(),
+  /**
+   * When the coordinator queued the cell, the finishedAt of the record already in its folder
+   * (a failed one being retried), if any. A record with another finishedAt was written since:
+   * the cell is done, and a job run again leaves that record as it is.
+   */
+  recordBefore: z.string().optional(),
   /** Evaluate jobs: what the generation job made. */
   produced: CellOutcomeSchema.optional(),
   /** For messages: which cell this is. */
@@ -37,9 +43,12 @@ export const CellJobSchema = z.object({
 });
 export type CellJob = z.infer<typeof CellJobSchema>;
 
-/** BullMQ ids may not contain ':'; ours are hex and a dash. */
-export function cellJobId(runKey: string, cellKey: string): string {
-  return `${runKey.slice(0, 16)}-${cellKey}`;
+/**
+ * The run key (16 hex digits), the run folder (8) and the cell key: the same config run into
+ * two folders makes two sets of jobs. BullMQ ids may not contain ':'; ours are hex and dashes.
+ */
+export function cellJobId(runKey: string, runDir: string, cellKey: string): string {
+  return `${runKey.slice(0, 16)}-${createHash("sha256").update(runDir).digest("hex").slice(0, 8)}-${cellKey}`;
 }
 
 /** Job options: `attempts` tries with a short fixed backoff; finished jobs are kept a week so the ids keep deduplicating. */

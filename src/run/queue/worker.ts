@@ -16,14 +16,14 @@
  */
 import fs from "node:fs";
 import os from "node:os";
-import { DelayedError, Queue, Worker, type Job } from "bullmq";
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";
 import { IwrError, errorMessage, toErrorRecord } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
-import { readCellRecord, type CellRecord } from "../../results/cell-record.ts";
+import { CellOutcomeSchema, readCellRecord, type CellRecord } from "../../results/cell-record.ts";
 import { openCellRunner, type CellRunner } from "../experiment/cell-runner.ts";
 import { loadExperimentConfig } from "../experiment/config.ts";
-import { abandonedCellRecord, finishedRecord, planExperiment, type ExperimentPlan } from "../experiment/plan.ts";
+import { abandonedCellRecord, planExperiment, type ExperimentPlan } from "../experiment/plan.ts";
 import { checkRedisReachable, redisOptionsOf } from "./connection.ts";
 import { CellJobSchema, EVALUATE_QUEUE, GENERATE_QUEUE, cellJobId, cellJobOptions, type CellJob } from "./jobs.ts";
 
@@ -48,21 +48,43 @@ interface RunContext {
   runner: CellRunner;
 }
 
-/** Why this worker cannot work for the job's run, or undefined when it can. */
-function mismatchOf(job: CellJob, plan: ExperimentPlan): string | undefined {
-  if (plan.files.dir !== job.runDir) return `the config plans its run in ${plan.files.dir}, the job's run folder is ${job.runDir}`;
-  if (plan.runKey !== job.runKey) return `this worker plans config ${job.config.file} with run key ${plan.runKey.slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)} (the config, the task files, the prompts or the model settings differ on this machine)`;
+/**
+ * Why this worker cannot work for the job's run, or undefined when it can. "stale": this
+ * machine's plan and run.json agree with each other but not with the job, so the job is left
+ * from an earlier config of this run folder (its coordinator was stopped and the config
+ * edited): it is dropped. "refuse": this machine sees another folder, or other inputs.
+ */
+function mismatchOf(job: CellJob, plan: ExperimentPlan): { kind: "stale" | "refuse"; message: string } | undefined {
+  if (plan.files.dir !== job.runDir) return { kind: "refuse", message: `the config plans its run in ${plan.files.dir}, the job's run folder is ${job.runDir}` };
   let recorded: unknown;
   try {
     recorded = (JSON.parse(fs.readFileSync(plan.files.record, "utf8")) as { runKey?: unknown }).runKey;
   } catch (error) {
-    return `this machine cannot read ${plan.files.record} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}): it does not see the coordinator's run folder`;
+    return { kind: "refuse", message: `this machine cannot read ${plan.files.record} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}): it does not see the coordinator's run folder` };
   }
-  if (recorded !== job.runKey) return `${plan.files.record} on this machine has run key ${String(recorded).slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)}: this is not the coordinator's run folder`;
+  if (plan.runKey !== job.runKey && recorded === plan.runKey) {
+    return { kind: "stale", message: `the job is left from an earlier run of ${job.runDir} (run key ${job.runKey.slice(0, 16)}; the folder's run is now ${plan.runKey.slice(0, 16)})` };
+  }
+  if (plan.runKey !== job.runKey) return { kind: "refuse", message: `this worker plans config ${job.config.file} with run key ${plan.runKey.slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)} (the config, the task files, the prompts or the model settings differ on this machine)` };
+  if (recorded !== job.runKey) return { kind: "refuse", message: `${plan.files.record} on this machine has run key ${String(recorded).slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)}: this is not the coordinator's run folder` };
   return undefined;
 }
 
-class RefusedJob extends Error {}
+class RefusedJob extends Error {
+  constructor(
+    readonly kind: "stale" | "refuse",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What BullMQ keeps in Redis as a job's failedReason and stack: the error with any key-like text redacted. */
+function redactedError(error: unknown): Error {
+  const redacted = new Error(redactString(errorMessage(error)));
+  redacted.stack = redactString(error instanceof Error && error.stack ? error.stack : redacted.message);
+  return redacted;
+}
 
 export class QueueWorker {
   private readonly options: QueueWorkerOptions;
@@ -121,7 +143,7 @@ export class QueueWorker {
           const config = loadExperimentConfig(data.config.file, { ...data.config });
           const plan = await planExperiment(config);
           const mismatch = mismatchOf(data, plan);
-          if (mismatch) throw new RefusedJob(mismatch);
+          if (mismatch) throw new RefusedJob(mismatch.kind, mismatch.message);
           const runner = await openCellRunner(plan, {
             signal: this.controller.signal,
             evaluatorWorkers: this.options.evaluate,
@@ -136,6 +158,10 @@ export class QueueWorker {
       return { data, context: await this.contexts.get(id)! };
     } catch (error) {
       this.contexts.delete(id);
+      if (error instanceof RefusedJob && error.kind === "stale") {
+        this.options.say(`dropped ${data.label}: ${error.message}`);
+        throw new UnrecoverableError(`dropped: ${error.message}`);
+      }
       const message = error instanceof RefusedJob ? error.message : `cannot plan the job's run from ${data.config.file}: ${errorMessage(error)}`;
       // Back to the queue untouched (no attempt used) for a worker that sees the right folder.
       await job.moveToDelayed(Date.now() + 2000, token);
@@ -149,25 +175,40 @@ export class QueueWorker {
     return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   }
 
-  private async writeRecord(plan: ExperimentPlan, key: string, record: CellRecord): Promise<void> {
-    await writeFileAtomic(plan.files.cellRecord(plan.cells.get(key)!.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
+  /** The cell's record written since the coordinator queued it (by an earlier run of this job, or the coordinator), if any. */
+  private newerRecord(plan: ExperimentPlan, data: CellJob): CellRecord | undefined {
+    const record = readCellRecord(plan.files.cellRecord(plan.cells.get(data.cellKey)!.dir));
+    return record?.cellKey === data.cellKey && record.finishedAt !== data.recordBefore ? record : undefined;
+  }
+
+  /** Writes the cell's record unless one was written since the cell was queued: a job run twice leaves one result. */
+  private async writeRecord(plan: ExperimentPlan, data: CellJob, record: CellRecord): Promise<boolean> {
+    if (this.newerRecord(plan, data)) {
+      this.options.say(`${data.label}: a record was written meanwhile; it is kept`);
+      return false;
+    }
+    await writeFileAtomic(plan.files.cellRecord(plan.cells.get(data.cellKey)!.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
+    return true;
   }
 
   private async generateJob(job: Job, token: string | undefined): Promise<{ status: string }> {
     const { data, context } = await this.contextFor(job, token);
     const { plan, runner } = context;
-    if (finishedRecord(plan, data.cellKey, data.retryErrors)) return { status: "finished already" };
+    if (this.newerRecord(plan, data)) return { status: "finished already" };
     this.options.say(`generate ${data.label}: started`);
     try {
       const produced = await runner.generate(data.cellKey);
-      const evaluateId = cellJobId(data.runKey, data.cellKey);
-      await this.evaluateQueue!.add("evaluate", { ...data, produced }, cellJobOptions(evaluateId, job.opts.attempts ?? 1));
+      const evaluateId = cellJobId(data.runKey, data.runDir, data.cellKey);
+      // Job data lives in Redis: its text redacted like every record's (a model's error message may quote a key).
+      // Values only: the record's own field names (inputTokens…) are not secrets.
+      const redacted = CellOutcomeSchema.parse(JSON.parse(redactString(JSON.stringify(produced))));
+      await this.evaluateQueue!.add("evaluate", { ...data, produced: redacted }, cellJobOptions(evaluateId, job.opts.attempts ?? 1));
       this.options.say(`generate ${data.label}: ${produced.status}`);
       return { status: produced.status };
     } catch (error) {
-      this.options.say(`generate ${data.label}: error (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1}): ${errorMessage(error)}`);
-      if (this.isLastAttempt(job)) await this.writeRecord(plan, data.cellKey, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "generate", toErrorRecord(error)));
-      throw error;
+      this.options.say(`generate ${data.label}: error (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1}): ${redactString(errorMessage(error))}`);
+      if (this.isLastAttempt(job)) await this.writeRecord(plan, data, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "generate", toErrorRecord(error)));
+      throw redactedError(error);
     }
   }
 
@@ -176,18 +217,17 @@ export class QueueWorker {
     const { plan, runner } = context;
     if (!data.produced) throw new IwrError("QUEUE", `evaluate job ${job.id} carries no generation outcome`);
     // A job run twice leaves one result: the record of the first stands.
-    const existing = readCellRecord(plan.files.cellRecord(plan.cells.get(data.cellKey)!.dir));
-    if (existing?.cellKey === data.cellKey && (existing.status === "finished" || !data.retryErrors)) return { status: "finished already" };
+    if (this.newerRecord(plan, data)) return { status: "finished already" };
     this.options.say(`evaluate ${data.label}: started`);
     try {
       const record = await runner.evaluateProduced(data.cellKey, data.produced);
-      await this.writeRecord(plan, data.cellKey, record);
+      if (!(await this.writeRecord(plan, data, record))) return { status: "finished already" };
       this.options.say(`evaluate ${data.label}: ${record.status}${record.evaluation.final !== undefined ? `, Final ${(record.evaluation.final * 100).toFixed(1)} %` : ""}`);
       return { status: record.status };
     } catch (error) {
-      this.options.say(`evaluate ${data.label}: error (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1}): ${errorMessage(error)}`);
-      if (this.isLastAttempt(job)) await this.writeRecord(plan, data.cellKey, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "evaluate", toErrorRecord(error), data.produced));
-      throw error;
+      this.options.say(`evaluate ${data.label}: error (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1}): ${redactString(errorMessage(error))}`);
+      if (this.isLastAttempt(job)) await this.writeRecord(plan, data, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "evaluate", toErrorRecord(error), data.produced));
+      throw redactedError(error);
     }
   }
 }
