@@ -9,36 +9,17 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runIwrCapturing } from "../support/cli.ts";
 import { filesUnder, startIwr, until, type IwrProcess } from "../support/iwr-processes.ts";
-import { DATA, TEST_MS, evaluatorBlock, experimentFixture, minimalPageReply, readJson, writeConfig } from "../support/experiment.ts";
-import { startRedisServer, type RedisServer } from "../support/redis-server.ts";
+import { DATA, TEST_MS, evaluatorBlock, experimentFixture, minimalPageReply, readJson, threeArmConfig, writeConfig } from "../support/experiment.ts";
+import { redisFixture } from "../support/redis-server.ts";
 
 const fixture = experimentFixture("experiment-queue");
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redisServer = redisFixture();
 
 
-const configBody = (out: string) => `tasks:
-  file: ${DATA}
-  ids: [1, 2]
-out: ${out}
-${evaluatorBlock}arms:
-  - name: blank
-    kind: blank
-  - name: single
-    kind: single-pass
-    model: gpt-4o
-    baseURL: ${fixture.server().baseURL}
-  - name: frozen
-    kind: mutant:freeze-after:0
-`;
+const configBody = (out: string) => threeArmConfig({ ids: [1, 2], out, baseURL: fixture.server().baseURL });
 
 /** Every value Redis holds, as text: what a queue keeps between machines. */
 async function redisContents(url: string): Promise<string> {
@@ -77,10 +58,10 @@ describe("iwr run --queue with two workers", () => {
     const runDir = path.join(base, "queued");
     const secret = "sk-queue-test-5d41402abc4b2a76b9719d911017c592";
     const env = { ...process.env, IWR_CACHE_DIR: path.join(base, "cache-queued"), IWR_LOG_LEVEL: "warn", OPENAI_API_KEY: secret };
-    const workerArgs = ["worker", "--queue", redis.url, "--generate", "1", "--evaluate", "1", "--stall-ms", "4000"];
+    const workerArgs = ["worker", "--queue", redisServer().url, "--generate", "1", "--evaluate", "1", "--stall-ms", "4000"];
     const doomed = startIwr(workerArgs, env);
     const survivor = startIwr(workerArgs, env);
-    const coordinator = startIwr(["run", config, "--queue", redis.url], env);
+    const coordinator = startIwr(["run", config, "--queue", redisServer().url], env);
     try {
       // Kill the first worker in the middle of an evaluation (started, not yet ended), once some cell is finished.
       const evaluationsUnderWay = () => {
@@ -119,7 +100,7 @@ describe("iwr run --queue with two workers", () => {
       expect(readJson(path.join(runDir, "run.json")).runKey).toMatch(/^[0-9a-f]{64}$/);
       // The key the workers' model client sent reached neither Redis nor the run folder.
       expect(fixture.server().chatRequests().every((request) => request.headers.authorization === `Bearer ${secret}`)).toBe(true);
-      const contents = await redisContents(redis.url);
+      const contents = await redisContents(redisServer().url);
       expect(contents).toContain(readJson(path.join(runDir, "run.json")).runKey);
       expect(contents).not.toContain(secret);
       for (const name of fs.readdirSync(runDir, { recursive: true, encoding: "utf8" }).filter((entry) => /\.(json|yaml|html|md)$/.test(entry))) {
@@ -151,13 +132,13 @@ export async function generate() {
     );
     const config = writeConfig(path.join(base, "config.yaml"), `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\n${evaluatorBlock}arms:\n  - name: blank\n    kind: blank\n  - name: deadly\n    kind: module:deadly.ts\n`);
     const env = { ...process.env, IWR_CACHE_DIR: path.join(base, "cache"), IWR_LOG_LEVEL: "warn" };
-    const coordinator = startIwr(["run", config, "--queue", redis.url], env);
+    const coordinator = startIwr(["run", config, "--queue", redisServer().url], env);
     let deaths = 0;
     let worker: IwrProcess | undefined;
     try {
       // Workers come back as a supervisor would restart them, until the coordinator is done.
       while (coordinator.child.exitCode === null && deaths < 6) {
-        worker = startIwr(["worker", "--queue", redis.url, "--stall-ms", "2000"], env);
+        worker = startIwr(["worker", "--queue", redisServer().url, "--stall-ms", "2000"], env);
         const ended = await Promise.race([worker.exited.then(() => "died"), coordinator.exited.then(() => "done")]);
         if (ended === "done") break;
         deaths += 1;

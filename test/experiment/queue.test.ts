@@ -6,22 +6,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { redisOptionsOf } from "../../src/run/queue/connection.ts";
 import { GENERATE_QUEUE } from "../../src/run/queue/jobs.ts";
 import { runIwrCapturing } from "../support/cli.ts";
 import { filesUnder, startIwr, until } from "../support/iwr-processes.ts";
 import { DATA, TEST_MS, evaluatorBlock, experimentFixture, readJson, writeConfig } from "../support/experiment.ts";
-import { freePort, startRedisServer, type RedisServer } from "../support/redis-server.ts";
+import { freePort, redisFixture } from "../support/redis-server.ts";
 
 const fixture = experimentFixture("experiment-queue");
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redisServer = redisFixture();
 
 
 describe("queue mode, bad input", () => {
@@ -48,19 +42,19 @@ describe("queue mode, bad input", () => {
     const config = writeConfig(path.join(base, "config.yaml"), `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\n${evaluatorBlock}arms:\n  - name: blank\n    kind: blank\n`);
     const runDir = path.join(base, "run");
     const env = { ...process.env, IWR_CACHE_DIR: path.join(base, "cache"), IWR_LOG_LEVEL: "warn" };
-    const coordinator = startIwr(["run", config, "--queue", redis.url], env);
+    const coordinator = startIwr(["run", config, "--queue", redisServer().url], env);
     try {
       await until("the coordinator to queue its cell", () => coordinator.lines.some((line) => line.startsWith("queued 1 cell(s)")));
       // As if another folder were mounted at the run folder's path on the worker's machine.
       const record = readJson(path.join(runDir, "run.json"));
       fs.writeFileSync(path.join(runDir, "run.json"), JSON.stringify({ ...record, runKey: "f".repeat(64) }));
-      const worker = startIwr(["worker", "--queue", redis.url], env);
+      const worker = startIwr(["worker", "--queue", redisServer().url], env);
       expect(await worker.exited).toBe(2);
       expect(worker.lines.join("\n")).toMatch(/refused task 1 × blank r0: .*run\.json on this machine has run key f{16}, the coordinator's is [0-9a-f]{16}: this is not the coordinator's run folder; nothing was written/);
       expect(filesUnder(runDir, "cell.json")).toEqual([]);
       expect(filesUnder(runDir, "eval.json")).toEqual([]);
       // The job is back in the queue, no attempt used, for a worker that sees the right folder.
-      const queue = new Queue(GENERATE_QUEUE, { connection: redisOptionsOf(redis.url) });
+      const queue = new Queue(GENERATE_QUEUE, { connection: redisOptionsOf(redisServer().url) });
       try {
         const jobs = await queue.getJobs(["delayed", "waiting"]);
         const job = jobs.find((entry) => entry.data.runKey === record.runKey);

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { runIwrCapturing } from "../support/cli.ts";
-import { DATA, TEST_MS, evaluatorBlock, experimentFixture, minimalPageReply, readJson, writeConfig } from "../support/experiment.ts";
+import { DATA, TEST_MS, evaluatorBlock, experimentFixture, minimalPageReply, readJson, threeArmConfig, writeConfig } from "../support/experiment.ts";
 
 const TASK_IDS = [1, 2];
 const fixture = experimentFixture("experiment-resume");
@@ -19,20 +19,7 @@ describe("iwr run, interrupted", () => {
     // Pages that fail at the first step keep this test short: what it checks is the bookkeeping.
     fixture.server().setReplyFunction(() => minimalPageReply("nothing here"));
     const KILL_TASK = TASK_IDS[1]!;
-    const body = (out: string) => `tasks:
-  file: ${DATA}
-  ids: [${KILL_TASK}]
-out: ${out}
-${evaluatorBlock}arms:
-  - name: blank
-    kind: blank
-  - name: single
-    kind: single-pass
-    model: gpt-4o
-    baseURL: ${fixture.server().baseURL}
-  - name: frozen
-    kind: mutant:freeze-after:0
-`;
+    const body = (out: string) => threeArmConfig({ ids: [KILL_TASK], out, baseURL: fixture.server().baseURL });
     const cache = (name: string) => path.join(fixture.dir(), "kill", `cache-${name}`);
     process.env.IWR_CACHE_DIR = cache("whole");
     const whole = writeConfig(path.join(fixture.dir(), "kill", "whole.yaml"), body("whole"));

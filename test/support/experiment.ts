@@ -17,6 +17,24 @@ export const evaluatorBlock = "evaluator:\n  judges: offline\n";
 export const minimalPageReply = (text: string) => `\`\`\`html\n<!doctype html><html><body><h1>${text}</h1></body></html>\n\`\`\``;
 export const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
 
+/** Three arms whose pages fail early (blank, a single pass answering minimalPageReply, a frozen mutant): what the bookkeeping tests run. */
+export function threeArmConfig(options: { ids: readonly number[]; out: string; baseURL: string }): string {
+  return `tasks:
+  file: ${DATA}
+  ids: [${options.ids.join(", ")}]
+out: ${options.out}
+${evaluatorBlock}arms:
+  - name: blank
+    kind: blank
+  - name: single
+    kind: single-pass
+    model: gpt-4o
+    baseURL: ${options.baseURL}
+  - name: frozen
+    kind: mutant:freeze-after:0
+`;
+}
+
 export function writeConfig(file: string, body: string): string {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, body);

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
+import { afterAll, beforeAll } from "vitest";
 import { findRedisServer } from "../../src/setup/find-tools.ts";
 
 export interface RedisServer {
@@ -52,5 +53,20 @@ export async function startRedisServer(): Promise<RedisServer> {
         child.once("exit", () => resolve());
         child.kill("SIGTERM");
       }),
+  };
+}
+
+/** Registers the hooks of a test file's own redis-server; the getter is valid inside tests. */
+export function redisFixture(): () => RedisServer {
+  let redis: RedisServer | undefined;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  return () => {
+    if (!redis) throw new Error("redisFixture: the server is not started yet (use it inside a test)");
+    return redis;
   };
 }

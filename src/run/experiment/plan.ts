@@ -179,18 +179,18 @@ export async function preflightModels(plan: ExperimentPlan, keys: readonly strin
   for (const spec of needed.values()) await preflightModel(spec);
 }
 
+/** Which cell a record is of. */
+function cellIdentity(key: string, cell: Cell) {
+  return { version: CELL_RECORD_VERSION, cellKey: key, arm: cell.arm.name, kind: cell.arm.kind, repeat: cell.repeat, taskId: cell.task.id } as const;
+}
+
 /** A cell's record from what its graph produced. */
 export function cellRecordOf(key: string, cell: Cell, values: CellValues): CellRecord {
   const produced = values.produced!;
   const evaluation = values.evaluation!;
   const error = produced.error ? { ...produced.error, stage: "generate" as const } : evaluation.error ? { ...evaluation.error, stage: "evaluate" as const } : undefined;
   return {
-    version: CELL_RECORD_VERSION,
-    cellKey: key,
-    arm: cell.arm.name,
-    kind: cell.arm.kind,
-    repeat: cell.repeat,
-    taskId: cell.task.id,
+    ...cellIdentity(key, cell),
     status: produced.status === "made" && evaluation.status !== "failed" ? "finished" : "failed",
     produced,
     evaluation,
@@ -207,12 +207,7 @@ export function cellRecordOf(key: string, cell: Cell, values: CellValues): CellR
  */
 export function abandonedCellRecord(key: string, cell: Cell, stage: "generate" | "evaluate", error: ErrorRecord, produced?: CellOutcome): CellRecord {
   return {
-    version: CELL_RECORD_VERSION,
-    cellKey: key,
-    arm: cell.arm.name,
-    kind: cell.arm.kind,
-    repeat: cell.repeat,
-    taskId: cell.task.id,
+    ...cellIdentity(key, cell),
     status: "failed",
     produced: produced ?? { status: "failed", error, usage: { ...NO_CELL_USAGE }, wallMs: 0 },
     evaluation: { status: "failed", error, wallMs: 0 },
