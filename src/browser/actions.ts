@@ -42,6 +42,11 @@ interface ClickPlan {
   fullyInView: boolean;
 }
 
+// Defined in the page by IN_PAGE_HELPERS (in-page-helpers.ts, placed before every page script), for planClick.
+declare function composedParent(node: Element): Element | null;
+declare function isWithin(node: Element, container: Element): boolean;
+declare function deepElementFromPoint(x: number, y: number): Element | null;
+
 /** Runs in the page (see evaluateOnElement). */
 function planClick(el: Element): ClickPlan {
   const rect = el.getBoundingClientRect();
@@ -50,23 +55,8 @@ function planClick(el: Element): ClickPlan {
   const leaveToPlaywright: ClickPlan = { how: "playwright", ...centre, fullyInView };
   // Playwright's own waiting reports these as they are (not visible, not enabled).
   if (rect.width < 1 || rect.height < 1 || (el as HTMLInputElement).disabled === true) return leaveToPlaywright;
-  const composedParent = (node: Element): Element | null =>
-    node.assignedSlot ?? node.parentElement ?? (node.parentNode instanceof ShadowRoot ? node.parentNode.host : null);
-  const isWithin = (node: Element, container: Element): boolean => {
-    for (let current: Element | null = node; current; current = composedParent(current)) if (current === container) return true;
-    return false;
-  };
-  const hitAt = (x: number, y: number): Element | null => {
-    let hit = document.elementFromPoint(x, y);
-    for (let depth = 0; hit?.shadowRoot && depth < 32; depth++) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  };
   const inViewport = (x: number, y: number) => x >= 0 && y >= 0 && x < window.innerWidth && y < window.innerHeight;
-  const centreHit = inViewport(centre.x, centre.y) ? hitAt(centre.x, centre.y) : null;
+  const centreHit = inViewport(centre.x, centre.y) ? deepElementFromPoint(centre.x, centre.y) : null;
   if (centreHit && isWithin(centreHit, el)) return leaveToPlaywright;
   // Points of the box's visible part, nearest the centre first; a 7x7 grid finds a strip of a tenth of the box.
   const fractions = [0.5, 0.35, 0.65, 0.2, 0.8, 0.06, 0.94];
@@ -81,7 +71,7 @@ function planClick(el: Element): ClickPlan {
       .map(({ fx, fy }) => ({ x: Math.min(right - 0.5, left + (right - left) * fx), y: Math.min(bottom - 0.5, top + (bottom - top) * fy) }));
   };
   for (const point of pointsIn(rect)) {
-    const hit = hitAt(point.x, point.y);
+    const hit = deepElementFromPoint(point.x, point.y);
     if (hit && isWithin(hit, el)) return { how: "element-point", ...point, fullyInView };
   }
   // A click on a control's label acts on the control, unless it lands on another control inside the label.
@@ -96,7 +86,7 @@ function planClick(el: Element): ClickPlan {
   };
   for (const box of [rect, ...labels.map((label) => label.getBoundingClientRect())]) {
     for (const point of pointsIn(box)) {
-      const hit = hitAt(point.x, point.y);
+      const hit = deepElementFromPoint(point.x, point.y);
       if (hit && reachesLabel(hit)) return { how: "label-point", ...point, fullyInView };
     }
   }

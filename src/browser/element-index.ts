@@ -6,6 +6,12 @@
  * (visible text, labels, role, colours, box). Also: the accessibility-tree text and
  * the numbered highlight overlay used by the vision fallback.
  */
+import { IN_PAGE_HELPERS } from "./in-page-helpers.ts";
+
+// Defined in the page by IN_PAGE_HELPERS (in-page-helpers.ts), for collectInPage.
+declare function composedParent(node: Element): Element | null;
+declare function isWithin(node: Element, container: Element): boolean;
+declare function deepElementFromPoint(x: number, y: number): Element | null;
 import type { Page } from "playwright";
 
 /** Attribute that carries an element's number between indexing and acting. */
@@ -124,12 +130,6 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
         return (el as HTMLElement).isContentEditable ? "textbox" : "generic";
     }
   };
-  /** The parent in the rendered (flat) tree: a slotted element's slot, a shadow root's host. */
-  const composedParent = (node: Element): Element | null => {
-    if (node.assignedSlot) return node.assignedSlot;
-    if (node.parentElement) return node.parentElement;
-    return node.parentNode instanceof ShadowRoot ? node.parentNode.host : null;
-  };
   const isInteractive = (el: Element, style: CSSStyleDeclaration): boolean => {
     if (NATIVE.has(el.tagName)) return !(el.tagName === "INPUT" && (el as HTMLInputElement).type === "hidden");
     if (ROLES.has(roleToken(el))) return true;
@@ -168,20 +168,6 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
     return smaller;
   };
 
-  /** The element a click at (x, y) reaches, inside open shadow roots too (document.elementFromPoint stops at the host). */
-  const deepElementFromPoint = (x: number, y: number): Element | null => {
-    let hit = document.elementFromPoint(x, y);
-    for (let depth = 0; hit?.shadowRoot && depth < 32; depth++) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  };
-  const isWithin = (node: Element, container: Element): boolean => {
-    for (let current: Element | null = node; current; current = composedParent(current)) if (current === container) return true;
-    return false;
-  };
   const hitsItself = (el: Element, rect: DOMRect): boolean => {
     const x = rect.left + rect.width / 2;
     const y = rect.top + rect.height / 2;
@@ -328,20 +314,24 @@ function collectInPage(args: { attribute: string; max: number; expansion: number
 /**
  * Runs `fn(arg)` in the page. The function travels as source text; a transpiler that
  * keeps function names (tsx does) wraps inner functions in a `__name` helper that
- * does not exist in the page, so a no-op one is defined around it.
+ * does not exist in the page, so a no-op one is defined around it, with the shared page
+ * helpers (in-page-helpers.ts) before it.
  */
 export async function evaluateInPage<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<R> {
-  const source = `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
+  const source = `(() => { const __name = (f) => f; ${IN_PAGE_HELPERS}
+return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
   return (await page.evaluate(source)) as R;
 }
 
 /**
  * Runs `fn(element, arg)` on element `index` of the latest indexing (Playwright's locator
  * finds it inside open shadow roots too). Playwright sends a function as its source text,
- * so, as in evaluateInPage, it is wrapped in one that defines the `__name` helper first.
+ * so, as in evaluateInPage, it is wrapped in one that defines the `__name` helper and the
+ * shared page helpers first.
  */
 export async function evaluateOnElement<A, R>(page: Page, index: number, fn: (element: Element, arg: A) => R, arg: A, timeoutMs: number): Promise<R> {
-  const shimmed = new Function("element", "arg", `const __name = (f) => f; return (${fn.toString()})(element, arg);`) as (element: Element, arg: unknown) => R;
+  const shimmed = new Function("element", "arg", `const __name = (f) => f; ${IN_PAGE_HELPERS}
+return (${fn.toString()})(element, arg);`) as (element: Element, arg: unknown) => R;
   return elementLocator(page, index).evaluate(shimmed, arg as unknown, { timeout: timeoutMs });
 }
 
