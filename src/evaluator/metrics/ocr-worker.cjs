@@ -31,7 +31,7 @@ if (process.platform === "linux") {
  * records. Every other line passes.
  */
 const ENGINE_DIAGNOSTIC =
-  /^(Error in [A-Za-z0-9_]+: .*|Warning in [A-Za-z0-9_]+: .*|Image file \S+ cannot be read!|Warning\.? Invalid resolution \d+ dpi\. Using \d+ instead\.|Estimating resolution as \d+|Detected \d+ diacritics|Empty page!*|Too few characters\. Skipping this page)\s*$/;
+  /^(Error in [A-Za-z0-9_]+: .*|Warning in [A-Za-z0-9_]+: .*|Image file \S+ cannot be read!|Warning[.:]? Invalid resolution \d+ dpi\. Using \d+ instead\.|Estimating resolution as \d+|Detected \d+ diacritics|Empty page!*|Too few characters\. Skipping this page)\s*$/;
 const writeStderr = process.stderr.write.bind(process.stderr);
 // The engine ends some diagnostics with a separate empty line: dropped with them.
 let afterDiagnostic = false;

@@ -1,0 +1,33 @@
+/**
+ * Run as its own process by test/evaluator/ocr-diagnostics.test.ts, so that the test sees
+ * everything the OCR engine prints on stderr. It reads a picture that is not an image and a
+ * blank PNG without resolution metadata, which make Tesseract and Leptonica print their
+ * diagnostics: `plain` with tesseract.js's own worker script, `filtered` with ours
+ * (src/evaluator/metrics/ocr-worker.cjs, the only difference), `evaluator` through the
+ * evaluator's reader. It prints on stdout what each read gave.
+ */
+import path from "node:path";
+import { createRequire } from "node:module";
+import sharp from "sharp";
+import { createWorker, OEM } from "tesseract.js";
+import { readImageText, shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
+import { EVALUATOR_SETTINGS } from "../../src/evaluator/settings.ts";
+
+const mode = process.argv[2];
+const notAnImage = Buffer.from("these bytes are not a picture");
+const blank = await sharp({ create: { width: 200, height: 100, channels: 3, background: "#ffffff" } }).png().toBuffer();
+const outcome = (promise: Promise<unknown>) => promise.then(() => "read", () => "rejected");
+
+if (mode === "evaluator") {
+  console.log(`not-an-image: ${await outcome(readImageText(notAnImage))}`);
+  console.log(`blank: ${await outcome(readImageText(blank))}`);
+  await shutdownOcr();
+} else {
+  const require = createRequire(import.meta.url);
+  const langPath = path.join(path.dirname(require.resolve("@tesseract.js-data/eng/package.json")), EVALUATOR_SETTINGS.ocr.trainedData);
+  const workerPath = mode === "filtered" ? { workerPath: path.resolve("src/evaluator/metrics/ocr-worker.cjs") } : {};
+  const worker = await createWorker("eng", OEM.LSTM_ONLY, { langPath, cacheMethod: "none", gzip: true, ...workerPath, errorHandler: () => undefined });
+  console.log(`not-an-image: ${await outcome(worker.recognize(notAnImage))}`);
+  console.log(`blank: ${await outcome(worker.recognize(blank))}`);
+  await worker.terminate();
+}
