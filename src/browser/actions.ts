@@ -153,7 +153,7 @@ export async function typeIntoElement(
   const remaining = () => Math.max(1, timeoutMs - (Date.now() - started));
   try {
     const target = elementLocator(page, index);
-    // No named inner functions here: this source runs in the page (see evaluateInPage).
+    // No named inner functions here: this source runs in the page (see page-scripts.ts).
     const editable = await target.evaluate(
       (el, selector) =>
         el.tagName === "INPUT" || el.tagName === "TEXTAREA" || (el as HTMLElement).isContentEditable

@@ -1,8 +1,8 @@
 /**
  * Helpers that run inside the page, shared by the page scripts of the element index and
- * the click planner. Page scripts travel as source text (evaluateInPage,
- * evaluateOnElement in element-index.ts), so these cannot be imported there: their source,
- * IN_PAGE_HELPERS, is placed in front of every page script, and a page script names them
+ * the click planner. Page scripts travel as source text (page-scripts.ts), so these cannot
+ * be imported there: their source, IN_PAGE_HELPERS, is placed in front of every page
+ * script by page-scripts.ts, and a page script names them
  * through the `declare function` lines of its own module.
  */
 

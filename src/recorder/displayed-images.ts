@@ -12,7 +12,7 @@
  * (background, list-style, border-image, mask, content: url()).
  */
 import type { Page } from "playwright";
-import { evaluateInPage } from "../browser/element-index.ts";
+import { evaluateInPage } from "../browser/page-scripts.ts";
 import { assetKey } from "./assets.ts";
 
 /** Runs in the page: the absolute URLs of the images shown in the viewport now (blob: ones included, data: ones not). */

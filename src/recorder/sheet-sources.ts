@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import type { BrowserContext } from "playwright";
-import { evaluateInPage } from "../browser/element-index.ts";
+import { evaluateInPage } from "../browser/page-scripts.ts";
 import { contentType } from "../browser/static-files.ts";
 import type { ContactSheetAsset } from "../media/contact-sheet.ts";
 import type { RecordedAsset } from "./assets.ts";
