@@ -7,18 +7,13 @@
  *
  * Printed for each: wall time from the command's start to its report (worker start-up
  * included, as the in-process run's start-up is; the workers' shutdown afterwards is not),
- * and how busy the CPUs were. The queue's
- * overhead per job two ways, both against a job's time measured in the same invocation:
+ * and how busy the CPUs were. The queue's overhead per job: (queue wall with 1 evaluation worker − in-process wall) / cells, against
+ * the in-process wall / cells (a cell is one generation and one evaluation job). BullMQ's
+ * own job timestamps are not used: it hands a worker its next job in the same call that
+ * finishes the last and stamps both with one time, so the gap between jobs reads 0 by
+ * construction.
  *
- *   - end to end: (queue wall with 1 evaluation worker − in-process wall) / cells, against
- *     the in-process wall / cells (a cell is one generation and one evaluation job);
- *   - inside the queue: BullMQ's own timestamps — the time a busy evaluation worker sat
- *     between finishing one job and starting the next, per job, against the mean job time.
- *     BullMQ hands a worker its next job in the same call that finishes the last one and
- *     stamps both with one time, so this shows only waits on Redis; what our side does per
- *     job (reading its data, checking the cell's record) is inside the job's time.
- *
- * Target: overhead ≤ 5 % of a job's time; the end-to-end figure is the one that counts.
+ * Target: overhead ≤ 5 % of a job's time.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -39,13 +34,7 @@ const { values } = parseScriptArgs({
   },
 });
 
-const [{ Queue }, { startCpuMeter }, { startRedisServer }, { redisOptionsOf }, { EVALUATE_QUEUE }] = await Promise.all([
-  import("bullmq"),
-  import("./machine-cpu.ts"),
-  import("../test/support/redis-server.ts"),
-  import("../src/run/queue/connection.ts"),
-  import("../src/run/queue/jobs.ts"),
-]);
+const [{ startCpuMeter }, { startRedisServer }] = await Promise.all([import("./machine-cpu.ts"), import("../test/support/redis-server.ts")]);
 
 const TARGET = 0.05;
 const ids = values.ids ?? [1, 2, 3];
@@ -113,40 +102,15 @@ async function main(): Promise<void> {
     const queued = async (workers: number) => {
       const runDir = path.join(out, `queue-${workers}`);
       const runEnv = { ...env, IWR_CACHE_DIR: path.join(out, `cache-queue-${workers}`) };
-      let runKey = "";
-      const measured = await measure(async (done) => {
+      return measure(async (done) => {
         const started = Array.from({ length: workers }, () => iwr(["worker", "--queue", redis.url, "--generate", "1", "--evaluate", "1"], runEnv));
         const code = await iwr(["run", config, "--out", runDir, "--queue", redis.url], runEnv).exited;
         if (code !== 0) throw new Error(`queued run exited ${code}`);
         // The run is over when its report is written; the workers' shutdown (closing their browsers) is not part of it.
         done();
-        runKey = (JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8")) as { runKey: string }).runKey;
         for (const worker of started) worker.stop();
         await Promise.all(started.map((worker) => worker.exited));
       });
-      // BullMQ's timestamps of this run's evaluation jobs: a worker's idle gap between consecutive jobs is the queue's share.
-      const queue = new Queue(EVALUATE_QUEUE, { connection: redisOptionsOf(redis.url) });
-      try {
-        const jobs = (await queue.getJobs(["completed"])).filter((job) => (job.data as { runKey?: string }).runKey === runKey && job.processedOn && job.finishedOn);
-        const byWorker = new Map<string, typeof jobs>();
-        for (const job of jobs) byWorker.set(job.processedBy ?? "?", [...(byWorker.get(job.processedBy ?? "?") ?? []), job]);
-        let gapMs = 0;
-        let gaps = 0;
-        for (const list of byWorker.values()) {
-          list.sort((a, b) => a.processedOn! - b.processedOn!);
-          for (let index = 1; index < list.length; index++) {
-            // Only while the next job was already waiting (created before the previous one finished): otherwise the worker was idle for want of work.
-            if (list[index]!.timestamp <= list[index - 1]!.finishedOn!) {
-              gapMs += Math.max(0, list[index]!.processedOn! - list[index - 1]!.finishedOn!);
-              gaps += 1;
-            }
-          }
-        }
-        const jobMs = jobs.reduce((sum, job) => sum + (job.finishedOn! - job.processedOn!), 0) / Math.max(1, jobs.length);
-        return { ...measured, jobs: jobs.length, gapMs: gaps > 0 ? gapMs / gaps : 0, gaps, jobMs };
-      } finally {
-        await queue.close();
-      }
     };
     const one = await queued(1);
     const two = await queued(2);
@@ -158,10 +122,6 @@ async function main(): Promise<void> {
     console.log(`queue, 2 evaluation workers:  ${two.wallSec.toFixed(1)} s  (${busy(two)}) → ${(one.wallSec / two.wallSec).toFixed(2)}× the 1-worker queue`);
     const endToEnd = overheadPerCell / perCell;
     console.log(`overhead end to end:  ${overheadPerCell >= 0 ? "+" : ""}${overheadPerCell.toFixed(2)} s per cell = ${(100 * endToEnd).toFixed(1)} % of a cell's in-process time; target ≤ ${100 * TARGET} %: ${endToEnd <= TARGET ? "met" : "NOT met"}`);
-    for (const [label, run] of [["1 worker", one], ["2 workers", two]] as const) {
-      const inside = run.gapMs / run.jobMs;
-      console.log(`overhead inside the queue (${label}): ${run.gapMs.toFixed(0)} ms between a busy worker's jobs (${run.gaps} gaps, ${run.jobs} evaluation jobs of ${run.jobMs.toFixed(0)} ms on average) = ${(100 * inside).toFixed(2)} %; target ≤ ${100 * TARGET} %: ${inside <= TARGET ? "met" : "NOT met"}`);
-    }
   } finally {
     await redis.stop();
   }
