@@ -18,9 +18,25 @@ const notAnImage = Buffer.from("these bytes are not a picture");
 const blank = await sharp({ create: { width: 200, height: 100, channels: 3, background: "#ffffff" } }).png().toBuffer();
 const outcome = (promise: Promise<unknown>) => promise.then(() => "read", () => "rejected");
 
+// The engine runs in a worker thread, whose stderr reaches ours through a message port:
+// ending the worker right after its last read can drop lines still on the way (seen under
+// load in CI). So every mode waits until our stderr has been quiet for a while, the same
+// wait whether the lines are expected or not, before it ends the engine.
+let lastStderrWrite = Date.now();
+const writeStderr = process.stderr.write.bind(process.stderr);
+process.stderr.write = ((...args: Parameters<typeof writeStderr>) => {
+  lastStderrWrite = Date.now();
+  return writeStderr(...args);
+}) as typeof process.stderr.write;
+async function untilStderrQuiet(quietMs = 1500, maxMs = 15_000): Promise<void> {
+  const started = Date.now();
+  while (Date.now() - lastStderrWrite < quietMs && Date.now() - started < maxMs) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 if (mode === "evaluator") {
   console.log(`not-an-image: ${await outcome(readImageText(notAnImage))}`);
   console.log(`blank: ${await outcome(readImageText(blank))}`);
+  await untilStderrQuiet();
   await shutdownOcr();
 } else {
   const require = createRequire(import.meta.url);
@@ -29,5 +45,6 @@ if (mode === "evaluator") {
   const worker = await createWorker("eng", OEM.LSTM_ONLY, { langPath, cacheMethod: "none", gzip: true, ...workerPath, errorHandler: () => undefined });
   console.log(`not-an-image: ${await outcome(worker.recognize(notAnImage))}`);
   console.log(`blank: ${await outcome(worker.recognize(blank))}`);
+  await untilStderrQuiet();
   await worker.terminate();
 }
