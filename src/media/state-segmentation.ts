@@ -59,16 +59,18 @@ interface PendingFrame {
   data: Uint8Array;
 }
 
-/** Changed pixels between two frames: indices where they differ by more than the tolerance. */
-function changedMask(a: Uint8Array, b: Uint8Array, tolerance: number): Uint8Array {
+/**
+ * Changed pixels between two frames of equal size (1 where they differ by more than the
+ * tolerance), or undefined when none did: most frames of a recording equal their run's
+ * reference, so that case allocates nothing.
+ */
+function changedMask(a: Uint8Array, b: Uint8Array, tolerance: number): Uint8Array | undefined {
+  let first = 0;
+  while (first < a.length && Math.abs(a[first]! - b[first]!) <= tolerance) first++;
+  if (first === a.length) return undefined;
   const mask = new Uint8Array(a.length);
-  for (let i = 0; i < a.length; i++) if (Math.abs((a[i] ?? 0) - (b[i] ?? 0)) > tolerance) mask[i] = 1;
+  for (let i = first; i < a.length; i++) if (Math.abs(a[i]! - b[i]!) > tolerance) mask[i] = 1;
   return mask;
-}
-
-function anySet(mask: Uint8Array): boolean {
-  for (let i = 0; i < mask.length; i++) if (mask[i]) return true;
-  return false;
 }
 
 /**
@@ -194,7 +196,7 @@ export class StateSegmenter {
   private startsNewRun(reference: Uint8Array, current: Uint8Array): boolean {
     const { pixelTolerance, minRegionPixels } = this.settings;
     const mask = changedMask(reference, current, pixelTolerance);
-    if (!anySet(mask)) return false;
+    if (!mask) return false;
     const regions = regionsOf(mask, this.width, this.height, minRegionPixels);
     if (regions.length === 0) return false;
     // A region is content unless it goes away: if, in some frame of the window that follows,
@@ -204,7 +206,7 @@ export class StateSegmenter {
     const margin = this.settings.pointerMaxSide;
     const differs = (region: Region, frame: Uint8Array): boolean => {
       let still = 0;
-      for (const at of region.pixels) if (Math.abs((reference[at] ?? 0) - (frame[at] ?? 0)) > pixelTolerance) still += 1;
+      for (const at of region.pixels) if (Math.abs(reference[at]! - frame[at]!) > pixelTolerance) still += 1;
       return still >= region.pixels.length / 2;
     };
     const small = (region: Region) => sideOf(region) <= this.settings.pointerMaxSide;
@@ -215,7 +217,7 @@ export class StateSegmenter {
       for (let y = y0; y <= y1; y++) {
         for (let x = x0; x <= x1; x++) {
           const at = y * this.width + x;
-          if (Math.abs((reference[at] ?? 0) - (frame[at] ?? 0)) > pixelTolerance) around += 1;
+          if (Math.abs(reference[at]! - frame[at]!) > pixelTolerance) around += 1;
         }
       }
       return around > region.pixels.length * 1.5 + 2;

@@ -85,6 +85,26 @@ describe("video states", () => {
     await expect(videoStates(bad, { cacheDir })).rejects.toMatchObject({ code: "MEDIA", message: expect.stringContaining(bad) });
   });
 
+  it("saves each state's frame in the colours drawn, whatever matrix and range the stream declares", async () => {
+    const drawn = [0xd0, 0x30, 0x20];
+    const encodings = [
+      { name: "bt709-limited", matrix: "bt709", range: "tv", colorspace: "bt709" },
+      { name: "bt601-limited", matrix: "bt601", range: "tv", colorspace: "smpte170m" },
+      { name: "bt709-full", matrix: "bt709", range: "pc", colorspace: "bt709" },
+    ];
+    for (const encoding of encodings) {
+      const video = path.join(dir, `colour-${encoding.name}.mp4`);
+      const outRange = encoding.range === "pc" ? "full" : "limited";
+      await run(findFfmpeg()!.path, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xd03020:s=320x180:r=10:d=1.5",
+        "-vf", `scale=out_color_matrix=${encoding.matrix}:out_range=${outRange},format=yuv420p`,
+        "-c:v", "libx264", "-colorspace", encoding.colorspace, "-color_range", encoding.range, video]);
+      const result = await videoStates(video, { cacheDir });
+      expect(result.states, encoding.name).toHaveLength(1);
+      const pixel = await sharp(result.states[0]!.framePath).extract({ left: 160, top: 90, width: 1, height: 1 }).raw().toBuffer();
+      for (const [channel, value] of drawn.entries()) expect(Math.abs(pixel[channel]! - value), `${encoding.name} channel ${channel}: ${[...pixel].join(",")}`).toBeLessThanOrEqual(6);
+    }
+  });
+
   it("caches by content: a second call reads states.json and content-addressed full-size PNGs", async () => {
     const video = await makeScreenVideo(dir, "cached", 3, (t) => ({ digit: t < 1.5 ? 7 : 8 }));
     const first = await videoStates(video, { cacheDir });
