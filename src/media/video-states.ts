@@ -111,6 +111,10 @@ class FrameReader {
   ) {
     this.frame = this.allocate();
   }
+  /** Bytes of a frame not yet complete (0 at the end of a well-formed stream). */
+  get partial(): number {
+    return this.filled;
+  }
   private allocate(): Buffer {
     return this.pool?.take() ?? Buffer.allocUnsafe(this.frameBytes);
   }
@@ -162,14 +166,6 @@ class SampleStore {
   }
 }
 
-/**
- * The scale filter's options that turn the stream's YUV into RGB: the matrix and range it
- * declares (BT.709, else BT.601; full range only when it says so), never left to defaults.
- */
-function rgbConversion(video: VideoInfo): string {
-  return `in_color_matrix=${video.colorSpace === "bt709" ? "bt709" : "bt601"}:in_range=${video.colorRange === "pc" ? "full" : "limited"}`;
-}
-
 interface SavedFrame {
   file: string;
   sha256: string;
@@ -190,102 +186,162 @@ interface Analysis {
   frames: number;
 }
 
+/** The analysis frames' size: `analysisWidth` wide at most, the aspect kept (what GREY_SCALE asks ffmpeg for). */
+function analysisSize(video: VideoInfo): { width: number; height: number } {
+  const width = Math.min(VIDEO_STATE_SETTINGS.analysisWidth, video.width);
+  return { width, height: Math.max(1, Math.round((width * video.height) / video.width)) };
+}
+
 /**
- * Decodes the video once and segments it. Each state's representative frame is handed to
- * `saveFrame` as soon as its run closes, so converting and encoding it overlap the decoding
- * of what follows instead of waiting for the end.
+ * The filter graph, written without the video's size so that ffmpeg can start while the
+ * video is probed: the grey branch scales to analysisSize() by expression (ffmpeg rounds
+ * -1 to the nearest line, as analysisSize does), the full branch converts to RGB with the
+ * matrix and range each frame declares (swscale's default for undeclared ones: BT.601,
+ * limited). A size that disagrees would leave a partial frame at the end, which is an error.
  */
-function analyse(videoPath: string, video: VideoInfo, analysisWidth: number, analysisHeight: number, saveFrame: (sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
-  const ffmpeg = findFfmpeg();
-  if (!ffmpeg) return Promise.reject(new IwrError("SETUP_MISSING", "ffmpeg not found: run `npx iwr setup` (or set IWR_FFMPEG)"));
+function filterGraph(): string {
   const settings = VIDEO_STATE_SETTINGS;
-  const segmentation: SegmentationSettings = {
-    fps: settings.fps,
-    pixelTolerance: settings.pixelTolerance,
-    minRegionPixels: settings.minRegionPixels,
-    pointerMaxSide: Math.max(2, Math.round((settings.pointerMaxSideScreenPx * analysisWidth) / video.width)),
-    persistenceSec: settings.persistenceSec,
-    minStateSec: settings.minStateSec,
-  };
-  const segmenter = new StateSegmenter(analysisWidth, analysisHeight, segmentation);
-  const pool = new FramePool(video.width * video.height * 3);
-  const store = new SampleStore(pool);
-  const runs: Analysis["runs"] = [];
-  let greyFrames = 0;
-  let fullFrames = 0;
+  return (
+    `fps=${settings.fps},split=2[a][b];` +
+    `[a]scale=w='min(${settings.analysisWidth}\\,iw)':h=-1:flags=fast_bilinear,format=gray[grey];` +
+    `[b]select='not(mod(n\\,${settings.fullFrameEvery}))',scale=in_color_matrix=auto:in_range=auto,format=rgb24[full]`
+  );
+}
+
+/** What reads one video's two streams once its size is known. */
+class StreamAnalysis {
+  readonly grey: FrameReader;
+  readonly full: FrameReader;
+  readonly runs: AnalysedRun[] = [];
+  greyFrames = 0;
+  failure: unknown;
+  private fullFrames = 0;
+  private readonly segmenter: StateSegmenter;
+  private readonly pool: FramePool;
+  private readonly store: SampleStore;
   // The two pipes are read independently, so a run may close before the full-size samples
   // of its last frames have arrived: it waits here until they have (or the video ended).
-  const closing: Run[] = [];
-  const finalize = (all: boolean) => {
-    while (closing.length > 0) {
-      const run = closing[0]!;
-      if (!all && fullFrames * settings.fullFrameEvery <= run.lastFrame) return;
-      closing.shift();
-      const sample = store.take(run);
+  private readonly closing: Run[] = [];
+
+  constructor(
+    video: VideoInfo,
+    private readonly saveFrame: (sample: Sample) => Promise<SavedFrame>,
+  ) {
+    const settings = VIDEO_STATE_SETTINGS;
+    const size = analysisSize(video);
+    const segmentation: SegmentationSettings = {
+      fps: settings.fps,
+      pixelTolerance: settings.pixelTolerance,
+      minRegionPixels: settings.minRegionPixels,
+      pointerMaxSide: Math.max(2, Math.round((settings.pointerMaxSideScreenPx * size.width) / video.width)),
+      persistenceSec: settings.persistenceSec,
+      minStateSec: settings.minStateSec,
+    };
+    this.segmenter = new StateSegmenter(size.width, size.height, segmentation);
+    this.pool = new FramePool(video.width * video.height * 3);
+    this.store = new SampleStore(this.pool);
+    this.grey = new FrameReader(size.width * size.height, (frame) => {
+      try {
+        this.greyFrames += 1;
+        this.closing.push(...this.segmenter.push(new Uint8Array(frame.buffer, frame.byteOffset, frame.length)));
+        this.finalize(false);
+      } catch (error) {
+        this.failure = error;
+      }
+    });
+    this.full = new FrameReader(
+      this.pool.frameBytes,
+      (frame) => {
+        this.store.add({ frame: this.fullFrames * settings.fullFrameEvery, data: frame });
+        this.fullFrames += 1;
+        this.finalize(false);
+      },
+      this.pool,
+    );
+  }
+
+  /** The end of both streams: the last runs close. */
+  finish(): void {
+    this.closing.push(...this.segmenter.finish());
+    this.finalize(true);
+  }
+
+  private finalize(all: boolean): void {
+    const { fullFrameEvery } = VIDEO_STATE_SETTINGS;
+    while (this.closing.length > 0) {
+      const run = this.closing[0]!;
+      if (!all && this.fullFrames * fullFrameEvery <= run.lastFrame) return;
+      this.closing.shift();
+      const sample = this.store.take(run);
       // A transition's frame is kept only while it may turn out to be the video's only run.
-      const first = runs[0];
-      if (first && !first.run.isState && runs.length === 1) delete first.sample;
+      const first = this.runs[0];
+      if (first && !first.run.isState && this.runs.length === 1) delete first.sample;
       if (sample && run.isState) {
-        const saved = saveFrame(sample);
+        const saved = this.saveFrame(sample);
         // Awaited once decoding ends; until then a failure must not count as unhandled.
-        saved.then(() => pool.give(sample.data), () => undefined);
-        runs.push({ run, frame: sample.frame, saved });
-      } else runs.push(sample && runs.length === 0 ? { run, frame: sample.frame, sample } : { run });
+        saved.then(() => this.pool.give(sample.data), () => undefined);
+        this.runs.push({ run, frame: sample.frame, saved });
+      } else this.runs.push(sample && this.runs.length === 0 ? { run, frame: sample.frame, sample } : { run });
     }
-  };
-  const closeRuns = (closed: Run[]) => {
-    closing.push(...closed);
-    finalize(false);
-  };
-  const filter =
-    `fps=${settings.fps},split=2[a][b];` +
-    `[a]scale=${analysisWidth}:${analysisHeight}:flags=fast_bilinear,format=gray[grey];` +
-    `[b]select='not(mod(n\\,${settings.fullFrameEvery}))',scale=${rgbConversion(video)},format=rgb24[full]`;
+  }
+}
+
+/**
+ * Decodes the video once and segments it. ffmpeg starts at once, beside the probe; what it
+ * sends before the probe has answered waits in memory. Each state's representative frame
+ * is handed to `saveFrame` as soon as its run closes, so encoding it overlaps the decoding
+ * of what follows instead of waiting for the end.
+ */
+function analyse(videoPath: string, probing: Promise<VideoInfo>, saveFrame: (video: VideoInfo, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
+  const ffmpeg = findFfmpeg();
+  if (!ffmpeg) return Promise.reject(new IwrError("SETUP_MISSING", "ffmpeg not found: run `npx iwr setup` (or set IWR_FFMPEG)"));
   return new Promise((resolve, reject) => {
     const child = spawn(
       ffmpeg.path,
-      ["-v", "error", "-nostdin", "-i", videoPath, "-an", "-filter_complex", filter,
+      ["-v", "error", "-nostdin", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
         "-map", "[grey]", "-f", "rawvideo", "pipe:1",
         "-map", "[full]", "-fps_mode", "passthrough", "-f", "rawvideo", "pipe:3"],
       { stdio: ["ignore", "pipe", "pipe", "pipe"] },
     );
     let stderr = "";
-    let failure: unknown;
-    const grey = new FrameReader(analysisWidth * analysisHeight, (frame) => {
-      try {
-        greyFrames += 1;
-        closeRuns(segmenter.push(new Uint8Array(frame.buffer, frame.byteOffset, frame.length)));
-      } catch (error) {
-        failure = error;
-      }
-    });
-    const full = new FrameReader(
-      pool.frameBytes,
-      (frame) => {
-        store.add({ frame: fullFrames * settings.fullFrameEvery, data: frame });
-        fullFrames += 1;
-        finalize(false);
+    let analysis: StreamAnalysis | undefined;
+    const early = { grey: [] as Buffer[], full: [] as Buffer[] };
+    const settled = probing.then(
+      (video) => {
+        analysis = new StreamAnalysis(video, (sample) => saveFrame(video, sample));
+        for (const chunk of early.grey.splice(0)) analysis.grey.push(chunk);
+        for (const chunk of early.full.splice(0)) analysis.full.push(chunk);
       },
-      pool,
+      (error: unknown) => {
+        child.kill("SIGKILL");
+        throw error;
+      },
     );
+    settled.catch(() => undefined);
     const [, greyPipe, errorPipe, fullPipe] = child.stdio;
     if (!(greyPipe instanceof Readable) || !(errorPipe instanceof Readable) || !(fullPipe instanceof Readable)) {
       child.kill("SIGKILL");
       return reject(new IwrError("MEDIA", `cannot read ffmpeg's output pipes for ${videoPath}`, { file: videoPath }));
     }
-    greyPipe.on("data", (chunk: Buffer) => grey.push(chunk));
-    fullPipe.on("data", (chunk: Buffer) => full.push(chunk));
+    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : early.grey.push(chunk)));
+    fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : early.full.push(chunk)));
     errorPipe.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString("utf8")).slice(-4000);
     });
     child.on("error", (error) => reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath })));
     child.on("close", (code) => {
-      if (failure) return reject(failure);
-      if (code !== 0) return reject(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${stderr.trim() || `exit code ${code}`}`, { file: videoPath }));
-      if (greyFrames === 0) return reject(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}`, { file: videoPath }));
-      closing.push(...segmenter.finish());
-      finalize(true);
-      resolve({ runs, frames: greyFrames });
+      // What the probe says about a file comes first: it names what is wrong with it.
+      settled.then(() => {
+        if (!analysis) return reject(new IwrError("MEDIA", `no analysis of video ${videoPath}`, { file: videoPath }));
+        if (analysis.failure) return reject(analysis.failure);
+        if (code !== 0) return reject(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${stderr.trim() || `exit code ${code}`}`, { file: videoPath }));
+        if (analysis.greyFrames === 0) return reject(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}`, { file: videoPath }));
+        if (analysis.grey.partial || analysis.full.partial) {
+          return reject(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its probe gives (a partial frame is left)`, { file: videoPath }));
+        }
+        analysis.finish();
+        resolve({ runs: analysis.runs, frames: analysis.greyFrames });
+      }, reject);
     });
   });
 }
@@ -328,17 +384,13 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   const cached = readCached(recordFile, videoPath);
   if (cached) return cached;
 
-  let video: VideoInfo;
-  try {
-    video = await probeVideo(videoPath);
-  } catch (error) {
-    if (error instanceof IwrError) throw error;
-    throw new IwrError("MEDIA", `cannot read video ${videoPath}: ${errorMessage(error)}`, { file: videoPath });
-  }
-  const analysisWidth = Math.min(VIDEO_STATE_SETTINGS.analysisWidth, video.width);
-  const analysisHeight = Math.max(1, Math.round((analysisWidth * video.height) / video.width));
-  const saveFrame = (sample: Sample) => writePng(dir, sample.data, video.width, video.height);
-  const analysis = await analyse(videoPath, video, analysisWidth, analysisHeight, saveFrame);
+  const probing = probeVideo(videoPath).catch((error: unknown) => {
+    throw error instanceof IwrError ? error : new IwrError("MEDIA", `cannot read video ${videoPath}: ${errorMessage(error)}`, { file: videoPath });
+  });
+  const saveFrame = (video: VideoInfo, sample: Sample) => writePng(dir, sample.data, video.width, video.height);
+  const analysis = await analyse(videoPath, probing, saveFrame);
+  const video = await probing;
+  const analysisFrame = analysisSize(video);
   const findings: string[] = [];
   const states: VideoState[] = [];
   for (const { run, frame, saved } of analysis.runs) {
@@ -349,7 +401,7 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   const only = analysis.runs[0];
   if (states.length === 0 && analysis.runs.length === 1 && only?.sample) {
     // Too short to hold still for minStateSec: the whole video is its one state, said so.
-    const { file, sha256: frameSha256 } = await saveFrame(only.sample);
+    const { file, sha256: frameSha256 } = await saveFrame(video, only.sample);
     states.push({ index: 0, startSec: 0, endSec: only.run.endSec, frameSec: only.sample.frame / VIDEO_STATE_SETTINGS.fps, framePath: file, frameSha256 });
     findings.push(`the video is only ${only.run.endSec.toFixed(1)} s (${analysis.frames} analysis frame(s)): it is taken as one state`);
   } else if (states.length === 0) {
@@ -359,7 +411,7 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
     version: VIDEO_STATE_SETTINGS.version,
     video: { path: videoPath, sha256, durationSec: video.durationSec, width: video.width, height: video.height },
     settings: VIDEO_STATE_SETTINGS,
-    analysis: { frames: analysis.frames, width: analysisWidth, height: analysisHeight },
+    analysis: { frames: analysis.frames, width: analysisFrame.width, height: analysisFrame.height },
     states,
     transitions: analysis.runs.filter(({ run }) => !run.isState).length,
     findings,

@@ -105,6 +105,19 @@ describe("video states", () => {
     }
   });
 
+  it("reads videos of any size and container: ffmpeg's scaled frames agree with the probed size", async () => {
+    // Narrower than the analysis width, not 16:9, an aspect that rounds; FFV1 in Matroska.
+    for (const [size, expected] of [["200x150", [200, 150]], ["1000x562", [320, 180]], ["334x182", [320, 174]]] as const) {
+      const video = path.join(dir, `size-${size}.mkv`);
+      await run(findFfmpeg()!.path, ["-v", "error", "-y", "-f", "lavfi", "-i", `color=c=0x3060d0:s=${size}:r=10:d=1`, "-c:v", "ffv1", "-pix_fmt", "yuv420p", video]);
+      const result = await videoStates(video, { cacheDir });
+      expect([result.analysis.width, result.analysis.height], size).toEqual(expected);
+      expect(result.states, size).toHaveLength(1);
+      const meta = await sharp(result.states[0]!.framePath).metadata();
+      expect(`${meta.width}x${meta.height}`).toBe(size);
+    }
+  });
+
   it("caches by content: a second call reads states.json and content-addressed full-size PNGs", async () => {
     const video = await makeScreenVideo(dir, "cached", 3, (t) => ({ digit: t < 1.5 ? 7 : 8 }));
     const first = await videoStates(video, { cacheDir });
