@@ -24,6 +24,14 @@ export interface VideoInfo {
   colorSpace?: string;
   /** "tv" (limited, 16–235) or "pc" (full), when the stream says. */
   colorRange?: string;
+  /** Degrees the player turns the picture (the display matrix), when not 0. width/height are as stored. */
+  rotation?: number;
+}
+
+/** The picture's size as shown: a video turned by 90° or 270° shows its stored size swapped (ffmpeg turns its frames so). */
+export function displayedSize(video: Pick<VideoInfo, "width" | "height" | "rotation">): { width: number; height: number } {
+  const quarterTurn = Math.abs(Math.round(video.rotation ?? 0)) % 180 === 90;
+  return quarterTurn ? { width: video.height, height: video.width } : { width: video.width, height: video.height };
 }
 
 export interface ProbeOptions {
@@ -76,6 +84,7 @@ interface FfprobeJson {
     r_frame_rate?: string;
     duration?: string;
     nb_frames?: string;
+    side_data_list?: { rotation?: number }[];
   }[];
   format?: { duration?: string };
 }
@@ -117,7 +126,13 @@ async function probeWithFfprobe(file: string, ffprobe: string): Promise<VideoInf
     ...(video.pix_fmt ? { pixFmt: video.pix_fmt } : {}),
     ...(video.color_space && video.color_space !== "unknown" ? { colorSpace: video.color_space } : {}),
     ...(video.color_range && video.color_range !== "unknown" ? { colorRange: video.color_range } : {}),
+    ...rotationOf(video.side_data_list),
   };
+}
+
+function rotationOf(sideData: { rotation?: number }[] | undefined): { rotation?: number } {
+  const rotation = sideData?.find((entry) => typeof entry.rotation === "number")?.rotation;
+  return rotation ? { rotation } : {};
 }
 
 /** Splits on commas that are not inside parentheses: "yuv420p(tv, bt709)" stays whole. */

@@ -24,7 +24,7 @@ import { IwrError, errorMessage } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { findFfmpeg } from "../setup/find-tools.ts";
-import { probeVideo, type VideoInfo } from "./probe.ts";
+import { displayedSize, probeVideo, type VideoInfo } from "./probe.ts";
 import { StateSegmenter, type Run, type SegmentationSettings } from "./state-segmentation.ts";
 
 export const VIDEO_STATE_SETTINGS = Object.freeze({
@@ -59,6 +59,7 @@ export interface VideoState {
 
 export interface VideoStates {
   version: number;
+  /** width × height as shown (a rotated video's stored size turned), the size of every state's PNG. */
   video: { path: string; sha256: string; durationSec: number; width: number; height: number };
   settings: typeof VIDEO_STATE_SETTINGS;
   analysis: { frames: number; width: number; height: number };
@@ -139,6 +140,17 @@ interface Sample {
   data: Buffer;
 }
 
+/**
+ * Full-size samples that may lie in frames the segmenter has not decided yet: its
+ * look-ahead (persistence) plus a shortest state, in samples, and one for the frame being
+ * decided.
+ */
+const UNDECIDED_SAMPLES =
+  Math.ceil(
+    (Math.round(VIDEO_STATE_SETTINGS.persistenceSec * VIDEO_STATE_SETTINGS.fps) + Math.round(VIDEO_STATE_SETTINGS.minStateSec * VIDEO_STATE_SETTINGS.fps)) /
+      VIDEO_STATE_SETTINGS.fullFrameEvery,
+  ) + 1;
+
 /** Full-size samples of the runs not yet closed, thinned so a long run keeps only a handful. */
 class SampleStore {
   private samples: Sample[] = [];
@@ -146,7 +158,10 @@ class SampleStore {
   constructor(private readonly pool: FramePool) {}
   add(sample: Sample): void {
     this.samples.push(sample);
-    const ofRun = this.samples.filter((entry) => entry.frame >= this.runStart);
+    // The newest samples are never thinned: the segmenter decides frames a look-ahead late,
+    // so they may belong to a run it has not opened yet, possibly a short state whose only
+    // sample this is.
+    const ofRun = this.samples.filter((entry) => entry.frame >= this.runStart).slice(0, -UNDECIDED_SAMPLES);
     if (ofRun.length > VIDEO_STATE_SETTINGS.samplesPerRun) {
       // Every other one goes, the first stays: still spread over the whole run.
       const drop = new Set(ofRun.filter((_, position) => position % 2 === 1));
@@ -188,22 +203,25 @@ interface Analysis {
 
 /** The analysis frames' size: `analysisWidth` wide at most, the aspect kept (what GREY_SCALE asks ffmpeg for). */
 function analysisSize(video: VideoInfo): { width: number; height: number } {
-  const width = Math.min(VIDEO_STATE_SETTINGS.analysisWidth, video.width);
-  return { width, height: Math.max(1, Math.round((width * video.height) / video.width)) };
+  const shown = displayedSize(video);
+  const width = Math.min(VIDEO_STATE_SETTINGS.analysisWidth, shown.width);
+  return { width, height: Math.max(1, Math.round((width * shown.height) / shown.width)) };
 }
 
 /**
  * The filter graph, written without the video's size so that ffmpeg can start while the
- * video is probed: the grey branch scales to analysisSize() by expression (ffmpeg rounds
- * -1 to the nearest line, as analysisSize does), the full branch converts to RGB with the
- * matrix and range each frame declares (swscale's default for undeclared ones: BT.601,
- * limited). A size that disagrees would leave a partial frame at the end, which is an error.
+ * video is probed: the grey branch scales to analysisSize() by expression (the same
+ * rounding, at least one line), the full branch converts to RGB with the matrix and range
+ * each frame declares (swscale's default for undeclared ones: BT.601, limited). ffmpeg
+ * turns rotated videos upright, so both work with the displayed size. A size that
+ * disagrees shows as a partial frame or a count of full frames that does not fit the grey
+ * ones, which is an error, never frames read out of step.
  */
 function filterGraph(): string {
   const settings = VIDEO_STATE_SETTINGS;
   return (
     `fps=${settings.fps},split=2[a][b];` +
-    `[a]scale=w='min(${settings.analysisWidth}\\,iw)':h=-1:flags=fast_bilinear,format=gray[grey];` +
+    `[a]scale=w='min(${settings.analysisWidth}\\,iw)':h='max(1\\,round(ow*ih/iw))':flags=fast_bilinear,format=gray[grey];` +
     `[b]select='not(mod(n\\,${settings.fullFrameEvery}))',scale=in_color_matrix=auto:in_range=auto,format=rgb24[full]`
   );
 }
@@ -214,8 +232,8 @@ class StreamAnalysis {
   readonly full: FrameReader;
   readonly runs: AnalysedRun[] = [];
   greyFrames = 0;
+  fullFrames = 0;
   failure: unknown;
-  private fullFrames = 0;
   private readonly segmenter: StateSegmenter;
   private readonly pool: FramePool;
   private readonly store: SampleStore;
@@ -229,16 +247,17 @@ class StreamAnalysis {
   ) {
     const settings = VIDEO_STATE_SETTINGS;
     const size = analysisSize(video);
+    const shown = displayedSize(video);
     const segmentation: SegmentationSettings = {
       fps: settings.fps,
       pixelTolerance: settings.pixelTolerance,
       minRegionPixels: settings.minRegionPixels,
-      pointerMaxSide: Math.max(2, Math.round((settings.pointerMaxSideScreenPx * size.width) / video.width)),
+      pointerMaxSide: Math.max(2, Math.round((settings.pointerMaxSideScreenPx * size.width) / shown.width)),
       persistenceSec: settings.persistenceSec,
       minStateSec: settings.minStateSec,
     };
     this.segmenter = new StateSegmenter(size.width, size.height, segmentation);
-    this.pool = new FramePool(video.width * video.height * 3);
+    this.pool = new FramePool(shown.width * shown.height * 3);
     this.store = new SampleStore(this.pool);
     this.grey = new FrameReader(size.width * size.height, (frame) => {
       try {
@@ -292,18 +311,23 @@ class StreamAnalysis {
  * is handed to `saveFrame` as soon as its run closes, so encoding it overlaps the decoding
  * of what follows instead of waiting for the end.
  */
-function analyse(videoPath: string, probing: Promise<VideoInfo>, saveFrame: (video: VideoInfo, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
-  const ffmpeg = findFfmpeg();
-  if (!ffmpeg) return Promise.reject(new IwrError("SETUP_MISSING", "ffmpeg not found: run `npx iwr setup` (or set IWR_FFMPEG)"));
+function analyse(ffmpeg: string, videoPath: string, probing: Promise<VideoInfo>, saveFrame: (video: VideoInfo, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
+  // Handled through `settled` below; this keeps an early return from leaving it unhandled.
+  probing.catch(() => undefined);
   return new Promise((resolve, reject) => {
     const child = spawn(
-      ffmpeg.path,
+      ffmpeg,
       ["-v", "error", "-nostdin", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
         "-map", "[grey]", "-f", "rawvideo", "pipe:1",
         "-map", "[full]", "-fps_mode", "passthrough", "-f", "rawvideo", "pipe:3"],
       { stdio: ["ignore", "pipe", "pipe", "pipe"] },
     );
     let stderr = "";
+    const [, greyPipe, errorPipe, fullPipe] = child.stdio;
+    if (!(greyPipe instanceof Readable) || !(errorPipe instanceof Readable) || !(fullPipe instanceof Readable)) {
+      child.kill("SIGKILL");
+      return reject(new IwrError("MEDIA", `cannot read ffmpeg's output pipes for ${videoPath}`, { file: videoPath }));
+    }
     let analysis: StreamAnalysis | undefined;
     const early = { grey: [] as Buffer[], full: [] as Buffer[] };
     const settled = probing.then(
@@ -311,6 +335,8 @@ function analyse(videoPath: string, probing: Promise<VideoInfo>, saveFrame: (vid
         analysis = new StreamAnalysis(video, (sample) => saveFrame(video, sample));
         for (const chunk of early.grey.splice(0)) analysis.grey.push(chunk);
         for (const chunk of early.full.splice(0)) analysis.full.push(chunk);
+        greyPipe.resume();
+        fullPipe.resume();
       },
       (error: unknown) => {
         child.kill("SIGKILL");
@@ -318,13 +344,9 @@ function analyse(videoPath: string, probing: Promise<VideoInfo>, saveFrame: (vid
       },
     );
     settled.catch(() => undefined);
-    const [, greyPipe, errorPipe, fullPipe] = child.stdio;
-    if (!(greyPipe instanceof Readable) || !(errorPipe instanceof Readable) || !(fullPipe instanceof Readable)) {
-      child.kill("SIGKILL");
-      return reject(new IwrError("MEDIA", `cannot read ffmpeg's output pipes for ${videoPath}`, { file: videoPath }));
-    }
-    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : early.grey.push(chunk)));
-    fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : early.full.push(chunk)));
+    // Until the probe answers, the first chunk of each stream waits and ffmpeg is held back.
+    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : (early.grey.push(chunk), greyPipe.pause())));
+    fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : (early.full.push(chunk), fullPipe.pause())));
     errorPipe.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString("utf8")).slice(-4000);
     });
@@ -335,10 +357,11 @@ function analyse(videoPath: string, probing: Promise<VideoInfo>, saveFrame: (vid
         if (!analysis) return reject(new IwrError("MEDIA", `no analysis of video ${videoPath}`, { file: videoPath }));
         if (analysis.failure) return reject(analysis.failure);
         if (code !== 0) return reject(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${stderr.trim() || `exit code ${code}`}`, { file: videoPath }));
-        if (analysis.greyFrames === 0) return reject(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}`, { file: videoPath }));
-        if (analysis.grey.partial || analysis.full.partial) {
-          return reject(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its probe gives (a partial frame is left)`, { file: videoPath }));
+        const fullExpected = Math.ceil(analysis.greyFrames / VIDEO_STATE_SETTINGS.fullFrameEvery);
+        if (analysis.grey.partial || analysis.full.partial || analysis.fullFrames !== fullExpected) {
+          return reject(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its probe gives (${analysis.grey.partial + analysis.full.partial} bytes of a partial frame left, ${analysis.fullFrames} full-size frames for ${analysis.greyFrames} analysis frames)`, { file: videoPath }));
         }
+        if (analysis.greyFrames === 0) return reject(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}`, { file: videoPath }));
         analysis.finish();
         resolve({ runs: analysis.runs, frames: analysis.greyFrames });
       }, reject);
@@ -384,11 +407,16 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   const cached = readCached(recordFile, videoPath);
   if (cached) return cached;
 
+  const ffmpeg = findFfmpeg();
+  if (!ffmpeg) throw new IwrError("SETUP_MISSING", "ffmpeg not found: run `npx iwr setup` (or set IWR_FFMPEG)");
   const probing = probeVideo(videoPath).catch((error: unknown) => {
     throw error instanceof IwrError ? error : new IwrError("MEDIA", `cannot read video ${videoPath}: ${errorMessage(error)}`, { file: videoPath });
   });
-  const saveFrame = (video: VideoInfo, sample: Sample) => writePng(dir, sample.data, video.width, video.height);
-  const analysis = await analyse(videoPath, probing, saveFrame);
+  const saveFrame = (video: VideoInfo, sample: Sample) => {
+    const shown = displayedSize(video);
+    return writePng(dir, sample.data, shown.width, shown.height);
+  };
+  const analysis = await analyse(ffmpeg.path, videoPath, probing, saveFrame);
   const video = await probing;
   const analysisFrame = analysisSize(video);
   const findings: string[] = [];
@@ -409,7 +437,7 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   }
   const record: VideoStates = {
     version: VIDEO_STATE_SETTINGS.version,
-    video: { path: videoPath, sha256, durationSec: video.durationSec, width: video.width, height: video.height },
+    video: { path: videoPath, sha256, durationSec: video.durationSec, ...displayedSize(video) },
     settings: VIDEO_STATE_SETTINGS,
     analysis: { frames: analysis.frames, width: analysisFrame.width, height: analysisFrame.height },
     states,

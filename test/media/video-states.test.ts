@@ -118,6 +118,38 @@ describe("video states", () => {
     }
   });
 
+  it("turns a rotated video upright, and reads one far wider than tall", async () => {
+    const ffmpeg = findFfmpeg()!.path;
+    const stored = path.join(dir, "landscape.mp4");
+    const rotated = path.join(dir, "rotated.mp4");
+    await run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0x208040:s=640x360:r=10:d=3", "-c:v", "libx264", "-pix_fmt", "yuv420p", stored]);
+    await run(ffmpeg, ["-v", "error", "-y", "-i", stored, "-c", "copy", "-metadata:s:v", "rotate=90", rotated]);
+    const upright = await videoStates(rotated, { cacheDir });
+    expect([upright.video.width, upright.video.height]).toEqual([360, 640]);
+    expect([upright.analysis.width, upright.analysis.height]).toEqual([320, 569]);
+    expect(upright.states.map((state) => [state.startSec, state.endSec])).toEqual([[0, 3]]);
+    const meta = await sharp(upright.states[0]!.framePath).metadata();
+    expect([meta.width, meta.height]).toEqual([360, 640]);
+
+    const wide = path.join(dir, "wide.mp4");
+    await run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0x208040:s=2000x2:r=10:d=1", "-c:v", "libx264", "-pix_fmt", "yuv420p", wide]);
+    const strip = await videoStates(wide, { cacheDir });
+    expect([strip.analysis.width, strip.analysis.height]).toEqual([320, 1]);
+    expect(strip.states).toHaveLength(1);
+  });
+
+  it("keeps a short state that follows a long one (its only sample is not thinned away)", async () => {
+    // 6.8 s dark, 0.4 s bright, 3 s grey: the long run's thinning once dropped the bright state's one sample.
+    const video = path.join(dir, "short-after-long.mp4");
+    const colour = (name: string, seconds: number) => ["-f", "lavfi", "-i", `color=c=${name}:s=320x180:r=10:d=${seconds}`];
+    await run(findFfmpeg()!.path, ["-v", "error", "-y", ...colour("0x101010", 6.8), ...colour("0xf0f0f0", 0.4), ...colour("0x808080", 3),
+      "-filter_complex", "[0][1][2]concat=n=3:v=1[out]", "-map", "[out]", "-c:v", "libx264", "-pix_fmt", "yuv420p", video]);
+    const result = await videoStates(video, { cacheDir });
+    expect(result.states.map((state) => [state.startSec, state.endSec])).toEqual([[0, 6.8], [6.8, 7.2], [7.2, 10.2]]);
+    const middle = await sharp(result.states[1]!.framePath).extract({ left: 160, top: 90, width: 1, height: 1 }).raw().toBuffer();
+    expect(middle[0]).toBeGreaterThan(200);
+  });
+
   it("caches by content: a second call reads states.json and content-addressed full-size PNGs", async () => {
     const video = await makeScreenVideo(dir, "cached", 3, (t) => ({ digit: t < 1.5 ? 7 : 8 }));
     const first = await videoStates(video, { cacheDir });
