@@ -348,7 +348,9 @@ function analyse(ffmpeg: string, videoPath: string, probing: Promise<VideoInfo>,
     greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : (early.grey.push(chunk), greyPipe.pause())));
     fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : (early.full.push(chunk), fullPipe.pause())));
     errorPipe.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+      // The tail, from a line's start, is what names the fault.
+      stderr += chunk.toString("utf8");
+      if (stderr.length > 4000) stderr = stderr.slice(stderr.indexOf("\n", stderr.length - 4000) + 1);
     });
     child.on("error", (error) => reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath })));
     child.on("close", (code) => {
