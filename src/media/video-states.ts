@@ -350,7 +350,10 @@ function analyse(ffmpeg: string, videoPath: string, probing: Promise<VideoInfo>,
     errorPipe.on("data", (chunk: Buffer) => {
       // The tail, from a line's start, is what names the fault.
       stderr += chunk.toString("utf8");
-      if (stderr.length > 4000) stderr = stderr.slice(stderr.indexOf("\n", stderr.length - 4000) + 1);
+      if (stderr.length > 4000) {
+        const lineStart = stderr.indexOf("\n", stderr.length - 4000);
+        stderr = lineStart >= 0 ? stderr.slice(lineStart + 1) : stderr.slice(-4000);
+      }
     });
     child.on("error", (error) => reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath })));
     child.on("close", (code) => {
