@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { runIwrCapturing } from "../support/cli.ts";
-import { DATA, TEST_MS, evaluatorBlock, experimentFixture, minimalPageReply, readJson, threeArmConfig, writeConfig } from "../support/experiment.ts";
+import { DATA, TEST_MS, experimentFixture, minimalPageReply, readJson, threeArmConfig, writeConfig } from "../support/experiment.ts";
 
 const TASK_IDS = [1, 2];
 const fixture = experimentFixture("experiment-resume");
@@ -69,18 +69,7 @@ describe("iwr run, interrupted", () => {
     fixture.server().setReplyFunction(() => minimalPageReply("nothing here"));
     const config = writeConfig(
       path.join(fixture.dir(), "sigint", "config.yaml"),
-      `tasks:
-  file: ${DATA}
-  ids: [${TASK_IDS.join(", ")}]
-out: run
-${evaluatorBlock}arms:
-  - name: blank
-    kind: blank
-  - name: single
-    kind: single-pass
-    model: gpt-4o
-    baseURL: ${fixture.server().baseURL}
-`,
+      threeArmConfig({ ids: TASK_IDS, out: "run", baseURL: fixture.server().baseURL, frozen: false }),
     );
     const runDir = path.join(fixture.dir(), "sigint", "run");
     const records = () =>

@@ -17,8 +17,12 @@ export const evaluatorBlock = "evaluator:\n  judges: offline\n";
 export const minimalPageReply = (text: string) => `\`\`\`html\n<!doctype html><html><body><h1>${text}</h1></body></html>\n\`\`\``;
 export const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
 
-/** Three arms whose pages fail early (blank, a single pass answering minimalPageReply, a frozen mutant): what the bookkeeping tests run. */
-export function threeArmConfig(options: { ids: readonly number[]; out: string; baseURL: string }): string {
+/**
+ * Arms whose pages fail early (blank, a single pass answering minimalPageReply and, unless
+ * `frozen: false`, a frozen mutant): what the bookkeeping tests run.
+ */
+export function threeArmConfig(options: { ids: readonly number[]; out: string; baseURL: string; frozen?: boolean }): string {
+  const frozenArm = options.frozen === false ? "" : "  - name: frozen\n    kind: mutant:freeze-after:0\n";
   return `tasks:
   file: ${DATA}
   ids: [${options.ids.join(", ")}]
@@ -30,9 +34,7 @@ ${evaluatorBlock}arms:
     kind: single-pass
     model: gpt-4o
     baseURL: ${options.baseURL}
-  - name: frozen
-    kind: mutant:freeze-after:0
-`;
+${frozenArm}`;
 }
 
 export function writeConfig(file: string, body: string): string {
