@@ -2,12 +2,13 @@
  * The one decoding pass behind video states: ffmpeg sends small grey frames, which the
  * segmenter reads, and every second frame at full size in RGB, of which each run keeps a
  * thinned handful; a state's sample nearest its middle is handed on to be saved as soon
- * as its run closes. ffmpeg starts beside the probe.
+ * as its run closes. No probe runs first: the frame sizes and the duration come from the
+ * headers this very ffmpeg prints on stderr (ffmpeg-log.ts).
  */
 import { spawn } from "node:child_process";
 import { Readable } from "node:stream";
 import { IwrError } from "../errors.ts";
-import { displayedSize, type VideoInfo } from "./probe.ts";
+import { FfmpegLog, type FfmpegHeader, type FrameSize } from "./ffmpeg-log.ts";
 import { FramePool, FrameReader } from "./raw-frames.ts";
 import { StateSegmenter, type Run, type SegmentationSettings } from "./state-segmentation.ts";
 import { VIDEO_STATE_SETTINGS } from "./video-state-settings.ts";
@@ -73,26 +74,25 @@ interface AnalysedRun {
   sample?: Sample;
 }
 
-interface Analysis {
+export interface Analysis {
   runs: AnalysedRun[];
   frames: number;
-}
-
-/** The analysis frames' size: `analysisWidth` wide at most, the aspect kept (what GREY_SCALE asks ffmpeg for). */
-export function analysisSize(video: VideoInfo): { width: number; height: number } {
-  const shown = displayedSize(video);
-  const width = Math.min(VIDEO_STATE_SETTINGS.analysisWidth, shown.width);
-  return { width, height: Math.max(1, Math.round((width * shown.height) / shown.width)) };
+  /** The size every state's PNG has: the video as shown (ffmpeg turns rotated videos upright). */
+  shown: FrameSize;
+  /** The grey analysis frames' size. */
+  analysis: FrameSize;
+  /** As the container states it, or else the decoded frames at the analysis rate. */
+  durationSec: number;
 }
 
 /**
- * The filter graph, written without the video's size so that ffmpeg can start while the
- * video is probed: the grey branch scales to analysisSize() by expression (the same
- * rounding, at least one line), the full branch converts to RGB with the matrix and range
- * each frame declares (swscale's default for undeclared ones: BT.601, limited). ffmpeg
- * turns rotated videos upright, so both work with the displayed size. A size that
- * disagrees shows as a partial frame or a count of full frames that does not fit the grey
- * ones, which is an error, never frames read out of step.
+ * The filter graph, written without the video's size: the grey branch scales to
+ * `analysisWidth` at most, the aspect kept (at least one line); the full branch converts
+ * to RGB with the matrix and range each frame declares (swscale's default for undeclared
+ * ones: BT.601, limited). ffmpeg turns rotated videos upright before either. The sizes
+ * ffmpeg chose are read off its output headers, so they cannot disagree with the frames;
+ * a partial frame or a count of full frames that does not fit the grey ones is still
+ * checked, and is an error, never frames read out of step.
  */
 function filterGraph(): string {
   const settings = VIDEO_STATE_SETTINGS;
@@ -119,12 +119,11 @@ class StreamAnalysis {
   private readonly closing: Run[] = [];
 
   constructor(
-    video: VideoInfo,
+    readonly size: FrameSize,
+    readonly shown: FrameSize,
     private readonly saveFrame: (sample: Sample) => Promise<SavedFrame>,
   ) {
     const settings = VIDEO_STATE_SETTINGS;
-    const size = analysisSize(video);
-    const shown = displayedSize(video);
     const segmentation: SegmentationSettings = {
       fps: settings.fps,
       pixelTolerance: settings.pixelTolerance,
@@ -183,23 +182,20 @@ class StreamAnalysis {
 }
 
 /**
- * Decodes the video once and segments it. ffmpeg starts at once, beside the probe; what it
- * sends before the probe has answered waits in memory. Each state's representative frame
- * is handed to `saveFrame` as soon as its run closes, so encoding it overlaps the decoding
- * of what follows instead of waiting for the end.
+ * Decodes the video once and segments it. The frames ffmpeg sends before its output
+ * headers have been read wait in memory (each pipe pauses at its first chunk). Each
+ * state's representative frame is handed to `saveFrame` as soon as its run closes, so
+ * encoding it overlaps the decoding of what follows instead of waiting for the end.
  */
-export function analyse(ffmpeg: string, videoPath: string, probing: Promise<VideoInfo>, saveFrame: (video: VideoInfo, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
-  // Handled through `settled` below; this keeps an early return from leaving it unhandled.
-  probing.catch(() => undefined);
+export function analyse(ffmpeg: string, videoPath: string, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       ffmpeg,
-      ["-v", "error", "-nostdin", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
+      ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
         "-map", "[grey]", "-f", "rawvideo", "pipe:1",
         "-map", "[full]", "-fps_mode", "passthrough", "-f", "rawvideo", "pipe:3"],
       { stdio: ["ignore", "pipe", "pipe", "pipe"] },
     );
-    let stderr = "";
     const [, greyPipe, errorPipe, fullPipe] = child.stdio;
     if (!(greyPipe instanceof Readable) || !(errorPipe instanceof Readable) || !(fullPipe instanceof Readable)) {
       child.kill("SIGKILL");
@@ -207,46 +203,32 @@ export function analyse(ffmpeg: string, videoPath: string, probing: Promise<Vide
     }
     let analysis: StreamAnalysis | undefined;
     const early = { grey: [] as Buffer[], full: [] as Buffer[] };
-    const settled = probing.then(
-      (video) => {
-        analysis = new StreamAnalysis(video, (sample) => saveFrame(video, sample));
-        for (const chunk of early.grey.splice(0)) analysis.grey.push(chunk);
-        for (const chunk of early.full.splice(0)) analysis.full.push(chunk);
-        greyPipe.resume();
-        fullPipe.resume();
-      },
-      (error: unknown) => {
-        child.kill("SIGKILL");
-        throw error;
-      },
-    );
-    settled.catch(() => undefined);
-    // Until the probe answers, the first chunk of each stream waits and ffmpeg is held back.
+    const log = new FfmpegLog(2, ({ outputs: [grey, full] }: FfmpegHeader) => {
+      analysis = new StreamAnalysis(grey!, full!, (sample) => saveFrame(full!, sample));
+      for (const chunk of early.grey.splice(0)) analysis.grey.push(chunk);
+      for (const chunk of early.full.splice(0)) analysis.full.push(chunk);
+      greyPipe.resume();
+      fullPipe.resume();
+    });
+    // Until the headers are read, the first chunk of each stream waits and ffmpeg is held back.
     greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : (early.grey.push(chunk), greyPipe.pause())));
     fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : (early.full.push(chunk), fullPipe.pause())));
-    errorPipe.on("data", (chunk: Buffer) => {
-      // The tail, from a line's start, is what names the fault.
-      stderr += chunk.toString("utf8");
-      if (stderr.length > 4000) {
-        const lineStart = stderr.indexOf("\n", stderr.length - 4000);
-        stderr = lineStart >= 0 ? stderr.slice(lineStart + 1) : stderr.slice(-4000);
-      }
-    });
+    errorPipe.on("data", (chunk: Buffer) => log.push(chunk));
+    // "close" comes after every pipe has ended, so the log is complete by then.
+    errorPipe.on("end", () => log.end());
     child.on("error", (error) => reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath })));
     child.on("close", (code) => {
-      // What the probe says about a file comes first: it names what is wrong with it.
-      settled.then(() => {
-        if (!analysis) return reject(new IwrError("MEDIA", `no analysis of video ${videoPath}`, { file: videoPath }));
-        if (analysis.failure) return reject(analysis.failure);
-        if (code !== 0) return reject(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${stderr.trim() || `exit code ${code}`}`, { file: videoPath }));
-        const fullExpected = Math.ceil(analysis.greyFrames / VIDEO_STATE_SETTINGS.fullFrameEvery);
-        if (analysis.grey.partial || analysis.full.partial || analysis.fullFrames !== fullExpected) {
-          return reject(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its probe gives (${analysis.grey.partial + analysis.full.partial} bytes of a partial frame left, ${analysis.fullFrames} full-size frames for ${analysis.greyFrames} analysis frames)`, { file: videoPath }));
-        }
-        if (analysis.greyFrames === 0) return reject(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}`, { file: videoPath }));
-        analysis.finish();
-        resolve({ runs: analysis.runs, frames: analysis.greyFrames });
-      }, reject);
+      const reason = log.errors.trim() || `exit code ${code}`;
+      if (code !== 0 || !analysis) return reject(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }));
+      if (analysis.failure) return reject(analysis.failure);
+      const fullExpected = Math.ceil(analysis.greyFrames / VIDEO_STATE_SETTINGS.fullFrameEvery);
+      if (analysis.grey.partial || analysis.full.partial || analysis.fullFrames !== fullExpected) {
+        return reject(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its headers give (${analysis.grey.partial + analysis.full.partial} bytes of a partial frame left, ${analysis.fullFrames} full-size frames for ${analysis.greyFrames} analysis frames)`, { file: videoPath }));
+      }
+      if (analysis.greyFrames === 0) return reject(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
+      analysis.finish();
+      const durationSec = log.header?.durationSec ?? analysis.greyFrames / VIDEO_STATE_SETTINGS.fps;
+      resolve({ runs: analysis.runs, frames: analysis.greyFrames, shown: analysis.shown, analysis: analysis.size, durationSec });
     });
   });
 }

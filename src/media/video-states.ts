@@ -2,7 +2,7 @@
  * The stable states of a screen recording (see state-segmentation.ts for what counts as
  * stable): for each, its time span and a representative frame saved as a PNG.
  *
- * One ffmpeg pass (video-state-pass.ts) decodes the video once at `fps` and hands back two streams: small grey
+ * One ffmpeg pass (video-state-pass.ts), with no probe before it, decodes the video once at `fps` and hands back two streams: small grey
  * frames for the analysis, and every second frame at full size in RGB (ffmpeg's own
  * conversion, with the matrix and range the stream declares, costs it under 2 ms a 720p
  * frame: far less than converting in JavaScript). A state lasts at least two analysis
@@ -22,8 +22,8 @@ import { IwrError, errorMessage } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { findFfmpeg } from "../setup/find-tools.ts";
-import { displayedSize, probeVideo, type VideoInfo } from "./probe.ts";
-import { analyse, analysisSize, type Sample } from "./video-state-pass.ts";
+import type { FrameSize } from "./ffmpeg-log.ts";
+import { analyse, type Sample } from "./video-state-pass.ts";
 import { VIDEO_STATE_SETTINGS } from "./video-state-settings.ts";
 
 export { VIDEO_STATE_SETTINGS };
@@ -104,16 +104,8 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
 
   const ffmpeg = findFfmpeg();
   if (!ffmpeg) throw new IwrError("SETUP_MISSING", "ffmpeg not found: run `npx iwr setup` (or set IWR_FFMPEG)");
-  const probing = probeVideo(videoPath).catch((error: unknown) => {
-    throw error instanceof IwrError ? error : new IwrError("MEDIA", `cannot read video ${videoPath}: ${errorMessage(error)}`, { file: videoPath });
-  });
-  const saveFrame = (video: VideoInfo, sample: Sample) => {
-    const shown = displayedSize(video);
-    return writePng(dir, sample.data, shown.width, shown.height);
-  };
-  const analysis = await analyse(ffmpeg.path, videoPath, probing, saveFrame);
-  const video = await probing;
-  const analysisFrame = analysisSize(video);
+  const saveFrame = (shown: FrameSize, sample: Sample) => writePng(dir, sample.data, shown.width, shown.height);
+  const analysis = await analyse(ffmpeg.path, videoPath, saveFrame);
   const findings: string[] = [];
   const states: VideoState[] = [];
   for (const { run, frame, saved } of analysis.runs) {
@@ -124,17 +116,17 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   const only = analysis.runs[0];
   if (states.length === 0 && analysis.runs.length === 1 && only?.sample) {
     // Too short to hold still for minStateSec: the whole video is its one state, said so.
-    const { file, sha256: frameSha256 } = await saveFrame(video, only.sample);
+    const { file, sha256: frameSha256 } = await saveFrame(analysis.shown, only.sample);
     states.push({ index: 0, startSec: 0, endSec: only.run.endSec, frameSec: only.sample.frame / VIDEO_STATE_SETTINGS.fps, framePath: file, frameSha256 });
     findings.push(`the video is only ${only.run.endSec.toFixed(1)} s (${analysis.frames} analysis frame(s)): it is taken as one state`);
   } else if (states.length === 0) {
-    findings.push(`no stable state: the screen never holds still for ${VIDEO_STATE_SETTINGS.minStateSec} s (constant motion, ${analysis.runs.length} changes in ${video.durationSec.toFixed(1)} s)`);
+    findings.push(`no stable state: the screen never holds still for ${VIDEO_STATE_SETTINGS.minStateSec} s (constant motion, ${analysis.runs.length} changes in ${analysis.durationSec.toFixed(1)} s)`);
   }
   const record: VideoStates = {
     version: VIDEO_STATE_SETTINGS.version,
-    video: { path: videoPath, sha256, durationSec: video.durationSec, ...displayedSize(video) },
+    video: { path: videoPath, sha256, durationSec: analysis.durationSec, ...analysis.shown },
     settings: VIDEO_STATE_SETTINGS,
-    analysis: { frames: analysis.frames, width: analysisFrame.width, height: analysisFrame.height },
+    analysis: { frames: analysis.frames, ...analysis.analysis },
     states,
     transitions: analysis.runs.filter(({ run }) => !run.isState).length,
     findings,

@@ -105,7 +105,7 @@ describe("video states", () => {
     }
   });
 
-  it("reads videos of any size and container: ffmpeg's scaled frames agree with the probed size", async () => {
+  it("reads videos of any size and container: the frame sizes ffmpeg's headers report fit its frames", async () => {
     // Narrower than the analysis width, not 16:9, an aspect that rounds; FFV1 in Matroska.
     for (const [size, expected] of [["200x150", [200, 150]], ["1000x562", [320, 180]], ["334x182", [320, 174]]] as const) {
       const video = path.join(dir, `size-${size}.mkv`);

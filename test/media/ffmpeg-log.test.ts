@@ -1,0 +1,85 @@
+/**
+ * The stderr reader behind video states, on what a real ffmpeg prints: output frame sizes
+ * and the container's duration from the headers, error lines kept (bounded), and a video
+ * whose container states no duration taking it from its decoded frames.
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FfmpegLog, frameSizeOf, type FfmpegHeader } from "../../src/media/ffmpeg-log.ts";
+import { videoStates } from "../../src/media/video-states.ts";
+import { findFfmpeg } from "../../src/setup/find-tools.ts";
+
+const run = promisify(execFile);
+let dir: string;
+let ffmpeg: string;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-ffmpeg-log-"));
+  ffmpeg = findFfmpeg()!.path;
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** ffmpeg's stderr for decoding `input` into two raw outputs, as the video-state pass runs it. */
+async function stderrOf(input: string): Promise<string> {
+  const args = ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-i", input, "-an", "-filter_complex", "fps=5,split=2[a][b];[a]scale=160:-2,format=gray[grey];[b]format=rgb24[full]",
+    "-map", "[grey]", "-f", "rawvideo", "-y", "/dev/null", "-map", "[full]", "-f", "rawvideo", "-y", "/dev/null"];
+  try {
+    return (await run(ffmpeg, args, { maxBuffer: 1 << 24 })).stderr;
+  } catch (error) {
+    return (error as { stderr: string }).stderr;
+  }
+}
+
+function read(stderr: string, chunkSize: number): { log: FfmpegLog; announced: FfmpegHeader[] } {
+  const announced: FfmpegHeader[] = [];
+  const log = new FfmpegLog(2, (header) => announced.push(header));
+  for (let at = 0; at < stderr.length; at += chunkSize) log.push(stderr.slice(at, at + chunkSize));
+  log.end();
+  return { log, announced };
+}
+
+describe("ffmpeg's stderr", () => {
+  it("gives each output's frame size and the container's duration, once, however the text is cut", async () => {
+    const video = path.join(dir, "clip.mp4");
+    await run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=640x360:r=10:d=2.5", "-c:v", "libx264", "-pix_fmt", "yuv420p", video]);
+    const stderr = await stderrOf(video);
+    for (const chunkSize of [7, 100, stderr.length]) {
+      const { log, announced } = read(stderr, chunkSize);
+      expect(announced, `chunks of ${chunkSize}`).toEqual([{ durationSec: 2.5, outputs: [{ width: 160, height: 90 }, { width: 640, height: 360 }] }]);
+      expect(log.errors).toBe("");
+    }
+  });
+
+  it("keeps the error lines, without their level tag, and names a file ffmpeg cannot read", async () => {
+    const bad = path.join(dir, "bad.mp4");
+    fs.writeFileSync(bad, "not a video at all\n");
+    const { log, announced } = read(await stderrOf(bad), 64);
+    expect(announced).toEqual([]);
+    expect(log.errors).toContain("Invalid data found when processing input");
+    expect(log.errors).not.toContain("[error]");
+    const flood = new FfmpegLog(1, () => undefined);
+    for (let i = 0; i < 2000; i++) flood.push(`[h264 @ 0x55d5] [error] broken slice ${i}\n`);
+    expect(flood.errors.length).toBeLessThanOrEqual(4000);
+    expect(flood.errors).toMatch(/broken slice 1999$/);
+  });
+
+  it("reads the size among a stream line's fields, not a codec tag's hex", () => {
+    expect(frameSizeOf("rawvideo (Y800 / 0x30303859), gray(pc, bt470bg/unknown/unknown, progressive), 320x180 [SAR 1:1 DAR 16:9], q=2-31")).toEqual({ width: 320, height: 180 });
+    expect(frameSizeOf("rawvideo (RGB[24] / 0x18424752), rgb24, 1280x720, 5 fps")).toEqual({ width: 1280, height: 720 });
+    expect(frameSizeOf("rawvideo (RGB[24] / 0x18424752), rgb24")).toBeUndefined();
+  });
+
+  it("a video whose container states no duration takes it from the frames decoded", async () => {
+    const video = path.join(dir, "bare.h264");
+    await run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0x3060d0:s=320x240:r=10:d=3", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-f", "h264", video]);
+    expect(await stderrOf(video)).toMatch(/Duration: N\/A/);
+    const result = await videoStates(video, { cacheDir: path.join(dir, "cache") });
+    expect(result.video.durationSec).toBeCloseTo(result.analysis.frames / 5, 5);
+    expect(result.video.durationSec).toBeGreaterThan(2);
+    expect(result.states).toHaveLength(1);
+  });
+});
