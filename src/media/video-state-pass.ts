@@ -181,9 +181,12 @@ class StreamAnalysis {
   }
 }
 
+/** What the pipes may bring before ffmpeg's headers are read: a few full-size 4K frames. */
+const EARLY_BYTES = 64 * 1024 * 1024;
+
 /**
  * Decodes the video once and segments it. The frames ffmpeg sends before its output
- * headers have been read wait in memory (each pipe pauses at its first chunk). Each
+ * headers have been read wait in memory (up to EARLY_BYTES, past which it is an error). Each
  * state's representative frame is handed to `saveFrame` as soon as its run closes, so
  * encoding it overlaps the decoding of what follows instead of waiting for the end.
  */
@@ -202,22 +205,35 @@ export function analyse(ffmpeg: string, videoPath: string, saveFrame: (shown: Fr
       return reject(new IwrError("MEDIA", `cannot read ffmpeg's output pipes for ${videoPath}`, { file: videoPath }));
     }
     let analysis: StreamAnalysis | undefined;
-    const early = { grey: [] as Buffer[], full: [] as Buffer[] };
+    const early = { grey: [] as Buffer[], full: [] as Buffer[], bytes: 0 };
+    // ffmpeg prints its output headers before it writes frames, but whether it can write the
+    // second output's header while the first output's pipe is full depends on its version
+    // (5.x initialises every output first; later ones run a thread per output). Reading on
+    // rules out a stall; past EARLY_BYTES the headers are not coming (an ffmpeg that
+    // ignores "level"), and waiting longer would only hold the whole video in memory.
+    let headless = false;
+    const hold = (queue: Buffer[], chunk: Buffer) => {
+      queue.push(chunk);
+      early.bytes += chunk.length;
+      if (early.bytes > EARLY_BYTES && !headless) {
+        headless = true;
+        child.kill("SIGKILL");
+      }
+    };
     const log = new FfmpegLog(2, ({ outputs: [grey, full] }: FfmpegHeader) => {
       analysis = new StreamAnalysis(grey!, full!, (sample) => saveFrame(full!, sample));
       for (const chunk of early.grey.splice(0)) analysis.grey.push(chunk);
       for (const chunk of early.full.splice(0)) analysis.full.push(chunk);
-      greyPipe.resume();
-      fullPipe.resume();
     });
-    // Until the headers are read, the first chunk of each stream waits and ffmpeg is held back.
-    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : (early.grey.push(chunk), greyPipe.pause())));
-    fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : (early.full.push(chunk), fullPipe.pause())));
+    // Until the headers are read, what comes waits.
+    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : hold(early.grey, chunk)));
+    fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : hold(early.full, chunk)));
     errorPipe.on("data", (chunk: Buffer) => log.push(chunk));
     // "close" comes after every pipe has ended, so the log is complete by then.
     errorPipe.on("end", () => log.end());
     child.on("error", (error) => reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath })));
     child.on("close", (code) => {
+      if (headless) return reject(new IwrError("MEDIA", `ffmpeg (${ffmpeg}) sent ${EARLY_BYTES >> 20} MB of frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`, { file: videoPath }));
       const reason = log.errors.trim() || `exit code ${code}`;
       if (code !== 0 || !analysis) return reject(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }));
       if (analysis.failure) return reject(analysis.failure);

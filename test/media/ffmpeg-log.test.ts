@@ -83,3 +83,23 @@ describe("ffmpeg's stderr", () => {
     expect(result.states).toHaveLength(1);
   });
 });
+
+describe("an ffmpeg that prints no headers", () => {
+  it("is a MEDIA error naming it once its frames pass the limit, never a hang or the whole video held", async () => {
+    // Real ffmpeg with its stderr thrown away: frames come, headers never do. Task 4's
+    // 20 s at 720p makes about 140 MB of full-size frames, over the 64 MB held at most.
+    const silent = path.join(dir, "silent-ffmpeg.sh");
+    fs.writeFileSync(silent, `#!/bin/sh\nexec "${ffmpeg}" "$@" 2>/dev/null\n`, { mode: 0o755 });
+    const before = process.env.IWR_FFMPEG;
+    process.env.IWR_FFMPEG = silent;
+    try {
+      await expect(videoStates("tasks/iwr-mini/4/video.mp4", { cacheDir: path.join(dir, "cache-silent") })).rejects.toMatchObject({
+        code: "MEDIA",
+        message: expect.stringMatching(/silent-ffmpeg\.sh.*without the output headers/),
+      });
+    } finally {
+      if (before === undefined) delete process.env.IWR_FFMPEG;
+      else process.env.IWR_FFMPEG = before;
+    }
+  });
+});
