@@ -8,11 +8,9 @@
  * quarter of decoding a 20 s recording), and the sizes cannot disagree with the frames.
  * The error lines, a bounded tail of them, name what went wrong.
  */
+import { durationOf, frameSizeOf, splitTopLevel, type FrameSize } from "./ffmpeg-header-fields.ts";
 
-export interface FrameSize {
-  width: number;
-  height: number;
-}
+export type { FrameSize };
 
 export interface FfmpegHeader {
   /** The input's duration as its container states it (absent for "N/A", as in many WebM files). */
@@ -23,12 +21,6 @@ export interface FfmpegHeader {
 
 const LEVEL = /^(?:\[[^\]]*\] )*?\[(panic|fatal|error|warning|info|verbose|debug|trace)\] (.*)$/;
 const MAX_ERROR_CHARS = 4000;
-
-/** The first "W x H" among a stream line's top-level fields ("gray(pc, bt709), 320x180 [SAR 1:1 …]"). */
-export function frameSizeOf(streamLine: string): FrameSize | undefined {
-  const match = /(?:^|[,)] ?)\s*(\d+)x(\d+)(?=[ ,]|$)/.exec(streamLine);
-  return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
-}
 
 export class FfmpegLog {
   private pending = "";
@@ -84,13 +76,12 @@ export class FfmpegLog {
       return;
     }
     if (this.section?.kind === "Input" && this.section.index === 0) {
-      const duration = /^\s*Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(text);
-      if (duration) this.durationSec = Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]);
+      if (/^\s*Duration: /.test(text)) this.durationSec = durationOf(text);
       return;
     }
     if (this.section?.kind !== "Output") return;
     const stream = /^\s*Stream #\d+:\d+.*?: Video: (.*)$/.exec(text);
-    const size = stream ? frameSizeOf(stream[1]!) : undefined;
+    const size = stream ? frameSizeOf(splitTopLevel(stream[1]!)) : undefined;
     if (!size || this.outputs[this.section.index]) return;
     this.outputs[this.section.index] = size;
     if (!this.announced && this.outputs.filter(Boolean).length === this.outputCount) {

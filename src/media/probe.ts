@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import sharp from "sharp";
 import { IwrError } from "../errors.ts";
 import { findFfmpeg, findFfprobe } from "../setup/find-tools.ts";
+import { durationOf, frameSizeOf, splitTopLevel } from "./ffmpeg-header-fields.ts";
 
 const run = promisify(execFile);
 
@@ -135,23 +136,6 @@ function rotationOf(sideData: { rotation?: number }[] | undefined): { rotation?:
   return rotation ? { rotation } : {};
 }
 
-/** Splits on commas that are not inside parentheses: "yuv420p(tv, bt709)" stays whole. */
-function splitTopLevel(text: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let current = "";
-  for (const char of text) {
-    if (char === "(" || char === "[") depth++;
-    if (char === ")" || char === "]") depth = Math.max(0, depth - 1);
-    if (char === "," && depth === 0) {
-      parts.push(current.trim());
-      current = "";
-    } else current += char;
-  }
-  if (current.trim()) parts.push(current.trim());
-  return parts;
-}
-
 /**
  * Reads the input header `ffmpeg -i <file>` prints on stderr:
  *   Duration: 00:00:02.00, start: 0.000000, bitrate: 33 kb/s
@@ -166,16 +150,15 @@ export function parseFfmpegHeader(stderr: string): Omit<VideoInfo, "frameCount">
   const pixFmt = /^([a-z0-9_]+)(\(|$)/.exec(parts[1] ?? "")?.[1];
   // "yuv420p(tv, bt470bg/unknown/unknown)" or "yuv420p(tv, bt709)": range, then the matrix.
   const colour = /\((tv|pc)(?:, ([a-z0-9]+))?/.exec(parts[1] ?? "");
-  const size = parts.map((part) => /^(\d+)x(\d+)/.exec(part)).find((match) => match);
+  const size = frameSizeOf(parts);
   const fpsText = parts.map((part) => /^([\d.]+k?) (fps|tbr)$/.exec(part)).find((match) => match)?.[1];
   const fps = fpsText ? (fpsText.endsWith("k") ? Number(fpsText.slice(0, -1)) * 1000 : Number(fpsText)) : NaN;
-  const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(stderr);
-  const durationSec = duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : NaN;
-  if (!size || !Number.isFinite(fps) || !Number.isFinite(durationSec)) return undefined;
+  const durationSec = durationOf(stderr);
+  if (!size || !Number.isFinite(fps) || durationSec === undefined) return undefined;
   return {
     durationSec,
-    width: Number(size[1]),
-    height: Number(size[2]),
+    width: size.width,
+    height: size.height,
     fps,
     codec,
     ...(pixFmt ? { pixFmt } : {}),

@@ -9,7 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FfmpegLog, frameSizeOf, type FfmpegHeader } from "../../src/media/ffmpeg-log.ts";
+import { FfmpegLog, type FfmpegHeader } from "../../src/media/ffmpeg-log.ts";
+import { frameSizeOf, splitTopLevel } from "../../src/media/ffmpeg-header-fields.ts";
 import { videoStates } from "../../src/media/video-states.ts";
 import { findFfmpeg } from "../../src/setup/find-tools.ts";
 
@@ -68,9 +69,9 @@ describe("ffmpeg's stderr", () => {
   });
 
   it("reads the size among a stream line's fields, not a codec tag's hex", () => {
-    expect(frameSizeOf("rawvideo (Y800 / 0x30303859), gray(pc, bt470bg/unknown/unknown, progressive), 320x180 [SAR 1:1 DAR 16:9], q=2-31")).toEqual({ width: 320, height: 180 });
-    expect(frameSizeOf("rawvideo (RGB[24] / 0x18424752), rgb24, 1280x720, 5 fps")).toEqual({ width: 1280, height: 720 });
-    expect(frameSizeOf("rawvideo (RGB[24] / 0x18424752), rgb24")).toBeUndefined();
+    expect(frameSizeOf(splitTopLevel("rawvideo (Y800 / 0x30303859), gray(pc, bt470bg/unknown/unknown, progressive), 320x180 [SAR 1:1 DAR 16:9], q=2-31"))).toEqual({ width: 320, height: 180 });
+    expect(frameSizeOf(splitTopLevel("rawvideo (RGB[24] / 0x18424752), rgb24, 1280x720, 5 fps"))).toEqual({ width: 1280, height: 720 });
+    expect(frameSizeOf(splitTopLevel("rawvideo (RGB[24] / 0x18424752), rgb24"))).toBeUndefined();
   });
 
   it("a video whose container states no duration takes it from the frames decoded", async () => {
