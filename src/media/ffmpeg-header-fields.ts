@@ -37,3 +37,25 @@ export function durationOf(text: string): number | undefined {
   const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(text);
   return duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : undefined;
 }
+
+/** How a stream's YUV samples are to be read as colours: what ffmpeg prints as "yuv420p(tv, bt709/…)". */
+export interface PixelLayout {
+  pixelFormat: string;
+  /** Limited ("tv", 16–235) unless the stream says "pc"; swscale's default too. */
+  range: "limited" | "full";
+  /** The colour matrix named first ("bt709" of "bt709/unknown/unknown"), or undefined when none is declared. */
+  matrix?: string;
+}
+
+/**
+ * The pixel format field of a stream line's fields, with the range and matrix in its
+ * parentheses: the field right after the codec ("rawvideo (I420 / 0x30323449)").
+ */
+export function pixelLayoutOf(streamFields: string[]): PixelLayout | undefined {
+  const field = streamFields[1];
+  const format = field ? /^([a-z0-9_]+)(?:\((.*)\))?$/.exec(field) : null;
+  if (!format) return undefined;
+  const details = (format[2] ?? "").split(",").map((part) => part.trim());
+  const matrix = details.map((part) => part.split("/")[0]!).find((name) => /^(bt|smpte|fcc|ycgco|gbr|chroma|ictcp)/.test(name));
+  return { pixelFormat: format[1]!, range: details.includes("pc") ? "full" : "limited", ...(matrix ? { matrix } : {}) };
+}

@@ -3,20 +3,25 @@
  * every line carries its level ("[info] ", "[error] ", after any "[h264 @ 0x…] " tag).
  * The info lines are the headers ffmpeg prints before it writes a frame: the input's
  * duration, and each output's stream with the frame size ffmpeg itself chose (after its
- * scaling and its turning of rotated videos). Reading the sizes there instead of probing
+ * scaling and its turning of rotated videos) and its pixel format, range and matrix. Reading the sizes there instead of probing
  * the file first saves starting a second process (ffprobe costs about as much CPU as a
  * quarter of decoding a 20 s recording), and the sizes cannot disagree with the frames.
  * The error lines, a bounded tail of them, name what went wrong.
  */
-import { durationOf, frameSizeOf, splitTopLevel, type FrameSize } from "./ffmpeg-header-fields.ts";
+import { durationOf, frameSizeOf, pixelLayoutOf, splitTopLevel, type FrameSize, type PixelLayout } from "./ffmpeg-header-fields.ts";
 
-export type { FrameSize };
+export type { FrameSize, PixelLayout };
+
+/** One output stream as ffmpeg announced it: the frame size it chose, and how its pixels are laid out. */
+export interface OutputStream extends FrameSize {
+  layout?: PixelLayout;
+}
 
 export interface FfmpegHeader {
   /** The input's duration as its container states it (absent for "N/A", as in many WebM files). */
   durationSec?: number;
-  /** Frame size of each output, by output number. */
-  outputs: FrameSize[];
+  /** Each output's stream, by output number. */
+  outputs: OutputStream[];
 }
 
 const LEVEL = /^(?:\[[^\]]*\] )*?\[(panic|fatal|error|warning|info|verbose|debug|trace)\] (.*)$/;
@@ -28,7 +33,7 @@ export class FfmpegLog {
   private errorChars = 0;
   private section: { kind: "Input" | "Output"; index: number } | undefined;
   private durationSec: number | undefined;
-  private readonly outputs: FrameSize[] = [];
+  private readonly outputs: OutputStream[] = [];
   private announced = false;
 
   /** `onHeader` is called once, when every one of `outputCount` outputs has its frame size. */
@@ -81,9 +86,11 @@ export class FfmpegLog {
     }
     if (this.section?.kind !== "Output") return;
     const stream = /^\s*Stream #\d+:\d+.*?: Video: (.*)$/.exec(text);
-    const size = stream ? frameSizeOf(splitTopLevel(stream[1]!)) : undefined;
+    const fields = stream ? splitTopLevel(stream[1]!) : [];
+    const size = frameSizeOf(fields);
     if (!size || this.outputs[this.section.index]) return;
-    this.outputs[this.section.index] = size;
+    const layout = pixelLayoutOf(fields);
+    this.outputs[this.section.index] = { ...size, ...(layout ? { layout } : {}) };
     if (!this.announced && this.outputs.filter(Boolean).length === this.outputCount) {
       this.announced = true;
       this.onHeader(this.header!);

@@ -1,20 +1,25 @@
 /**
- * The one decoding pass behind video states: ffmpeg sends small grey frames, which the
- * segmenter reads, and every second frame at full size in RGB, of which each run keeps a
- * thinned handful; a state's sample nearest its middle is handed on to be saved as soon
- * as its run closes. No probe runs first: the frame sizes and the duration come from the
- * headers this very ffmpeg prints on stderr (ffmpeg-log.ts).
+ * The one decoding pass behind video states. ffmpeg sends small grey frames down a pipe,
+ * which the segmenter reads, and writes every second frame at full size, unconverted
+ * (YUV 4:2:0), to a private folder (full-frame-files.ts). Each run keeps a thinned handful
+ * of those files; when a state's run closes, the one nearest its middle is read,
+ * converted to RGB with the stream's matrix and range (yuv-to-rgb.ts) and handed on to be
+ * saved while decoding goes on. No probe runs first: the frame sizes, pixel layout and
+ * duration come from the headers this very ffmpeg prints on stderr (ffmpeg-log.ts).
  */
 import { spawn } from "node:child_process";
 import { Readable } from "node:stream";
-import { IwrError } from "../errors.ts";
-import { FfmpegLog, type FfmpegHeader, type FrameSize } from "./ffmpeg-log.ts";
-import { FramePool, FrameReader } from "./raw-frames.ts";
+import { IwrError, errorMessage } from "../errors.ts";
+import { FfmpegLog, type FfmpegHeader, type FrameSize, type OutputStream, type PixelLayout } from "./ffmpeg-log.ts";
+import { FullFrameFiles } from "./full-frame-files.ts";
+import { FrameReader } from "./raw-frames.ts";
 import { StateSegmenter, type Run, type SegmentationSettings } from "./state-segmentation.ts";
 import { VIDEO_STATE_SETTINGS } from "./video-state-settings.ts";
+import { yuv420pToRgb } from "./yuv-to-rgb.ts";
 
 export interface Sample {
   frame: number;
+  /** RGB, the size of the video as shown. */
   data: Buffer;
 }
 
@@ -29,31 +34,31 @@ const UNDECIDED_SAMPLES =
       VIDEO_STATE_SETTINGS.fullFrameEvery,
   ) + 1;
 
-/** Full-size samples of the runs not yet closed, thinned so a long run keeps only a handful. */
-class SampleStore {
-  private samples: Sample[] = [];
+/** The sampled frames (by analysis frame number) of the runs not yet closed, thinned so a long run keeps only a handful. */
+class SampleFrames {
+  private frames: number[] = [];
   private runStart = 0;
-  constructor(private readonly pool: FramePool) {}
-  add(sample: Sample): void {
-    this.samples.push(sample);
+  constructor(private readonly drop: (frame: number) => void) {}
+  add(frame: number): void {
+    this.frames.push(frame);
     // The newest samples are never thinned: the segmenter decides frames a look-ahead late,
     // so they may belong to a run it has not opened yet, possibly a short state whose only
     // sample this is.
-    const ofRun = this.samples.filter((entry) => entry.frame >= this.runStart).slice(0, -UNDECIDED_SAMPLES);
+    const ofRun = this.frames.filter((entry) => entry >= this.runStart).slice(0, -UNDECIDED_SAMPLES);
     if (ofRun.length > VIDEO_STATE_SETTINGS.samplesPerRun) {
       // Every other one goes, the first stays: still spread over the whole run.
-      const drop = new Set(ofRun.filter((_, position) => position % 2 === 1));
-      this.samples = this.samples.filter((entry) => !drop.has(entry));
-      for (const dropped of drop) this.pool.give(dropped.data);
+      const dropped = new Set(ofRun.filter((_, position) => position % 2 === 1));
+      this.frames = this.frames.filter((entry) => !dropped.has(entry));
+      for (const frame of dropped) this.drop(frame);
     }
   }
-  /** The kept sample of `run` nearest its middle; the run's other samples go back to the pool. */
-  take(run: Run): Sample | undefined {
+  /** The kept sample of `run` nearest its middle; the run's other samples are dropped. */
+  take(run: Run): number | undefined {
     const middle = (run.firstFrame + run.lastFrame) / 2;
-    const inRun = this.samples.filter((entry) => entry.frame >= run.firstFrame && entry.frame <= run.lastFrame);
-    const best = inRun.reduce<Sample | undefined>((chosen, entry) => (!chosen || Math.abs(entry.frame - middle) < Math.abs(chosen.frame - middle) ? entry : chosen), undefined);
-    for (const entry of this.samples) if (entry.frame <= run.lastFrame && entry !== best) this.pool.give(entry.data);
-    this.samples = this.samples.filter((entry) => entry.frame > run.lastFrame);
+    const inRun = this.frames.filter((entry) => entry >= run.firstFrame && entry <= run.lastFrame);
+    const best = inRun.reduce<number | undefined>((chosen, entry) => (chosen === undefined || Math.abs(entry - middle) < Math.abs(chosen - middle) ? entry : chosen), undefined);
+    for (const entry of this.frames) if (entry <= run.lastFrame && entry !== best) this.drop(entry);
+    this.frames = this.frames.filter((entry) => entry > run.lastFrame);
     this.runStart = run.lastFrame + 1;
     return best;
   }
@@ -68,10 +73,8 @@ interface AnalysedRun {
   run: Run;
   /** The sample shown for the run: a state's, or the first run's while it may be the only one. */
   frame?: number;
-  /** A state's representative PNG, saved while decoding goes on. */
+  /** The run's representative PNG, saved while decoding goes on: every state's, and the only run's of a video too short to have one. */
   saved?: Promise<SavedFrame>;
-  /** The first run's sample while it is not a state (it may yet be the video's only run). */
-  sample?: Sample;
 }
 
 export interface Analysis {
@@ -87,40 +90,35 @@ export interface Analysis {
 
 /**
  * The filter graph, written without the video's size: the grey branch scales to
- * `analysisWidth` at most, the aspect kept (at least one line); the full branch converts
- * to RGB with the matrix and range each frame declares (swscale's default for undeclared
- * ones: BT.601, limited). ffmpeg turns rotated videos upright before either. The sizes
- * ffmpeg chose are read off its output headers, so they cannot disagree with the frames;
- * a partial frame or a count of full frames that does not fit the grey ones is still
- * checked, and is an error, never frames read out of step.
+ * `analysisWidth` at most, the aspect kept (at least one line); the full branch keeps
+ * every `fullFrameEvery`-th frame as 8-bit YUV 4:2:0 (no conversion for the usual
+ * recording; others are brought to it, and the output header says with which range and
+ * matrix). ffmpeg turns rotated videos upright before either. The sizes ffmpeg chose are
+ * read off its output headers, so they cannot disagree with the frames.
  */
 function filterGraph(): string {
   const settings = VIDEO_STATE_SETTINGS;
   return (
     `fps=${settings.fps},split=2[a][b];` +
     `[a]scale=w='min(${settings.analysisWidth}\\,iw)':h='max(1\\,round(ow*ih/iw))':flags=fast_bilinear,format=gray[grey];` +
-    `[b]select='not(mod(n\\,${settings.fullFrameEvery}))',scale=in_color_matrix=auto:in_range=auto,format=rgb24[full]`
+    `[b]select='not(mod(n\\,${settings.fullFrameEvery}))',format=yuv420p[full]`
   );
 }
 
-/** What reads one video's two streams once its size is known. */
+/** What reads one video's grey stream once the sizes are known, and picks and saves the states' frames. */
 class StreamAnalysis {
   readonly grey: FrameReader;
-  readonly full: FrameReader;
   readonly runs: AnalysedRun[] = [];
   greyFrames = 0;
-  fullFrames = 0;
   failure: unknown;
   private readonly segmenter: StateSegmenter;
-  private readonly pool: FramePool;
-  private readonly store: SampleStore;
-  // The two pipes are read independently, so a run may close before the full-size samples
-  // of its last frames have arrived: it waits here until they have (or the video ended).
-  private readonly closing: Run[] = [];
+  private readonly samples: SampleFrames;
 
   constructor(
     readonly size: FrameSize,
     readonly shown: FrameSize,
+    private readonly layout: PixelLayout,
+    private readonly files: FullFrameFiles,
     private readonly saveFrame: (sample: Sample) => Promise<SavedFrame>,
   ) {
     const settings = VIDEO_STATE_SETTINGS;
@@ -133,118 +131,151 @@ class StreamAnalysis {
       minStateSec: settings.minStateSec,
     };
     this.segmenter = new StateSegmenter(size.width, size.height, segmentation);
-    this.pool = new FramePool(shown.width * shown.height * 3, 2 * VIDEO_STATE_SETTINGS.samplesPerRun);
-    this.store = new SampleStore(this.pool);
+    this.samples = new SampleFrames((frame) => files.drop(frame));
     this.grey = new FrameReader(size.width * size.height, (frame) => {
       try {
-        this.greyFrames += 1;
-        this.closing.push(...this.segmenter.push(new Uint8Array(frame.buffer, frame.byteOffset, frame.length)));
-        this.finalize(false);
+        const index = this.greyFrames++;
+        // Its full-size sample is on its way: ffmpeg writes it as it decodes.
+        if (index % settings.fullFrameEvery === 0) this.samples.add(index);
+        this.closed(this.segmenter.push(new Uint8Array(frame.buffer, frame.byteOffset, frame.length)));
+        this.files.poll();
       } catch (error) {
         this.failure = error;
       }
     });
-    this.full = new FrameReader(
-      this.pool.frameBytes,
-      (frame) => {
-        this.store.add({ frame: this.fullFrames * settings.fullFrameEvery, data: frame });
-        this.fullFrames += 1;
-        this.finalize(false);
-      },
-      this.pool,
-    );
   }
 
-  /** The end of both streams: the last runs close. */
+  /** The end of the grey stream: the last runs close, and a video too short for a state has its one run's frame saved. */
   finish(): void {
-    this.closing.push(...this.segmenter.finish());
-    this.finalize(true);
+    this.closed(this.segmenter.finish());
+    const only = this.runs[0];
+    if (this.runs.length === 1 && only && !only.run.isState && only.frame !== undefined) only.saved = this.save(only.frame);
   }
 
-  private finalize(all: boolean): void {
-    const { fullFrameEvery } = VIDEO_STATE_SETTINGS;
-    while (this.closing.length > 0) {
-      const run = this.closing[0]!;
-      if (!all && this.fullFrames * fullFrameEvery <= run.lastFrame) return;
-      this.closing.shift();
-      const sample = this.store.take(run);
-      // A transition's frame is kept only while it may turn out to be the video's only run.
+  /** Every frame saved, or the first failure. */
+  async saved(): Promise<void> {
+    await Promise.all(this.runs.map((entry) => entry.saved));
+  }
+
+  private save(frame: number): Promise<SavedFrame> {
+    const saved = this.files.read(frame).then(async (yuv) => {
+      this.files.drop(frame);
+      return this.saveFrame({ frame, data: await yuv420pToRgb(yuv, this.shown, this.layout) });
+    });
+    // Awaited once decoding ends; until then a failure must not count as unhandled.
+    saved.catch(() => undefined);
+    return saved;
+  }
+
+  private closed(runs: Run[]): void {
+    for (const run of runs) {
+      const frame = this.samples.take(run);
+      // A transition's sample is kept only while it may turn out to be the video's only run.
       const first = this.runs[0];
-      if (first && !first.run.isState && this.runs.length === 1) delete first.sample;
-      if (sample && run.isState) {
-        const saved = this.saveFrame(sample);
-        // Awaited once decoding ends; until then a failure must not count as unhandled.
-        saved.then(() => this.pool.give(sample.data), () => undefined);
-        this.runs.push({ run, frame: sample.frame, saved });
-      } else this.runs.push(sample && this.runs.length === 0 ? { run, frame: sample.frame, sample } : { run });
+      if (first && !first.run.isState && this.runs.length === 1 && first.frame !== undefined) this.files.drop(first.frame);
+      if (frame !== undefined && run.isState) this.runs.push({ run, frame, saved: this.save(frame) });
+      else if (frame !== undefined && this.runs.length === 0) this.runs.push({ run, frame });
+      else {
+        if (frame !== undefined) this.files.drop(frame);
+        this.runs.push({ run });
+      }
     }
   }
 }
 
-/** What the pipes may bring before ffmpeg's headers are read: a few full-size 4K frames. */
+/** What the grey pipe may bring before ffmpeg's headers are read (over 1,000 analysis frames of a 720p video). */
 const EARLY_BYTES = 64 * 1024 * 1024;
 
+function headlessError(ffmpeg: string, videoPath: string): IwrError {
+  return new IwrError("MEDIA", `ffmpeg (${ffmpeg}) sent frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`, { file: videoPath });
+}
+
 /**
- * Decodes the video once and segments it. The frames ffmpeg sends before its output
- * headers have been read wait in memory (up to EARLY_BYTES, past which it is an error). Each
- * state's representative frame is handed to `saveFrame` as soon as its run closes, so
- * encoding it overlaps the decoding of what follows instead of waiting for the end.
+ * Decodes the video once and segments it; `workDir` holds the pass's full-size frames
+ * while it runs (a temp folder inside it, removed at the end, whatever the outcome). The
+ * grey frames ffmpeg sends before its output headers have been read wait in memory (up to
+ * EARLY_BYTES, past which it is an error). Each state's representative frame is handed to
+ * `saveFrame` as soon as its run closes, so encoding it overlaps the decoding of what
+ * follows instead of waiting for the end.
  */
-export function analyse(ffmpeg: string, videoPath: string, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
+export async function analyse(ffmpeg: string, videoPath: string, workDir: string, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
+  const files = new FullFrameFiles(workDir, VIDEO_STATE_SETTINGS.fullFrameEvery);
+  try {
+    const { analysis, durationSec } = await decode(ffmpeg, videoPath, files, saveFrame);
+    try {
+      await analysis.saved();
+    } catch (error) {
+      throw new IwrError("MEDIA", `cannot save a state's frame of video ${videoPath}: ${errorMessage(error)}`, { file: videoPath }, { cause: error });
+    }
+    return { runs: analysis.runs, frames: analysis.greyFrames, shown: analysis.shown, analysis: analysis.size, durationSec };
+  } finally {
+    files.remove();
+  }
+}
+
+function decode(ffmpeg: string, videoPath: string, files: FullFrameFiles, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       ffmpeg,
-      ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
+      ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-y", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
         "-map", "[grey]", "-f", "rawvideo", "pipe:1",
-        "-map", "[full]", "-fps_mode", "passthrough", "-f", "rawvideo", "pipe:3"],
-      { stdio: ["ignore", "pipe", "pipe", "pipe"] },
+        "-map", "[full]", "-fps_mode", "passthrough", "-c:v", "rawvideo", "-f", "image2", "-atomic_writing", "1", "-start_number", "0", files.pattern],
+      { stdio: ["ignore", "pipe", "pipe"] },
     );
-    const [, greyPipe, errorPipe, fullPipe] = child.stdio;
-    if (!(greyPipe instanceof Readable) || !(errorPipe instanceof Readable) || !(fullPipe instanceof Readable)) {
+    const [, greyPipe, errorPipe] = child.stdio;
+    if (!(greyPipe instanceof Readable) || !(errorPipe instanceof Readable)) {
       child.kill("SIGKILL");
       return reject(new IwrError("MEDIA", `cannot read ffmpeg's output pipes for ${videoPath}`, { file: videoPath }));
     }
     let analysis: StreamAnalysis | undefined;
-    const early = { grey: [] as Buffer[], full: [] as Buffer[], bytes: 0 };
-    // ffmpeg prints its output headers before it writes frames, but whether it can write the
-    // second output's header while the first output's pipe is full depends on its version
-    // (5.x initialises every output first; later ones run a thread per output). Reading on
-    // rules out a stall; past EARLY_BYTES the headers are not coming (an ffmpeg that
-    // ignores "level"), and waiting longer would only hold the whole video in memory.
+    let layoutProblem: string | undefined;
+    const early: Buffer[] = [];
+    let earlyBytes = 0;
+    // ffmpeg prints its output headers before it writes frames; past EARLY_BYTES they are
+    // not coming (an ffmpeg that ignores "level"), and waiting longer would only hold the
+    // whole video in memory.
     let headless = false;
-    const hold = (queue: Buffer[], chunk: Buffer) => {
-      queue.push(chunk);
-      early.bytes += chunk.length;
-      if (early.bytes > EARLY_BYTES && !headless) {
+    const hold = (chunk: Buffer) => {
+      early.push(chunk);
+      earlyBytes += chunk.length;
+      if (earlyBytes > EARLY_BYTES && !headless) {
         headless = true;
         child.kill("SIGKILL");
       }
     };
     const log = new FfmpegLog(2, ({ outputs: [grey, full] }: FfmpegHeader) => {
-      analysis = new StreamAnalysis(grey!, full!, (sample) => saveFrame(full!, sample));
-      for (const chunk of early.grey.splice(0)) analysis.grey.push(chunk);
-      for (const chunk of early.full.splice(0)) analysis.full.push(chunk);
+      const layout = (full as OutputStream).layout;
+      if (layout?.pixelFormat !== "yuv420p") {
+        layoutProblem = `its full-size output is ${layout?.pixelFormat ?? "of an unknown pixel format"}, not the yuv420p asked for`;
+        child.kill("SIGKILL");
+        return;
+      }
+      analysis = new StreamAnalysis(grey!, full!, layout, files, (sample) => saveFrame(full!, sample));
+      for (const chunk of early.splice(0)) analysis.grey.push(chunk);
     });
     // Until the headers are read, what comes waits.
-    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : hold(early.grey, chunk)));
-    fullPipe.on("data", (chunk: Buffer) => (analysis ? analysis.full.push(chunk) : hold(early.full, chunk)));
+    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : hold(chunk)));
     errorPipe.on("data", (chunk: Buffer) => log.push(chunk));
     // "close" comes after every pipe has ended, so the log is complete by then.
     errorPipe.on("end", () => log.end());
     child.on("error", (error) => reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath })));
     child.on("close", (code) => {
-      if (headless) return reject(new IwrError("MEDIA", `ffmpeg (${ffmpeg}) sent ${EARLY_BYTES >> 20} MB of frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`, { file: videoPath }));
-      const reason = log.errors.trim() || `exit code ${code}`;
-      if (code !== 0 || !analysis) return reject(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }));
-      if (analysis.failure) return reject(analysis.failure);
-      const fullExpected = Math.ceil(analysis.greyFrames / VIDEO_STATE_SETTINGS.fullFrameEvery);
-      if (analysis.grey.partial || analysis.full.partial || analysis.fullFrames !== fullExpected) {
-        return reject(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its headers give (${analysis.grey.partial + analysis.full.partial} bytes of a partial frame left, ${analysis.fullFrames} full-size frames for ${analysis.greyFrames} analysis frames)`, { file: videoPath }));
+      const reason = layoutProblem ?? (log.errors.trim() || `exit code ${code}`);
+      const fail = (error: unknown) => {
+        files.ended(reason);
+        reject(error);
+      };
+      if (headless || (code === 0 && !analysis && !layoutProblem && earlyBytes > 0)) return fail(headlessError(ffmpeg, videoPath));
+      if (code !== 0 || !analysis) return fail(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }));
+      if (analysis.failure) return fail(analysis.failure);
+      if (analysis.grey.partial) {
+        return fail(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its headers give (${analysis.grey.partial} bytes of a partial frame left)`, { file: videoPath }));
       }
-      if (analysis.greyFrames === 0) return reject(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
+      if (analysis.greyFrames === 0) return fail(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
       analysis.finish();
-      const durationSec = log.header?.durationSec ?? analysis.greyFrames / VIDEO_STATE_SETTINGS.fps;
-      resolve({ runs: analysis.runs, frames: analysis.greyFrames, shown: analysis.shown, analysis: analysis.size, durationSec });
+      // Every frame ffmpeg will write is written: a run's frame still missing is an error.
+      files.ended(reason);
+      resolve({ analysis, durationSec: log.header?.durationSec ?? analysis.greyFrames / VIDEO_STATE_SETTINGS.fps });
     });
   });
 }

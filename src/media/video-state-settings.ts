@@ -1,7 +1,7 @@
 /** What the video-state analysis looks for (src/media/video-states.ts); part of its cache key. */
 export const VIDEO_STATE_SETTINGS = Object.freeze({
   /** Bumped whenever the analysis changes what it finds: old cache entries stop matching. */
-  version: 3,
+  version: 4,
   /** The issue asks for at least 5 fps; a caret's half blink (0.5 s) spans 2–3 frames. */
   fps: 5,
   /** Analysis frames are this wide (grey, aspect kept); a 720p screen becomes 320×180. */

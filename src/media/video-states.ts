@@ -2,13 +2,12 @@
  * The stable states of a screen recording (see state-segmentation.ts for what counts as
  * stable): for each, its time span and a representative frame saved as a PNG.
  *
- * One ffmpeg pass (video-state-pass.ts), with no probe before it, decodes the video once at `fps` and hands back two streams: small grey
- * frames for the analysis, and every second frame at full size in RGB (ffmpeg's own
- * conversion, with the matrix and range the stream declares, costs it under 2 ms a 720p
- * frame: far less than converting in JavaScript). A state lasts at least two analysis
- * frames, so it always holds a full-size sample; the one nearest its middle becomes its
- * PNG, encoded while decoding goes on. Memory stays bounded: a run keeps a thinned
- * handful of samples, and their buffers are reused rather than left to the collector.
+ * One ffmpeg pass (video-state-pass.ts), with no probe before it, decodes the video once
+ * at `fps`: small grey frames come down a pipe for the analysis, and every second frame is
+ * written at full size, unconverted, to a temp folder in the cache entry. A state lasts at
+ * least two analysis frames, so it always holds a full-size sample; the one nearest its
+ * middle is converted to RGB and becomes its PNG, encoded while decoding goes on. Only
+ * those few frames ever reach Node, and the folder holds a thinned handful per run.
  *
  * Results are cached by the video's content hash and the analysis settings: the frames
  * as content-addressed PNGs (`frames/<sha256>.png`) and `states.json`, under
@@ -19,7 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { IwrError, errorMessage } from "../errors.ts";
-import { writeFileAtomic } from "../files/atomic.ts";
+import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { findFfmpeg } from "../setup/find-tools.ts";
 import type { FrameSize } from "./ffmpeg-log.ts";
@@ -105,7 +104,9 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   const ffmpeg = findFfmpeg();
   if (!ffmpeg) throw new IwrError("SETUP_MISSING", "ffmpeg not found: run `npx iwr setup` (or set IWR_FFMPEG)");
   const saveFrame = (shown: FrameSize, sample: Sample) => writePng(dir, sample.data, shown.width, shown.height);
-  const analysis = await analyse(ffmpeg.path, videoPath, saveFrame);
+  // A killed pass leaves its frames' temp folder here.
+  sweepAbandonedTemps(dir);
+  const analysis = await analyse(ffmpeg.path, videoPath, dir, saveFrame);
   const findings: string[] = [];
   const states: VideoState[] = [];
   for (const { run, frame, saved } of analysis.runs) {
@@ -114,10 +115,10 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
     states.push({ index: states.length, startSec: run.startSec, endSec: run.endSec, frameSec: frame / VIDEO_STATE_SETTINGS.fps, framePath: file, frameSha256 });
   }
   const only = analysis.runs[0];
-  if (states.length === 0 && analysis.runs.length === 1 && only?.sample) {
+  if (states.length === 0 && analysis.runs.length === 1 && only?.saved && only.frame !== undefined) {
     // Too short to hold still for minStateSec: the whole video is its one state, said so.
-    const { file, sha256: frameSha256 } = await saveFrame(analysis.shown, only.sample);
-    states.push({ index: 0, startSec: 0, endSec: only.run.endSec, frameSec: only.sample.frame / VIDEO_STATE_SETTINGS.fps, framePath: file, frameSha256 });
+    const { file, sha256: frameSha256 } = await only.saved;
+    states.push({ index: 0, startSec: 0, endSec: only.run.endSec, frameSec: only.frame / VIDEO_STATE_SETTINGS.fps, framePath: file, frameSha256 });
     findings.push(`the video is only ${only.run.endSec.toFixed(1)} s (${analysis.frames} analysis frame(s)): it is taken as one state`);
   } else if (states.length === 0) {
     findings.push(`no stable state: the screen never holds still for ${VIDEO_STATE_SETTINGS.minStateSec} s (constant motion, ${analysis.runs.length} changes in ${analysis.durationSec.toFixed(1)} s)`);

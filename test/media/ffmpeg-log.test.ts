@@ -10,7 +10,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FfmpegLog, type FfmpegHeader } from "../../src/media/ffmpeg-log.ts";
-import { frameSizeOf, splitTopLevel } from "../../src/media/ffmpeg-header-fields.ts";
+import { frameSizeOf, pixelLayoutOf, splitTopLevel } from "../../src/media/ffmpeg-header-fields.ts";
 import { videoStates } from "../../src/media/video-states.ts";
 import { findFfmpeg } from "../../src/setup/find-tools.ts";
 
@@ -26,7 +26,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** ffmpeg's stderr for decoding `input` into two raw outputs, as the video-state pass runs it. */
 async function stderrOf(input: string): Promise<string> {
-  const args = ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-i", input, "-an", "-filter_complex", "fps=5,split=2[a][b];[a]scale=160:-2,format=gray[grey];[b]format=rgb24[full]",
+  const args = ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-i", input, "-an", "-filter_complex", "fps=5,split=2[a][b];[a]scale=160:-2,format=gray[grey];[b]format=yuv420p[full]",
     "-map", "[grey]", "-f", "rawvideo", "-y", "/dev/null", "-map", "[full]", "-f", "rawvideo", "-y", "/dev/null"];
   try {
     return (await run(ffmpeg, args, { maxBuffer: 1 << 24 })).stderr;
@@ -50,7 +50,13 @@ describe("ffmpeg's stderr", () => {
     const stderr = await stderrOf(video);
     for (const chunkSize of [7, 100, stderr.length]) {
       const { log, announced } = read(stderr, chunkSize);
-      expect(announced, `chunks of ${chunkSize}`).toEqual([{ durationSec: 2.5, outputs: [{ width: 160, height: 90 }, { width: 640, height: 360 }] }]);
+      expect(announced, `chunks of ${chunkSize}`).toEqual([{
+        durationSec: 2.5,
+        outputs: [
+          { width: 160, height: 90, layout: { pixelFormat: "gray", range: "full" } },
+          { width: 640, height: 360, layout: { pixelFormat: "yuv420p", range: "limited" } },
+        ],
+      }]);
       expect(log.errors).toBe("");
     }
   });
@@ -66,6 +72,13 @@ describe("ffmpeg's stderr", () => {
     for (let i = 0; i < 2000; i++) flood.push(`[h264 @ 0x55d5] [error] broken slice ${i}\n`);
     expect(flood.errors.length).toBeLessThanOrEqual(4000);
     expect(flood.errors).toMatch(/broken slice 1999$/);
+  });
+
+  it("reads the pixel layout of a stream line: format, range (limited unless pc) and the matrix named first", () => {
+    expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(tv, bt709/unknown/unknown, progressive), 1280x720 [SAR 1:1 DAR 16:9]"))).toEqual({ pixelFormat: "yuv420p", range: "limited", matrix: "bt709" });
+    expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(pc, smpte170m, progressive), 640x360"))).toEqual({ pixelFormat: "yuv420p", range: "full", matrix: "smpte170m" });
+    expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(progressive), 640x360"))).toEqual({ pixelFormat: "yuv420p", range: "limited" });
+    expect(pixelLayoutOf(splitTopLevel("rawvideo (RGB[24] / 0x18424752), rgb24, 1280x720, 5 fps"))).toEqual({ pixelFormat: "rgb24", range: "limited" });
   });
 
   it("reads the size among a stream line's fields, not a codec tag's hex", () => {
@@ -86,9 +99,10 @@ describe("ffmpeg's stderr", () => {
 });
 
 describe("an ffmpeg that prints no headers", () => {
-  it("is a MEDIA error naming it once its frames pass the limit, never a hang or the whole video held", async () => {
-    // Real ffmpeg with its stderr thrown away: frames come, headers never do. Task 4's
-    // 20 s at 720p makes about 140 MB of full-size frames, over the 64 MB held at most.
+  it("is a MEDIA error naming it, never a hang or frames read without their size", async () => {
+    // Real ffmpeg with its stderr thrown away: grey frames come, headers never do. Task 4's
+    // 20 s make under 6 MB of them, so the error comes when ffmpeg exits (a longer video
+    // would meet the 64 MB held at most first, and the same error).
     const silent = path.join(dir, "silent-ffmpeg.sh");
     fs.writeFileSync(silent, `#!/bin/sh\nexec "${ffmpeg}" "$@" 2>/dev/null\n`, { mode: 0o755 });
     const before = process.env.IWR_FFMPEG;

@@ -105,6 +105,54 @@ describe("video states", () => {
     }
   });
 
+  it("brings other pixel formats to the colours drawn too: 4:4:4, RGB, full-range JPEG, 10-bit, and an odd size", async () => {
+    // Each is converted by ffmpeg to the 4:2:0 the pass reads, and its output header says with what range.
+    const ffmpeg = findFfmpeg()!.path;
+    const sources = [
+      { name: "yuv444p.mp4", size: "320x180", codec: ["-c:v", "libx264", "-pix_fmt", "yuv444p"] },
+      { name: "rgb.mkv", size: "320x180", codec: ["-c:v", "ffv1", "-pix_fmt", "bgr0"] },
+      { name: "mjpeg.avi", size: "320x180", codec: ["-c:v", "mjpeg", "-pix_fmt", "yuvj420p", "-q:v", "2"] },
+      { name: "ten-bit.mkv", size: "320x180", codec: ["-c:v", "ffv1", "-pix_fmt", "yuv420p10le"] },
+      // (the colour source makes even sizes only: scaled after it)
+      { name: "odd.mkv", size: "321x181", codec: ["-vf", "scale=321:181", "-c:v", "ffv1", "-pix_fmt", "yuv444p"] },
+    ];
+    for (const source of sources) {
+      const video = path.join(dir, `format-${source.name}`);
+      await run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xd03020:s=320x180:r=10:d=1.5", ...source.codec, video]);
+      const result = await videoStates(video, { cacheDir });
+      expect(result.states, source.name).toHaveLength(1);
+      const image = sharp(result.states[0]!.framePath);
+      const meta = await image.metadata();
+      expect(`${meta.width}x${meta.height}`, source.name).toBe(source.size);
+      // The middle, and the last row and column, which an odd size converts on their own.
+      for (const [left, top] of [[160, 90], [meta.width! - 1, 90], [160, meta.height! - 1]] as const) {
+        const pixel = await sharp(result.states[0]!.framePath).extract({ left, top, width: 1, height: 1 }).raw().toBuffer();
+        for (const [channel, value] of [0xd0, 0x30, 0x20].entries()) expect(Math.abs(pixel[channel]! - value), `${source.name} (${left},${top}) channel ${channel}: ${[...pixel].join(",")}`).toBeLessThanOrEqual(6);
+      }
+    }
+  });
+
+  it("leaves no full-size frames behind, after a pass or a failed one, and sweeps what a killed pass left", async () => {
+    const video = await makeScreenVideo(dir, "temps", 2, (t) => ({ digit: t < 1 ? 7 : 8 }));
+    const ownCache = path.join(dir, "temps-cache");
+    const first = await videoStates(video, { cacheDir: ownCache });
+    const entry = path.dirname(path.dirname(first.states[0]!.framePath));
+    expect(fs.readdirSync(entry).sort()).toEqual(["frames", "states.json"]);
+    // A pass killed mid-way (a process that no longer exists) left its temp folder of frames.
+    const abandoned = path.join(entry, ".full-frames.elsewhere~999999.1.abc.tmp");
+    fs.mkdirSync(abandoned);
+    fs.writeFileSync(path.join(abandoned, "0000000.yuv"), Buffer.alloc(1000));
+    fs.rmSync(path.join(entry, "states.json"));
+    await videoStates(video, { cacheDir: ownCache });
+    expect(fs.readdirSync(entry).sort()).toEqual(["frames", "states.json"]);
+    // A video that fails half-way (cut short) leaves nothing either.
+    const cut = path.join(dir, "cut.mp4");
+    const whole = fs.readFileSync(video);
+    fs.writeFileSync(cut, whole.subarray(0, Math.floor(whole.length * 0.6)));
+    await videoStates(cut, { cacheDir: ownCache }).catch(() => undefined);
+    for (const name of fs.readdirSync(ownCache)) expect(fs.readdirSync(path.join(ownCache, name)).filter((file) => file.endsWith(".tmp")), name).toEqual([]);
+  });
+
   it("reads videos of any size and container: the frame sizes ffmpeg's headers report fit its frames", async () => {
     // Narrower than the analysis width, not 16:9, an aspect that rounds; FFV1 in Matroska.
     for (const [size, expected] of [["200x150", [200, 150]], ["1000x562", [320, 180]], ["334x182", [320, 174]]] as const) {

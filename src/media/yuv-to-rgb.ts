@@ -1,0 +1,137 @@
+/**
+ * 8-bit planar YUV 4:2:0 (ffmpeg's yuv420p) to packed RGB, honouring the stream's matrix
+ * and range. The video-state pass has ffmpeg write its full-size frames as they decode,
+ * without converting them, and converts here only the few that become a state's frame:
+ * ffmpeg converting every sampled frame to RGB cost it more than the decoding it saves.
+ * Each chroma sample covers its 2×2 block of pixels (as swscale's unscaled converter does).
+ */
+import type { FrameSize, PixelLayout } from "./ffmpeg-header-fields.ts";
+
+/** Luma weights (Kr, Kb) of the matrices ffmpeg names; an undeclared or other one is read as BT.601, swscale's default. */
+const LUMA_WEIGHTS: Record<string, [number, number]> = {
+  bt709: [0.2126, 0.0722],
+  fcc: [0.3, 0.11],
+  smpte240m: [0.212, 0.087],
+  bt2020nc: [0.2627, 0.0593],
+  bt2020c: [0.2627, 0.0593],
+};
+const BT601: [number, number] = [0.299, 0.114];
+
+/** Bytes of one yuv420p frame: a chroma plane is half the size each way, rounded up. */
+export function yuv420pFrameBytes({ width, height }: FrameSize): number {
+  return width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
+}
+
+/** The conversion's integer coefficients, 16.16 fixed point. */
+interface Coefficients {
+  lumaOffset: number;
+  lumaScale: number;
+  crToR: number;
+  cbToG: number;
+  crToG: number;
+  cbToB: number;
+}
+
+const FIXED = 1 << 16;
+
+function coefficients(layout: PixelLayout): Coefficients {
+  const [kr, kb] = (layout.matrix && LUMA_WEIGHTS[layout.matrix]) || BT601;
+  const kg = 1 - kr - kb;
+  const limited = layout.range === "limited";
+  const chromaScale = limited ? 255 / 224 : 1;
+  return {
+    lumaOffset: limited ? 16 : 0,
+    lumaScale: Math.round((limited ? 255 / 219 : 1) * FIXED),
+    crToR: Math.round(2 * (1 - kr) * chromaScale * FIXED),
+    cbToG: Math.round(((-2 * kb * (1 - kb)) / kg) * chromaScale * FIXED),
+    crToG: Math.round(((-2 * kr * (1 - kr)) / kg) * chromaScale * FIXED),
+    cbToB: Math.round(2 * (1 - kb) * chromaScale * FIXED),
+  };
+}
+
+/** Row pairs converted between two turns of the event loop (about a millisecond at 720p), so that the pipe ffmpeg writes keeps being read. */
+const BAND_ROWS = 180;
+
+/** Clamping by lookup: an index is a channel value plus CLAMP_BIAS. Far out of range values cannot occur (|value| < 600). */
+const CLAMP_BIAS = 640;
+const CLAMP = Uint8Array.from({ length: 1536 }, (_, index) => Math.max(0, Math.min(255, index - CLAMP_BIAS)));
+
+/**
+ * The frame in RGB. Converting a 720p frame takes a few milliseconds of JavaScript, done
+ * in bands between which the event loop turns: ffmpeg must not wait on its grey pipe
+ * while a state's frame is converted.
+ */
+export async function yuv420pToRgb(frame: Uint8Array, size: FrameSize, layout: PixelLayout): Promise<Buffer> {
+  const { width, height } = size;
+  if (frame.length !== yuv420pFrameBytes(size)) throw new Error(`a ${width}x${height} yuv420p frame has ${yuv420pFrameBytes(size)} bytes, not ${frame.length}`);
+  const rgb = Buffer.allocUnsafe(width * height * 3);
+  const matrix = coefficients(layout);
+  const evenHeight = height & ~1;
+  for (let row = 0; row < evenHeight; row += BAND_ROWS) {
+    if (row > 0) await new Promise((resolve) => setImmediate(resolve));
+    convertRowPairs(frame, rgb, size, matrix, row, Math.min(evenHeight, row + BAND_ROWS));
+  }
+  // An odd size's last column or row, pixel by pixel.
+  for (let row = 0; row < height; row++) {
+    if (width & 1) convertPixel(frame, rgb, size, matrix, row, width - 1);
+    if (row === height - 1 && height & 1) for (let column = 0; column < width; column++) convertPixel(frame, rgb, size, matrix, row, column);
+  }
+  return rgb;
+}
+
+/** The 2×2 blocks of rows [from, to) (both even) that lie wholly inside the frame: four pixels share one chroma sample. */
+function convertRowPairs(frame: Uint8Array, rgb: Uint8Array, { width, height }: FrameSize, matrix: Coefficients, from: number, to: number): void {
+  const { lumaOffset, lumaScale, crToR, cbToG, crToG, cbToB } = matrix;
+  const chromaWidth = Math.ceil(width / 2);
+  const uPlane = width * height;
+  const vPlane = uPlane + chromaWidth * Math.ceil(height / 2);
+  const evenWidth = width & ~1;
+  const bias = FIXED / 2 + CLAMP_BIAS * FIXED;
+  for (let row = from; row < to; row += 2) {
+    const chromaRow = (row >> 1) * chromaWidth;
+    const upper = row * width;
+    const lower = upper + width;
+    let upperOut = upper * 3;
+    let lowerOut = lower * 3;
+    for (let column = 0; column < evenWidth; column += 2) {
+      const chromaAt = chromaRow + (column >> 1);
+      const u = frame[uPlane + chromaAt]! - 128;
+      const v = frame[vPlane + chromaAt]! - 128;
+      const red = crToR * v + bias;
+      const green = cbToG * u + crToG * v + bias;
+      const blue = cbToB * u + bias;
+      let y = (frame[upper + column]! - lumaOffset) * lumaScale;
+      rgb[upperOut] = CLAMP[(y + red) >> 16]!;
+      rgb[upperOut + 1] = CLAMP[(y + green) >> 16]!;
+      rgb[upperOut + 2] = CLAMP[(y + blue) >> 16]!;
+      y = (frame[upper + column + 1]! - lumaOffset) * lumaScale;
+      rgb[upperOut + 3] = CLAMP[(y + red) >> 16]!;
+      rgb[upperOut + 4] = CLAMP[(y + green) >> 16]!;
+      rgb[upperOut + 5] = CLAMP[(y + blue) >> 16]!;
+      y = (frame[lower + column]! - lumaOffset) * lumaScale;
+      rgb[lowerOut] = CLAMP[(y + red) >> 16]!;
+      rgb[lowerOut + 1] = CLAMP[(y + green) >> 16]!;
+      rgb[lowerOut + 2] = CLAMP[(y + blue) >> 16]!;
+      y = (frame[lower + column + 1]! - lumaOffset) * lumaScale;
+      rgb[lowerOut + 3] = CLAMP[(y + red) >> 16]!;
+      rgb[lowerOut + 4] = CLAMP[(y + green) >> 16]!;
+      rgb[lowerOut + 5] = CLAMP[(y + blue) >> 16]!;
+      upperOut += 6;
+      lowerOut += 6;
+    }
+  }
+}
+
+function convertPixel(frame: Uint8Array, rgb: Uint8Array, { width, height }: FrameSize, matrix: Coefficients, row: number, column: number): void {
+  const chromaWidth = Math.ceil(width / 2);
+  const uPlane = width * height;
+  const vPlane = uPlane + chromaWidth * Math.ceil(height / 2);
+  const chromaAt = (row >> 1) * chromaWidth + (column >> 1);
+  const u = frame[uPlane + chromaAt]! - 128;
+  const v = frame[vPlane + chromaAt]! - 128;
+  const y = (frame[row * width + column]! - matrix.lumaOffset) * matrix.lumaScale + FIXED / 2 + CLAMP_BIAS * FIXED;
+  const out = (row * width + column) * 3;
+  rgb[out] = CLAMP[(y + matrix.crToR * v) >> 16]!;
+  rgb[out + 1] = CLAMP[(y + matrix.cbToG * u + matrix.crToG * v) >> 16]!;
+  rgb[out + 2] = CLAMP[(y + matrix.cbToB * u) >> 16]!;
+}
