@@ -7,8 +7,14 @@
  *
  * Prints per task Spearman ρ(self-score, evaluator Final) and the share of page pairs
  * both order the same way (src/selfcheck/tracking.ts), their means over the tasks, and
- * the self-check's wall time against the evaluator's on the same page in the same run
- * (median of the per-page ratios). Both run with the same number of workers.
+ * the self-check's time against the evaluator's on the same page in the same run (median
+ * of the per-page ratios). Both run with the same number of workers, pipelined: up to two
+ * pages per page slot are in flight, so a page may first wait for a slot while other
+ * pages replay. That wait is the bench's queue, not the page's cost, and how long it is
+ * depends on the phase's mix (an evaluation's judging overlaps the next replay; a
+ * self-check has little to overlap). So the time ratio is printed three ways: the page's
+ * own time (wall less its slot wait, both sides; the figure the target is judged by), the
+ * raw wall times, and the two phases' totals.
  * Targets: mean ρ ≥ 0.85, mean pairwise agreement ≥ 0.85, time ratio ≤ 0.8.
  *
  * `--reuse` takes the evaluations already in `--result` (eval.json, replay.json of an
@@ -81,16 +87,24 @@ interface EvaluatedPage {
   candidateDir: string;
   final: number;
   evaluatorMs: number;
+  /** Of evaluatorMs, the wait for a page slot. */
+  evaluatorSlotWaitMs: number;
 }
 
 interface PageResult extends EvaluatedPage {
   selfScore: number;
   selfCheckMs: number;
+  /** Of selfCheckMs, the wait for a page slot. */
+  selfCheckSlotWaitMs: number;
 }
+
+const ownTimeRatio = (page: PageResult) => (page.selfCheckMs - page.selfCheckSlotWaitMs) / (page.evaluatorMs - page.evaluatorSlotWaitMs);
+const wallTimeRatio = (page: PageResult) => page.selfCheckMs / page.evaluatorMs;
 
 function evaluatedPageOf(row: CalibrationRow): EvaluatedPage {
   const aligned = row.evaluation.records.find((entry) => entry.mode === "aligned")!.record;
-  return { task: row.task, candidate: row.candidate, candidateDir: row.candidateDir, final: aligned.scores.final, evaluatorMs: row.evaluation.replay.wallMs };
+  const { wallMs, timings } = row.evaluation.replay;
+  return { task: row.task, candidate: row.candidate, candidateDir: row.candidateDir, final: aligned.scores.final, evaluatorMs: wallMs, evaluatorSlotWaitMs: timings.slotWaitMs };
 }
 
 /** The pages an earlier run left in `resultDir`: every candidate folder with eval.json and replay.json. */
@@ -103,8 +117,8 @@ function evaluatedPagesIn(resultDir: string, tasks: readonly Task[]): EvaluatedP
       const files = candidateFiles(path.join(taskDir, folder));
       if (!fs.existsSync(files.eval) || !fs.existsSync(files.replay)) continue;
       const final = JSON.parse(fs.readFileSync(files.eval, "utf8")).scores.final as number;
-      const evaluatorMs = JSON.parse(fs.readFileSync(files.replay, "utf8")).wallMs as number;
-      pages.push({ task, candidate: folder.replace(/^mutant-/, ""), candidateDir: files.dir, final, evaluatorMs });
+      const replay = JSON.parse(fs.readFileSync(files.replay, "utf8")) as { wallMs: number; timings?: { slotWaitMs?: number } };
+      pages.push({ task, candidate: folder.replace(/^mutant-/, ""), candidateDir: files.dir, final, evaluatorMs: replay.wallMs, evaluatorSlotWaitMs: replay.timings?.slotWaitMs ?? 0 });
     }
   }
   return pages;
@@ -154,7 +168,7 @@ async function main(): Promise<void> {
           pageSlots,
           memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
         });
-        return { ...page, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs };
+        return { ...page, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs, selfCheckSlotWaitMs: record.timings.slotWaitMs };
       } catch (error) {
         // A page the self-check could not open is reported and left out of the figures, not the end of the bench.
         return { page, error: error instanceof Error ? error.message : String(error) };
@@ -166,32 +180,36 @@ async function main(): Promise<void> {
     await closeSharedBrowser();
     await shutdownOcr();
   }
-  console.log(`self-check: ${results.length} page(s) in ${((Date.now() - evaluatedAt) / 1000).toFixed(0)} s; visual metric ${metric.info.name}${metric.info.dino.status === "available" ? "" : " (DINO unavailable: labelled fallback)"}\n`);
+  const selfCheckPhaseMs = Date.now() - evaluatedAt;
+  console.log(`self-check: ${results.length} page(s) in ${(selfCheckPhaseMs / 1000).toFixed(0)} s; visual metric ${metric.info.name}${metric.info.dino.status === "available" ? "" : " (DINO unavailable: labelled fallback)"}\n`);
 
-  console.log("| task | pages | Spearman ρ | pairwise agreement | pairs | median self-check / evaluator time |");
+  console.log("| task | pages | Spearman ρ | pairwise agreement | pairs | median self-check / evaluator time, own (wall) |");
   console.log("|---:|---:|---:|---:|---:|---:|");
   const perTask = tasks.map((task) => {
     const pages = results.filter((result) => result.task.id === task.id);
     const tracking = trackingOf(pages.map((page): ScoredPage => ({ label: page.candidate, evaluator: page.final, signal: page.selfScore })));
-    const timeRatio = median(pages.map((page) => page.selfCheckMs / page.evaluatorMs));
-    console.log(`| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ${tracking.pairs} | ${timeRatio.toFixed(2)} |`);
+    const own = median(pages.map(ownTimeRatio));
+    const wall = median(pages.map(wallTimeRatio));
+    console.log(`| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ${tracking.pairs} | ${own.toFixed(2)} (${wall.toFixed(2)}) |`);
     return tracking;
   });
-  const allRatios = results.map((page) => page.selfCheckMs / page.evaluatorMs);
+  const allRatios = results.map(ownTimeRatio);
+  const wallRatio = median(results.map(wallTimeRatio));
   const meanRho = mean(perTask.map((tracking) => tracking.spearman));
   const meanPairwise = mean(perTask.map((tracking) => tracking.pairwiseAgreement));
   const timeRatio = median(allRatios);
-  console.log(`| mean | ${results.length} | ${meanRho.toFixed(3)} | ${meanPairwise.toFixed(3)} | | ${timeRatio.toFixed(2)} |\n`);
+  console.log(`| mean | ${results.length} | ${meanRho.toFixed(3)} | ${meanPairwise.toFixed(3)} | | ${timeRatio.toFixed(2)} (${wallRatio.toFixed(2)}) |\n`);
 
-  console.log("| task | page | evaluator Final | self-score | evaluator ms | self-check ms |");
+  console.log("| task | page | evaluator Final | self-score | evaluator ms (slot wait) | self-check ms (slot wait) |");
   console.log("|---:|---|---:|---:|---:|---:|");
   for (const page of [...results].sort((a, b) => a.task.id - b.task.id || b.final - a.final)) {
-    console.log(`| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} | ${page.selfCheckMs} |`);
+    console.log(`| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} (${page.evaluatorSlotWaitMs}) | ${page.selfCheckMs} (${page.selfCheckSlotWaitMs}) |`);
   }
   if (failures.length > 0) console.log(`\n${failures.length} page(s) could not be self-checked and are left out:\n${failures.map((line) => `  ${line}`).join("\n")}`);
   console.log(`\nmean Spearman ρ ${meanRho.toFixed(3)} (target ≥ ${TARGETS.spearman}: ${verdict(meanRho >= TARGETS.spearman)})`);
   console.log(`mean pairwise agreement ${meanPairwise.toFixed(3)} (target ≥ ${TARGETS.pairwise}: ${verdict(meanPairwise >= TARGETS.pairwise)})`);
-  console.log(`self-check time / evaluator time, median over pages ${timeRatio.toFixed(2)} (target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`);
+  console.log(`self-check time / evaluator time, median over pages, each page's own time (wall less its slot wait) ${timeRatio.toFixed(2)} (target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`);
+  console.log(`  the same with raw wall times ${wallRatio.toFixed(2)}${values.reuse ? "" : `; the phases' totals ${(selfCheckPhaseMs / (evaluatedAt - started)).toFixed(2)}`}`);
   if (!values.result) fs.rmSync(resultDir, { recursive: true, force: true });
 }
 

@@ -157,6 +157,18 @@ function inputGuard(config: { mode: "freeze" | "lively" | "wrong-state"; allowed
       }
     }
   };
+  // What the user types is theirs, not the page's: it is recorded as the field's value, so
+  // it is never falsified once focus moves on. (Falsified then, a page that reads the field
+  // on the next click would copy the wrong text and show it falsified again, i.e. right:
+  // letters rotated twice. Whether that happened hung on when the timers below ran.)
+  document.addEventListener(
+    "input",
+    (event) => {
+      const field = event.target;
+      if (event.isTrusted && (field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement)) inputValues.set(field, field.value);
+    },
+    { capture: true },
+  );
   const start = (): void => {
     falsifyValues();
     new MutationObserver((records) => {

@@ -71,7 +71,8 @@ export interface SelfCheckRecord {
   initial?: { state: number; similarity: { text: number; image: number; combined: number } };
   page: { error?: ErrorRecord; memory?: unknown; screenshots: string[] };
   settings: { grounding: "heuristic"; ocrEngine: string; visualMetric: string; dinoStatus: string };
-  timings: { totalMs: number; videoStatesMs: number; replayMs: number; compareMs: number };
+  /** replayMs includes slotWaitMs: the wait for a free page slot while other pages replay (0 when nothing else runs). */
+  timings: { totalMs: number; videoStatesMs: number; replayMs: number; slotWaitMs: number; compareMs: number };
 }
 
 const FORMULA = `selfScore = ${SELF_SCORE_WEIGHTS.behaviour}·behaviour + ${SELF_SCORE_WEIGHTS.appearance}·appearance; behaviour = steps that executed and changed the screen exactly when the aligned video did, and as it did (the words it gained, or where it changed) / actions; appearance = mean (text + image similarity) / 2 of each screenshot (the initial one and one per action; one not taken counts 0) and its aligned video state`;
@@ -178,7 +179,7 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
       visualMetric: scorers.visual.name,
       dinoStatus: scorers.visual.dino.status === "available" ? "available" : `unavailable: ${scorers.visual.dino.reason}`,
     },
-    timings: { totalMs: Date.now() - started, videoStatesMs, replayMs, compareMs },
+    timings: { totalMs: Date.now() - started, videoStatesMs, replayMs, slotWaitMs: replay.slotWaitMs, compareMs },
   };
   await writeFileAtomic(files.selfCheck, `${JSON.stringify(record, null, 2)}\n`);
   return record;

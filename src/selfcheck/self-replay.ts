@@ -70,6 +70,8 @@ export interface SelfReplayResult {
   lint?: PageLintFacts;
   /** When the initial screenshot was taken, on the host's clock. */
   loadedAtMs?: number;
+  /** How long the replay waited for a free page slot (other pages' replays), before any work of its own. */
+  slotWaitMs: number;
 }
 
 /** The folder that every file of a task must stay inside: the task set's (<set>/<id>/assets → <set>). */
@@ -142,5 +144,6 @@ export async function selfReplay(options: SelfReplayOptions): Promise<SelfReplay
     ...(page.memory ? { memory: page.memory } : {}),
     ...(lint ? { lint } : {}),
     ...(loadedAtMs !== undefined ? { loadedAtMs } : {}),
+    slotWaitMs: hosted.timings.slotWaitMs,
   };
 }

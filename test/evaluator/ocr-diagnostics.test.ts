@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process";
 import { describe, expect, it } from "vitest";
 
-const ENGINE_LINES = /Error in pixReadStream|Invalid resolution \d+ dpi/;
+const ENGINE_LINES = /Error in pixReadStream|Invalid resolution \d+ dpi|Image too small to scale|Line cannot be recognized/;
 
 function runChild(mode: "plain" | "filtered" | "evaluator"): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -23,6 +23,8 @@ describe("the OCR engine's diagnostics", () => {
     const plain = await runChild("plain");
     expect(plain.stderr).toMatch(/Error in pixReadStream/);
     expect(plain.stderr).toMatch(/Invalid resolution \d+ dpi/);
+    expect(plain.stderr).toMatch(/Image too small to scale!! \(2x36 vs min width of 3\)/);
+    expect(plain.stderr).toMatch(/Line cannot be recognized!!/);
     const filtered = await runChild("filtered");
     expect(filtered.stderr).not.toMatch(ENGINE_LINES);
     expect(filtered.stdout).toBe(plain.stdout);

@@ -186,16 +186,21 @@ describe("video states", () => {
     expect(strip.states).toHaveLength(1);
   });
 
-  it("keeps a short state that follows a long one (its only sample is not thinned away)", async () => {
-    // 6.8 s dark, 0.4 s bright, 3 s grey: the long run's thinning once dropped the bright state's one sample.
-    const video = path.join(dir, "short-after-long.mp4");
+  it("keeps a short state that follows a long one of any length (its only sample is not thinned away)", async () => {
+    // A long dark run, 0.4 s bright, 3 s grey: thinning the long run's samples once dropped the bright
+    // state's one sample (at 6.8 s). Every long-run length from 4.0 to 8.8 s, so each thinning phase is met.
     const colour = (name: string, seconds: number) => ["-f", "lavfi", "-i", `color=c=${name}:s=320x180:r=10:d=${seconds}`];
-    await run(findFfmpeg()!.path, ["-v", "error", "-y", ...colour("0x101010", 6.8), ...colour("0xf0f0f0", 0.4), ...colour("0x808080", 3),
-      "-filter_complex", "[0][1][2]concat=n=3:v=1[out]", "-map", "[out]", "-c:v", "libx264", "-pix_fmt", "yuv420p", video]);
-    const result = await videoStates(video, { cacheDir });
-    expect(result.states.map((state) => [state.startSec, state.endSec])).toEqual([[0, 6.8], [6.8, 7.2], [7.2, 10.2]]);
-    const middle = await sharp(result.states[1]!.framePath).extract({ left: 160, top: 90, width: 1, height: 1 }).raw().toBuffer();
-    expect(middle[0]).toBeGreaterThan(200);
+    for (let tenths = 40; tenths <= 88; tenths += 4) {
+      const long = tenths / 10;
+      const video = path.join(dir, `short-after-long-${tenths}.mp4`);
+      await run(findFfmpeg()!.path, ["-v", "error", "-y", ...colour("0x101010", long), ...colour("0xf0f0f0", 0.4), ...colour("0x808080", 3),
+        "-filter_complex", "[0][1][2]concat=n=3:v=1[out]", "-map", "[out]", "-c:v", "libx264", "-pix_fmt", "yuv420p", video]);
+      const result = await videoStates(video, { cacheDir });
+      const spans = result.states.map((state) => [state.startSec, state.endSec]);
+      expect(spans, `after ${long} s`).toEqual([[0, long], [long, Math.round((long + 0.4) * 10) / 10], [Math.round((long + 0.4) * 10) / 10, Math.round((long + 3.4) * 10) / 10]]);
+      const middle = await sharp(result.states[1]!.framePath).extract({ left: 160, top: 90, width: 1, height: 1 }).raw().toBuffer();
+      expect(middle[0], `after ${long} s`).toBeGreaterThan(200);
+    }
   });
 
   it("caches by content: a second call reads states.json and content-addressed full-size PNGs", async () => {

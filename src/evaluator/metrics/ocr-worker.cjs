@@ -24,14 +24,16 @@ if (process.platform === "linux") {
 /*
  * Leptonica and Tesseract print their diagnostics straight to stderr from inside the
  * engine ("Error in boxClipToRectangle: box outside rectangle", "Detected 9 diacritics",
- * "Empty page!!" while reading screens that work; "Image file /input cannot be read!"),
+ * "Empty page!!" while reading screens that work; "Image too small to scale!! (2x36 vs min
+ * width of 3)" and "Line cannot be recognized!!" for a line one or two pixels wide, which
+ * it skips; "Image file /input cannot be read!"),
  * in the middle of a run's output.
  * Those lines are dropped here. Nothing is lost by it: a clipped box is clipped by the
  * engine itself, and an image it cannot read fails the job, whose error the caller
  * records. Every other line passes.
  */
 const ENGINE_DIAGNOSTIC =
-  /^(Error in [A-Za-z0-9_]+: .*|Warning in [A-Za-z0-9_]+: .*|Image file \S+ cannot be read!|Warning[.:]? Invalid resolution \d+ dpi\. Using \d+ instead\.|Estimating resolution as \d+|Detected \d+ diacritics|Empty page!*|Too few characters\. Skipping this page)\s*$/;
+  /^(Error in [A-Za-z0-9_]+: .*|Warning in [A-Za-z0-9_]+: .*|Image file \S+ cannot be read!|Warning[.:]? Invalid resolution \d+ dpi\. Using \d+ instead\.|Estimating resolution as \d+|Detected \d+ diacritics|Empty page!*|Too few characters\. Skipping this page|Image too small to scale!* \(\d+x\d+ vs min width of \d+\)|Line cannot be recognized!*)\s*$/;
 const writeStderr = process.stderr.write.bind(process.stderr);
 // The engine ends some diagnostics with a separate empty line: dropped with them.
 let afterDiagnostic = false;
