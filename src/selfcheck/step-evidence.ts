@@ -68,18 +68,20 @@ export function wordsOf(text: string): string[] {
   return (text.toLowerCase().match(/\p{L}{4,}|\p{N}+(?:[.,:]\p{N}+)*/gu) ?? []).map((word) => word.replace(/,/g, ""));
 }
 
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
+/**
+ * Whether two strings are at most one edit apart (Levenshtein distance ≤ 1, in UTF-16
+ * code units), in one pass: the alignment asks this of every pair of words on two screens
+ * many times over, where a full edit-distance table per pair was most of a self-check's time.
+ */
+function withinOneEdit(a: string, b: string): boolean {
+  const lengthGap = a.length - b.length;
+  if (lengthGap > 1 || lengthGap < -1) return false;
+  const shorter = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < shorter && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === shorter) return true;
+  if (lengthGap === 0) return a.slice(i + 1) === b.slice(i + 1);
+  return lengthGap > 0 ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }
 
 const isNumber = (word: string) => /\d/.test(word);
@@ -91,23 +93,52 @@ const isNumber = (word: string) => /\d/.test(word);
 export function sameWord(a: string, b: string): boolean {
   if (a === b) return true;
   if (isNumber(a) || isNumber(b)) return false;
-  return editDistance(a, b) <= 1 || a.includes(b) || b.includes(a);
+  return withinOneEdit(a, b) || a.includes(b) || b.includes(a);
 }
 
-/** Words of `after` not matched one-to-one by words of `before` (a multiset difference up to OCR slips). */
+/**
+ * Words of `after` not matched one-to-one by words of `before` (a multiset difference up
+ * to OCR slips). Each word of `after`, in order, takes the first untaken equal word of
+ * `before`, else the first untaken one it is the same word as (sameWord).
+ */
 export function gainedWords(after: readonly string[], before: readonly string[]): string[] {
-  const unmatched = [...before];
+  const taken = new Uint8Array(before.length);
+  // Where each word stands in `before`, in order, and how many of those places are known taken.
+  const places = new Map<string, { at: number[]; next: number }>();
+  before.forEach((word, index) => {
+    const entry = places.get(word);
+    if (entry) entry.at.push(index);
+    else places.set(word, { at: [index], next: 0 });
+  });
+  const firstEqual = (word: string): number => {
+    const entry = places.get(word);
+    if (!entry) return -1;
+    while (entry.next < entry.at.length && taken[entry.at[entry.next]!]) entry.next += 1;
+    return entry.next < entry.at.length ? entry.at[entry.next]! : -1;
+  };
+  const firstAlike = (word: string): number => {
+    // A number is only the same word as itself, which firstEqual looked for.
+    if (isNumber(word)) return -1;
+    for (let index = 0; index < before.length; index++) if (!taken[index] && sameWord(word, before[index]!)) return index;
+    return -1;
+  };
   const gained: string[] = [];
   for (const word of after) {
-    const at = unmatched.findIndex((other) => other === word);
-    const fuzzy = at >= 0 ? at : unmatched.findIndex((other) => sameWord(word, other));
-    if (fuzzy >= 0) unmatched.splice(fuzzy, 1);
+    const equal = firstEqual(word);
+    const match = equal >= 0 ? equal : firstAlike(word);
+    if (match >= 0) taken[match] = 1;
     else gained.push(word);
   }
   return gained;
 }
 
-const shareFound = (words: readonly string[], among: readonly string[]): number => (words.length === 0 ? 0 : words.filter((word) => among.some((other) => sameWord(word, other))).length / words.length);
+/** Share of `words` that `among` shows too (up to OCR slips); equal words are looked up, not compared one by one. */
+function shareFound(words: readonly string[], among: readonly string[]): number {
+  if (words.length === 0) return 0;
+  const exact = new Set(among);
+  const found = words.filter((word) => exact.has(word) || (!isNumber(word) && among.some((other) => sameWord(word, other))));
+  return found.length / words.length;
+}
 
 /** Indices of the grid cells where two grey pictures (same size) differ. */
 export function changedCells(a: Buffer, b: Buffer, width = 640): Set<number> {
@@ -161,6 +192,8 @@ export class StepEvidenceSource {
   private readonly stateWords: string[][];
   private readonly shotCells = new Map<number, Set<number>>();
   private readonly stateCells = new Map<string, Set<number>>();
+  private readonly videoGains = new Map<string, string[]>();
+  private readonly pageChanges = new Map<number, { pageNew: string[]; kept: string[] }>();
 
   constructor(
     private readonly shots: readonly ImageReading[],
@@ -175,12 +208,11 @@ export class StepEvidenceSource {
     const pageBeforeWords = this.shotWords[step] ?? [];
     const videoAfterWords = this.stateWords[to] ?? [];
     // Words the video gains that the page already showed need not be gained again (OCR of a frame can miss a line).
-    const videoNew = gainedWords(gainedWords(videoAfterWords, this.stateWords[from] ?? []), pageBeforeWords);
-    const pageNew = gainedWords(this.shotWords[step + 1] ?? [], pageBeforeWords);
+    const videoNew = gainedWords(this.videoGained(from, to), pageBeforeWords);
+    const { pageNew, kept } = this.pageChange(step);
     const gain = videoNew.length > 0 ? shareFound(videoNew, pageNew) : undefined;
     // How often the page's words are missing from the video's reading anyway: the words it kept over the step.
     const pageAfterWords = this.shotWords[step + 1] ?? [];
-    const kept = gainedWords(pageAfterWords, pageNew);
     const absent = (words: readonly string[]) => (words.length === 0 ? undefined : 1 - shareFound(words, videoAfterWords));
     const absentNumbers = (words: readonly string[]) => {
       const numbers = words.filter(isNumber);
@@ -236,6 +268,29 @@ export class StepEvidenceSource {
     const evidence = this.evidence(step, from, to);
     const parts = [evidence.gain, evidence.overlap].filter((part): part is number => part !== undefined);
     return parts.length === 0 ? 0 : parts.reduce((sum, part) => sum + part, 0) / parts.length;
+  }
+
+  /** Words the video gained from state `from` to state `to`. */
+  private videoGained(from: number, to: number): string[] {
+    const key = `${from}:${to}`;
+    let words = this.videoGains.get(key);
+    if (!words) {
+      words = gainedWords(this.stateWords[to] ?? [], this.stateWords[from] ?? []);
+      this.videoGains.set(key, words);
+    }
+    return words;
+  }
+
+  /** The words step `step` brought to the page, and those it kept. */
+  private pageChange(step: number): { pageNew: string[]; kept: string[] } {
+    let change = this.pageChanges.get(step);
+    if (!change) {
+      const pageAfterWords = this.shotWords[step + 1] ?? [];
+      const pageNew = gainedWords(pageAfterWords, this.shotWords[step] ?? []);
+      change = { pageNew, kept: gainedWords(pageAfterWords, pageNew) };
+      this.pageChanges.set(step, change);
+    }
+    return change;
   }
 
   private pageCells(step: number): Set<number> {

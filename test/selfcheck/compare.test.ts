@@ -37,6 +37,32 @@ describe("words", () => {
   it("gains are a multiset difference", () => {
     expect(gainedWords(["cart", "3", "3", "items"], ["cart", "3"])).toEqual(["3", "items"]);
   });
+
+  it("a word takes an equal word before an alike one, then the first alike one left", () => {
+    // "cart" takes the equal "cart", not the alike "carts" before it, so "bart" (one slip from "cart") finds nothing.
+    expect(gainedWords(["cart", "bart"], ["carts", "cart"])).toEqual(["bart"]);
+    // Words are matched in order: "cat" takes "cart" (alike, none equal), so the later "cart" is gained.
+    expect(gainedWords(["cat", "cart"], ["cart"])).toEqual(["cart"]);
+  });
+
+  it("one slip is one edit in UTF-16 units: agrees with a full edit-distance table on many word pairs", () => {
+    const editDistance = (a: string, b: string): number => {
+      const table = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+      for (let i = 1; i <= a.length; i++) {
+        for (let j = 1; j <= b.length; j++) table[i]![j] = Math.min(table[i - 1]![j]! + 1, table[i]![j - 1]! + 1, table[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      }
+      return table[a.length]![b.length]!;
+    };
+    const expected = (a: string, b: string) => a === b || (!/\d/.test(a) && !/\d/.test(b) && (editDistance(a, b) <= 1 || a.includes(b) || b.includes(a)));
+    const pieces = ["a", "b", "ab", "ba", "cart", "rt", "é", "😀", "ing", "x"];
+    let seed = 11;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const word = () => Array.from({ length: 1 + Math.floor(next() * 3) }, () => pieces[Math.floor(next() * pieces.length)]!).join("");
+    for (let pair = 0; pair < 5000; pair++) {
+      const [a, b] = [word(), word()];
+      expect(sameWord(a, b), `${a} / ${b}`).toBe(expected(a, b));
+    }
+  });
 });
 
 describe("where a screen changed", () => {
