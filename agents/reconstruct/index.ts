@@ -63,7 +63,8 @@ export async function runReconstructionAgent(inputs: TaskInputs, context: AgentC
     const graph = buildReconstructionGraph({ checkpointer: saver });
     const config = {
       configurable: { thread_id: threadId },
-      context,
+      // The Studio-only names are left unset: this run brings its parts.
+      context: { ...context, model: undefined, criticModel: undefined },
       recursionLimit: recursionLimitFor(settings),
       streamMode: ["updates", "custom"] as ("updates" | "custom")[],
       durability: "sync" as const,

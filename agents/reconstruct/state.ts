@@ -184,27 +184,50 @@ export interface AgentContext {
   host: AgentHostOptions;
 }
 
-export const AgentContextSchema = z.object({
-  drafter: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }),
-  critic: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }),
-  workDir: z.string().min(1),
-  metric: z.custom<VisualMetric>((value) => typeof value === "object" && value !== null && "info" in value, { message: "expected a VisualMetric" }),
-  host: z.custom<AgentHostOptions>((value) => typeof value === "object" && value !== null, { message: "expected the host options ({} for defaults)" }),
-});
+const RUN_PARTS = ["drafter", "critic", "workDir", "metric", "host"] as const;
 
-export type AgentConfig = LangGraphRunnableConfig<AgentContext>;
+/**
+ * The run-time parts (drafter, critic, workDir, metric, host), given all together by
+ * the CLI, the experiment runner and the tests; or, from LangGraph Studio's dev server,
+ * none of them and at most the model names `model` and `criticModel` (names, not
+ * clients: Studio shows these fields as the run's configuration form and sends `{}`
+ * when none is filled in), from which studio.ts builds the parts. A context with some
+ * of the parts but not all is refused.
+ */
+export const AgentContextSchema = z
+  .object({
+    drafter: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }).optional(),
+    critic: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }).optional(),
+    workDir: z.string().min(1).optional(),
+    metric: z.custom<VisualMetric>((value) => typeof value === "object" && value !== null && "info" in value, { message: "expected a VisualMetric" }).optional(),
+    host: z.custom<AgentHostOptions>((value) => typeof value === "object" && value !== null, { message: "expected the host options ({} for defaults)" }).optional(),
+    model: z.string().min(1).optional().describe("Studio runs: the drafting model, a preset, a model YAML file or a model id at OPENAI_BASE_URL (default: IWR_AGENT_MODEL, else gpt-4o)"),
+    criticModel: z.string().min(1).optional().describe("Studio runs: the analysis and critique model (default: the drafting model)"),
+  })
+  .superRefine((context, issues) => {
+    const missing = RUN_PARTS.filter((part) => context[part] === undefined);
+    if (missing.length > 0 && missing.length < RUN_PARTS.length) issues.addIssue({ code: "custom", message: `a run context needs all of ${RUN_PARTS.join(", ")}; missing: ${missing.join(", ")}` });
+  });
+type GivenContext = z.infer<typeof AgentContextSchema>;
 
-/** Builds a context for runs that bring none (LangGraph Studio's dev server); see studio.ts. */
-let contextFallback: (() => Promise<AgentContext>) | undefined;
+/** What a Studio run's context names. */
+export type StudioContext = Pick<GivenContext, "model" | "criticModel">;
 
-export function setAgentContextFallback(factory: (() => Promise<AgentContext>) | undefined): void {
+export type AgentConfig = LangGraphRunnableConfig<GivenContext>;
+
+/** Builds the run-time parts for a run that brings only a Studio context; see studio.ts. */
+type ContextFallback = (studio: StudioContext, config: AgentConfig) => Promise<AgentContext>;
+let contextFallback: ContextFallback | undefined;
+
+export function setAgentContextFallback(factory: ContextFallback | undefined): void {
   contextFallback = factory;
 }
 
 export async function agentContextOf(config: AgentConfig): Promise<AgentContext> {
-  const context = config.context;
-  if (context && typeof context === "object" && "drafter" in context) return context;
-  if (contextFallback) return contextFallback();
+  const context: GivenContext = config.context ?? {};
+  const { drafter, critic, workDir, metric, host } = context;
+  if (drafter && critic && workDir && metric && host) return { drafter, critic, workDir, metric, host };
+  if (contextFallback && RUN_PARTS.every((part) => context[part] === undefined)) return contextFallback({ model: context.model, criticModel: context.criticModel }, config);
   throw new IwrError("CONFIG_INVALID", "reconstruction graph invoked without its context ({ drafter, critic, workDir, metric, host })");
 }
 
