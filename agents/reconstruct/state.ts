@@ -190,9 +190,9 @@ const RUN_PARTS = ["drafter", "critic", "workDir", "metric", "host"] as const;
  * The run-time parts (drafter, critic, workDir, metric, host), given all together by
  * the CLI, the experiment runner and the tests; or, from LangGraph Studio's dev server,
  * none of them and at most the model names `model` and `criticModel` (names, not
- * clients: Studio shows these fields as the run's configuration form and sends `{}`
- * when none is filled in), from which studio.ts builds the parts. A context with some
- * of the parts but not all is refused.
+ * clients, given as the run's context through the dev server's API; `{}` or none is
+ * fine), from which studio.ts builds the parts. A context with some of the parts but
+ * not all is refused.
  */
 export const AgentContextSchema = z
   .object({

@@ -7,10 +7,16 @@
  * the worker never starts. The self-check's OCR pool (tesseract.js) is such a worker
  * (found by test/agent/studio.long.test.ts, where the run stopped at its first self-check).
  *
- * The hook only steers how the server's own thread loads the graph. So, in a process that
- * carries it, workers are started with the same options less that one. Imported first by
- * studio.ts, the Studio entry, before anything that starts workers or keeps a reference to
- * the Worker class (tesseract.js takes its own at load); nothing else in the project loads it.
+ * The hook steers how a thread loads the graph's modules; our workers load none. So, in a
+ * process that carries it, a worker started without `argv` gets the same options less that
+ * one. A worker started with `argv` keeps them all: the dev server's own schema parser
+ * passes the definition that way, so the hook works there. Imported first by studio.ts,
+ * the Studio entry, before anything that starts workers or keeps a reference to the Worker
+ * class (tesseract.js takes its own at load); nothing else in the project loads it.
+ *
+ * An explicit option list is checked more strictly than an inherited one (V8 and
+ * process-wide flags are refused); the dev server starts this process with module-loading
+ * flags only, which workers accept.
  */
 import { createRequire, syncBuiltinESMExports } from "node:module";
 import type { WorkerOptions } from "node:worker_threads";
@@ -34,7 +40,7 @@ if (inherited.length !== process.execArgv.length) {
   const NodeWorker = workerThreads.Worker;
   workerThreads.Worker = class WorkerWithoutDevServerPreload extends NodeWorker {
     constructor(filename: string | URL, options: WorkerOptions = {}) {
-      super(filename, { ...options, execArgv: options.execArgv ?? inherited });
+      super(filename, options.execArgv !== undefined || options.argv !== undefined ? options : { ...options, execArgv: inherited });
     }
   };
   syncBuiltinESMExports();

@@ -2,7 +2,7 @@
  * The agent's graph as LangGraph Studio loads it (langgraph.json; `npx @langchain/langgraph-cli
  * dev`, checked by test/agent/studio.long.test.ts). Studio's runs bring a task's inputs
  * and settings as the graph's input, and as context at most the model names `model` and
- * `criticModel` (its configuration form; AgentContextSchema), so the run-time parts are built here:
+ * `criticModel` (AgentContextSchema), so the run-time parts are built here:
  * the drafting model is the context's `model`, else IWR_AGENT_MODEL, else gpt-4o (a
  * preset, a YAML file or a model id at OPENAI_BASE_URL); each thread's drafts go under
  * IWR_STUDIO_DIR (default .studio/)/<thread id>, so two threads never share an
@@ -36,7 +36,14 @@ setAgentContextFallback(async (studio: StudioContext, config) => {
   const critic = studio.criticModel ? clientFor(studio.criticModel, "context.criticModel") : drafter;
   const thread = String((config.configurable as Record<string, unknown> | undefined)?.thread_id ?? "default");
   const workDir = path.resolve(process.env.IWR_STUDIO_DIR ?? ".studio", safeFolderName(thread, "the run's thread_id"));
-  metric ??= createVisualMetric();
+  if (!metric) {
+    const starting = createVisualMetric();
+    metric = starting;
+    // A failed start is not kept: the next run tries again.
+    starting.catch(() => {
+      if (metric === starting) metric = undefined;
+    });
+  }
   return { drafter, critic, workDir, metric: await metric, host: {} };
 });
 

@@ -38,9 +38,9 @@ export const STEP_EVIDENCE_SETTINGS = Object.freeze({ minGain: 0.5, maxStray: 0.
 
 export interface StepEvidence {
   /** Words the video gained over the step (after its fuzzy matches on the before-state are removed). */
-  videoNew: string[];
-  /** Words the page gained over the step. */
-  pageNew: string[];
+  videoNew: readonly string[];
+  /** Words the page gained over the step (shared by every evidence of that step: never changed). */
+  pageNew: readonly string[];
   /** Share of videoNew the page gained too (undefined when the video gained no word). */
   gain?: number;
   /** Share of pageNew absent from the video's after-state (undefined when the page gained no word). */
@@ -192,8 +192,8 @@ export class StepEvidenceSource {
   private readonly stateWords: string[][];
   private readonly shotCells = new Map<number, Set<number>>();
   private readonly stateCells = new Map<string, Set<number>>();
-  private readonly videoGains = new Map<string, string[]>();
-  private readonly pageChanges = new Map<number, { pageNew: string[]; kept: string[] }>();
+  private readonly videoGains = new Map<string, readonly string[]>();
+  private readonly pageChanges = new Map<number, { pageNew: readonly string[]; kept: readonly string[] }>();
 
   constructor(
     private readonly shots: readonly ImageReading[],
@@ -271,7 +271,7 @@ export class StepEvidenceSource {
   }
 
   /** Words the video gained from state `from` to state `to`. */
-  private videoGained(from: number, to: number): string[] {
+  private videoGained(from: number, to: number): readonly string[] {
     const key = `${from}:${to}`;
     let words = this.videoGains.get(key);
     if (!words) {
@@ -282,7 +282,7 @@ export class StepEvidenceSource {
   }
 
   /** The words step `step` brought to the page, and those it kept. */
-  private pageChange(step: number): { pageNew: string[]; kept: string[] } {
+  private pageChange(step: number): { pageNew: readonly string[]; kept: readonly string[] } {
     let change = this.pageChanges.get(step);
     if (!change) {
       const pageAfterWords = this.shotWords[step + 1] ?? [];

@@ -7,6 +7,7 @@ import { applyEdits, parseEdits } from "../../agents/reconstruct/edits.ts";
 import { parseJsonReply } from "../../agents/reconstruct/json-reply.ts";
 import { AgentSettingsSchema, recursionLimitFor, settingsHash } from "../../agents/reconstruct/settings.ts";
 import { StoryboardSchema, actionsOfStoryboard } from "../../agents/reconstruct/storyboard.ts";
+import { withoutDevServerPreload } from "../../agents/reconstruct/studio-workers.ts";
 
 const PAGE = "<html>\n<body>\n<h1>Cart</h1>\n<p>Total: 0</p>\n<p>Total: 0</p>\n</body>\n</html>\n";
 
@@ -53,5 +54,21 @@ describe("settings", () => {
     expect(settingsHash(base)).toBe(settingsHash(AgentSettingsSchema.parse({ breadth: 1 })));
     expect(settingsHash(base)).not.toBe(settingsHash(AgentSettingsSchema.parse({ breadth: 2 })));
     expect(() => AgentSettingsSchema.parse({ bredth: 2 })).toThrow();
+  });
+});
+
+describe("worker options inside LangGraph's dev server", () => {
+  const tsx = ["--require", "/repo/node_modules/tsx/dist/preflight.cjs", "--import", "file:///repo/node_modules/tsx/dist/loader.mjs"];
+
+  it("drops the dev server's preload in either form, as a path or a file URL, and keeps every other option", () => {
+    expect(withoutDevServerPreload([...tsx, "--import", "file:///repo/node_modules/@langchain/langgraph-api/dist/preload.mjs"])).toEqual(tsx);
+    expect(withoutDevServerPreload(["--import=/repo/node_modules/@langchain/langgraph-api/dist/preload.mjs", ...tsx])).toEqual(tsx);
+    expect(withoutDevServerPreload(["--import", "C:\\repo\\node_modules\\@langchain\\langgraph-api\\dist\\preload.mjs"])).toEqual([]);
+  });
+
+  it("leaves other imports, and a process without the preload, as they are", () => {
+    const others = [...tsx, "--import", "file:///repo/preload.mjs", "--import=./langgraph-api/dist/other.mjs"];
+    expect(withoutDevServerPreload(others)).toEqual(others);
+    expect(withoutDevServerPreload([])).toEqual([]);
   });
 });

@@ -9,7 +9,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -45,38 +44,81 @@ async function api<T>(method: "GET" | "POST", route: string, body?: unknown): Pr
   return JSON.parse(text) as T;
 }
 
+/**
+ * The dev server's environment, from an allowlist: no tracing or API keys of the caller's
+ * reach it, its usage analytics are off, and the model endpoint is the local server.
+ */
+function studioEnv(baseURL: string, draftsDir: string): NodeJS.ProcessEnv {
+  const passed = Object.entries(process.env).filter(([name]) => ["PATH", "HOME", "TMPDIR", "LANG", "CI"].includes(name) || name.startsWith("IWR_") || name.startsWith("PLAYWRIGHT_"));
+  return {
+    ...Object.fromEntries(passed),
+    OPENAI_BASE_URL: baseURL,
+    IWR_STUDIO_DIR: draftsDir,
+    // Every request must name the context's model, never this one.
+    IWR_AGENT_MODEL: "not-this-one",
+    LANGGRAPH_CLI_NO_ANALYTICS: "1",
+    LANGSMITH_TRACING: "false",
+  };
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url)).ok;
+  } catch {
+    return false;
+  }
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-studio-"));
+  // The dev server keeps its threads (.langgraph_api/) beside the config it is given: a
+  // config of its own in a scratch folder (gitignored) keeps them out of the checkout and
+  // away from a developer's own Studio sessions. The graph path is relative to it.
+  fs.mkdirSync("test/.tmp", { recursive: true });
+  dir = fs.mkdtempSync(path.resolve("test/.tmp/studio-"));
+  const graph = path.relative(dir, path.resolve("agents/reconstruct/studio.ts")).split(path.sep).join("/");
+  const config = JSON.parse(fs.readFileSync("langgraph.json", "utf8"));
+  fs.writeFileSync(path.join(dir, "langgraph.json"), JSON.stringify({ ...config, graphs: { reconstruct: `${graph}:reconstruct` } }));
   task = (await loadTasks("tasks/iwr-mini.jsonl")).find((entry) => entry.id === TASK_ID)!;
   server = await startOpenAIServer({ models: ["gpt-4o"] });
   const port = await freePort();
   studioUrl = `http://127.0.0.1:${port}`;
-  // Run from a scratch folder, so the dev server's own files (.langgraph_api) land there, not in the checkout.
-  const env: NodeJS.ProcessEnv = { ...process.env, OPENAI_BASE_URL: server.baseURL, IWR_STUDIO_DIR: path.join(dir, "studio"), IWR_AGENT_MODEL: "not-this-one" };
-  for (const name of ["OPENAI_API_KEY", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_API_KEY"]) delete env[name];
-  studio = spawn(process.execPath, [CLI, "dev", "--config", path.resolve("langgraph.json"), "--host", "127.0.0.1", "--port", String(port), "--no-browser", "--no-reload"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+  // Its own process group: the server runs two levels down (CLI, tsx, node) and is ended with the group.
+  studio = spawn(process.execPath, [CLI, "dev", "--config", path.join(dir, "langgraph.json"), "--host", "127.0.0.1", "--port", String(port), "--no-browser", "--no-reload"], {
+    cwd: dir,
+    env: studioEnv(server.baseURL, path.join(dir, "studio")),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   const collect = (chunk: Buffer) => studioLines.push(...chunk.toString().split("\n").filter(Boolean));
   studio.stdout!.on("data", collect);
   studio.stderr!.on("data", collect);
-  const up = async () => {
-    try {
-      return (await fetch(`${studioUrl}/ok`)).ok;
-    } catch {
-      return false;
-    }
-  };
   let ready = false;
-  await until(`the LangGraph dev server on ${studioUrl} (output: ${studioLines.slice(-5).join(" | ")})`, () => {
-    void up().then((ok) => (ready ||= ok));
-    return ready || studio.exitCode !== null;
-  }, 120_000);
-  if (!ready) throw new Error(`the dev server exited with ${studio.exitCode}: ${studioLines.join("\n")}`);
+  try {
+    await until(`the LangGraph dev server on ${studioUrl}`, () => {
+      void answers(`${studioUrl}/ok`).then((ok) => (ready ||= ok));
+      return ready || exited(studio);
+    }, 120_000);
+  } catch (error) {
+    throw new Error(`${String(error)}; its output:\n${studioLines.join("\n")}`);
+  }
+  if (!ready) throw new Error(`the dev server exited (${studio.exitCode ?? studio.signalCode}): ${studioLines.join("\n")}`);
 }, 180_000);
 
 afterAll(async () => {
-  if (studio && studio.exitCode === null) {
-    studio.kill("SIGTERM");
-    await new Promise((resolve) => studio.once("exit", resolve));
+  if (studio?.pid !== undefined && !exited(studio)) {
+    const gone = new Promise((resolve) => studio.once("exit", resolve));
+    process.kill(-studio.pid, "SIGTERM");
+    const killer = setTimeout(() => process.kill(-studio.pid!, "SIGKILL"), 10_000);
+    await gone;
+    clearTimeout(killer);
+    // The CLI ends its children from its own exit handler: wait until nothing answers on the port.
+    let closed = false;
+    await until("the dev server's port to close", () => {
+      void answers(`${studioUrl}/ok`).then((ok) => (closed ||= !ok));
+      return closed;
+    }, 30_000).catch(() => process.kill(-studio.pid!, "SIGKILL"));
   }
   await server?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });

@@ -45,6 +45,28 @@ describe("words", () => {
     expect(gainedWords(["cat", "cart"], ["cart"])).toEqual(["cart"]);
   });
 
+  it("gains agree with a plain one-by-one matching (equal first, else the first alike) on many word lists", () => {
+    const plainGained = (after: readonly string[], before: readonly string[]): string[] => {
+      const unmatched = [...before];
+      const gained: string[] = [];
+      for (const word of after) {
+        const equal = unmatched.indexOf(word);
+        const at = equal >= 0 ? equal : unmatched.findIndex((other) => sameWord(word, other));
+        if (at >= 0) unmatched.splice(at, 1);
+        else gained.push(word);
+      }
+      return gained;
+    };
+    const vocabulary = ["cart", "carts", "cat", "bart", "items", "item", "12", "1.5", "3", "expandall", "expand", "all"];
+    let seed = 5;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const list = () => Array.from({ length: Math.floor(next() * 10) }, () => vocabulary[Math.floor(next() * vocabulary.length)]!);
+    for (let pair = 0; pair < 3000; pair++) {
+      const [after, before] = [list(), list()];
+      expect(gainedWords(after, before), `${after} / ${before}`).toEqual(plainGained(after, before));
+    }
+  });
+
   it("one slip is one edit in UTF-16 units: agrees with a full edit-distance table on many word pairs", () => {
     const editDistance = (a: string, b: string): number => {
       const table = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
@@ -54,7 +76,7 @@ describe("words", () => {
       return table[a.length]![b.length]!;
     };
     const expected = (a: string, b: string) => a === b || (!/\d/.test(a) && !/\d/.test(b) && (editDistance(a, b) <= 1 || a.includes(b) || b.includes(a)));
-    const pieces = ["a", "b", "ab", "ba", "cart", "rt", "é", "😀", "ing", "x"];
+    const pieces = ["a", "b", "ab", "ba", "cart", "rt", "é", "😀", "ing", "x", "1", "12"];
     let seed = 11;
     const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
     const word = () => Array.from({ length: 1 + Math.floor(next() * 3) }, () => pieces[Math.floor(next() * pieces.length)]!).join("");
