@@ -91,6 +91,19 @@ export async function selfReplay(options: SelfReplayOptions): Promise<SelfReplay
     lint = await readLintFacts(page);
   };
   await fs.mkdir(options.screenshotsDir, { recursive: true });
+  // Each step's changed pixels are counted as its screenshot comes, during the next settle wait.
+  const shots: Buffer[] = [];
+  const changes: Array<Promise<number>> = [];
+  const onScreenshot = (index: number, png: Buffer) => {
+    shots[index] = png;
+    const before = shots[index - 1];
+    if (before) {
+      const counting = pixelDiff(before, png).then((diff) => diff.changedPixels);
+      counting.catch(() => undefined);
+      changes[index - 1] = counting;
+    }
+    options.onScreenshot?.(index, png);
+  };
   const hosted = await replayHostedCandidate({
     candidateDir: options.candidateDir,
     assetsDir: options.inputs.assetsDir,
@@ -101,7 +114,7 @@ export async function selfReplay(options: SelfReplayOptions): Promise<SelfReplay
     screenshotsDir: options.screenshotsDir,
     probe,
     ...(options.screenshotLabel ? { screenshotLabel: options.screenshotLabel } : {}),
-    ...(options.onScreenshot ? { onScreenshot: options.onScreenshot } : {}),
+    onScreenshot,
     ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
     ...(options.hostTimeouts ? { hostTimeouts: options.hostTimeouts } : {}),
     ...(options.pageSlots ? { pageSlots: options.pageSlots } : {}),
@@ -117,7 +130,7 @@ export async function selfReplay(options: SelfReplayOptions): Promise<SelfReplay
     const executed = index < replay.executed;
     const before = replay.evalpoints[index];
     const after = executed ? replay.evalpoints[index + 1] : undefined;
-    const changedPixels = before && after ? (await pixelDiff(before, after)).changedPixels : 0;
+    const changedPixels = before && after ? await (changes[index] ?? pixelDiff(before, after).then((diff) => diff.changedPixels)) : 0;
     const groundingFailed = step?.grounding !== undefined && !step.ok && /grounding/.test(step.reason ?? "");
     steps.push({
       index,
