@@ -63,7 +63,7 @@ export async function runReconstructionAgent(inputs: TaskInputs, context: AgentC
     const graph = buildReconstructionGraph({ checkpointer: saver });
     const config = {
       configurable: { thread_id: threadId },
-      // The Studio-only names are left unset: this run brings its parts.
+      // This run brings its parts; LangGraph's context type lists every schema key, the Studio-only names included.
       context: { ...context, model: undefined, criticModel: undefined },
       recursionLimit: recursionLimitFor(settings),
       streamMode: ["updates", "custom"] as ("updates" | "custom")[],

@@ -183,6 +183,14 @@ export function changeOverlap(page: ReadonlySet<number>, video: ReadonlySet<numb
   return precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
 }
 
+/** The value kept under `key`, made by `make` the first time it is asked for. */
+function cached<K, V>(store: Map<K, V>, key: K, make: () => V): V {
+  if (store.has(key)) return store.get(key)!;
+  const value = make();
+  store.set(key, value);
+  return value;
+}
+
 /**
  * The evidence for any step and any pair of video states, with each picture's words and
  * each pair's changed cells worked out once: the alignment asks for many pairs.
@@ -272,45 +280,29 @@ export class StepEvidenceSource {
 
   /** Words the video gained from state `from` to state `to`. */
   private videoGained(from: number, to: number): readonly string[] {
-    const key = `${from}:${to}`;
-    let words = this.videoGains.get(key);
-    if (!words) {
-      words = gainedWords(this.stateWords[to] ?? [], this.stateWords[from] ?? []);
-      this.videoGains.set(key, words);
-    }
-    return words;
+    return cached(this.videoGains, `${from}:${to}`, () => gainedWords(this.stateWords[to] ?? [], this.stateWords[from] ?? []));
   }
 
   /** The words step `step` brought to the page, and those it kept. */
   private pageChange(step: number): { pageNew: readonly string[]; kept: readonly string[] } {
-    let change = this.pageChanges.get(step);
-    if (!change) {
+    return cached(this.pageChanges, step, () => {
       const pageAfterWords = this.shotWords[step + 1] ?? [];
       const pageNew = gainedWords(pageAfterWords, this.shotWords[step] ?? []);
-      change = { pageNew, kept: gainedWords(pageAfterWords, pageNew) };
-      this.pageChanges.set(step, change);
-    }
-    return change;
+      return { pageNew, kept: gainedWords(pageAfterWords, pageNew) };
+    });
   }
 
   private pageCells(step: number): Set<number> {
-    let cells = this.shotCells.get(step);
-    if (!cells) {
+    return cached(this.shotCells, step, () => {
       const [before, after] = [this.shots[step], this.shots[step + 1]];
-      cells = before && after ? changedCells(before.pixels, after.pixels) : new Set();
-      this.shotCells.set(step, cells);
-    }
-    return cells;
+      return before && after ? changedCells(before.pixels, after.pixels) : new Set();
+    });
   }
 
   private videoCells(from: number, to: number): Set<number> {
-    const key = `${from}:${to}`;
-    let cells = this.stateCells.get(key);
-    if (!cells) {
+    return cached(this.stateCells, `${from}:${to}`, () => {
       const [before, after] = [this.states[from], this.states[to]];
-      cells = before && after ? changedCells(before.pixels, after.pixels) : new Set();
-      this.stateCells.set(key, cells);
-    }
-    return cells;
+      return before && after ? changedCells(before.pixels, after.pixels) : new Set();
+    });
   }
 }
