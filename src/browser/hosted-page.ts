@@ -11,6 +11,7 @@ import type { SandboxedPage } from "./host.ts";
 import type { IncidentLog, PageIncident, PageIncidentKind } from "./incidents.ts";
 import type { PageWatchHandlers } from "./sandbox-guards.ts";
 import type { StaticServer } from "./static-server.ts";
+import { openEntry } from "./open-entry.ts";
 import { forceCloseContext, type TargetIds } from "./teardown.ts";
 import { rendererResidentMiB } from "./renderer-memory.ts";
 
@@ -206,18 +207,16 @@ export class HostedPage implements SandboxedPage {
   /** Opens the entry. Never throws: failures become `loadError`, incidents and possibly a teardown. */
   async load(): Promise<void> {
     const { navigationMs } = this.timeouts;
-    const goto = this.page.goto(this.url, { waitUntil: "load", timeout: navigationMs });
-    const settled = await this.raceDeath(settleWithin(goto, navigationMs + this.parts.limits.probeMs));
+    const opening = openEntry(this.context, this.page, this.url, navigationMs);
+    const settled = await this.raceDeath(settleWithin(opening, navigationMs + this.parts.limits.probeMs));
     if (this.tornDown) {
       this.loadError = this.tornDown;
       return;
     }
     if (settled.status === "done") {
-      const response = settled.value;
-      if (response && !response.ok()) {
-        this.loadError = toErrorRecord(
-          new IwrError("BROWSER", `${this.url} answered HTTP ${response.status()}`, { status: response.status() }),
-        );
+      const { status } = settled.value;
+      if (status !== undefined && (status < 200 || status > 299)) {
+        this.loadError = toErrorRecord(new IwrError("BROWSER", `${this.url} answered HTTP ${status}`, { status }));
       }
       return;
     }

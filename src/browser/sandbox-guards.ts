@@ -4,7 +4,7 @@
  * an incident; floods (dialogs or popups in a loop) are reported to the host, which
  * tears the page down.
  */
-import type { BrowserContext, Page } from "playwright";
+import type { BrowserContext, Page, Request, Response } from "playwright";
 import type { IncidentLog } from "./incidents.ts";
 
 /** A page may load its own origin's files and inline data; nothing else. */
@@ -144,27 +144,36 @@ export function watchPage(
     if (where === `${origin}/favicon.ico`) return;
     incidents.record("console-error", where ? `${message.text()} (${describeUrl(where)})` : message.text());
   });
-  let requests = 0;
-  context.on("request", () => {
-    requests += 1;
-    if (requests === limits.maxRequests + 1) handlers.onRequestFlood(requests);
-  });
-  context.on("requestfailed", (request) => {
+  const onRequestFailed = (request: Request): void => {
     const url = request.url();
     const failure = request.failure()?.errorText ?? "";
     if (!isAllowedUrl(url, origin) && PROXY_FAILURES.test(failure)) {
       incidents.record("blocked-request", `${request.resourceType()} ${request.method()} ${describeUrl(url)}`);
     }
-  });
+  };
+  const onResponse = (response: Response): void => {
+    if (response.status() < 400 || !isAllowedUrl(response.url(), origin)) return;
+    incidents.record("http-error", `${response.request().resourceType()} ${describeUrl(response.url())} answered HTTP ${response.status()}`);
+  };
+  let requests = 0;
+  const onRequest = (): void => {
+    requests += 1;
+    if (requests !== limits.maxRequests + 1) return;
+    // Each request event is a handle Playwright makes and sends to this process: with
+    // no listener left, it stops making them for this flood while the page is torn down.
+    context.off("request", onRequest);
+    context.off("requestfailed", onRequestFailed);
+    page.off("response", onResponse);
+    handlers.onRequestFlood(requests);
+  };
+  context.on("request", onRequest);
+  context.on("requestfailed", onRequestFailed);
+  page.on("response", onResponse);
   page.on("websocket", (socket) => {
     const url = socket.url();
     if (URL.canParse(url) && new URL(url).host === new URL(origin).host) return;
     // The proxy refuses the connection; the socket reports it.
     incidents.record("blocked-request", `websocket ${describeUrl(url)}`);
-  });
-  page.on("response", (response) => {
-    if (response.status() < 400 || !isAllowedUrl(response.url(), origin)) return;
-    incidents.record("http-error", `${response.request().resourceType()} ${describeUrl(response.url())} answered HTTP ${response.status()}`);
   });
   page.on("framenavigated", (frame) => {
     if (frame !== page.mainFrame()) return;

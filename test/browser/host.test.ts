@@ -129,6 +129,18 @@ describe("sandboxed page host: options and entry errors", () => {
     expect((await fetch(server.url("index.html"))).status).toBe(200);
   });
 
+  it("reports an entry whose server is gone as a load error with the browser's reason", async () => {
+    const gone = await startStaticServer(NORMAL_SITE_DIR);
+    await gone.close();
+    const sandbox = await openSandboxedPage({ server: gone, entry: "index.html", resolution: RESOLUTION, timeouts: TIMEOUTS });
+    try {
+      expect(sandbox.loadError).toMatchObject({ code: "BROWSER" });
+      expect(sandbox.loadError?.message).toMatch(/^opening http:\/\/127\.0\.0\.1:\d+\/index\.html failed: net::ERR_CONNECTION_REFUSED/);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it("rejects ambiguous sources and impossible resolutions before opening anything", async () => {
     await expect(
       openSandboxedPage({ server, root: NORMAL_SITE_DIR, entry: "index.html", resolution: RESOLUTION }),

@@ -2,11 +2,14 @@
  * Limits a page cannot talk its way past, in real Chromium: a page whose renderer grows
  * past its memory limit (typed arrays, huge canvases) is torn down with PAGE_MEMORY
  * within about a second, its memory given back; a page that fires requests in a loop is
- * torn down as a request flood; a normal page opened beside them works throughout.
+ * torn down as a request flood; a normal page opened beside them works throughout, also
+ * when a flood on the same browser goes past the number of request handles Playwright
+ * keeps (it drops old ones then, and a reply naming a dropped one once ended the process).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSandboxedPage, type SandboxedPage } from "../../src/browser/host.ts";
-import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
+import { deadEndProxy } from "../../src/browser/sandbox-guards.ts";
 import { rendererResidentMiB } from "../../src/browser/renderer-memory.ts";
 import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
 import { HOSTILE_PAGES_DIR, NORMAL_SITE_DIR } from "../support/browser-fixtures.ts";
@@ -88,4 +91,42 @@ describe("request flood", () => {
       await sandbox.close();
     }
   });
+});
+
+describe("a flood past Playwright's request handle cap", () => {
+  /** Playwright keeps this many handles of a kind per connection, then drops the oldest. */
+  const PLAYWRIGHT_HANDLE_CAP = 10_000;
+
+  it("pages opened on the same browser meanwhile load and work, and nothing escapes as an uncaught error", async () => {
+    // A plain context that listens to every request, so Playwright makes a handle for
+    // each: the flood is not stopped at the sandbox's limit and runs past the cap.
+    const browser = await sharedBrowser();
+    const floodContext = await browser.newContext({ proxy: deadEndProxy(hostile.origin) });
+    let seen = 0;
+    floodContext.on("request", () => {
+      seen += 1;
+    });
+    try {
+      const flood = await floodContext.newPage();
+      await flood.goto(hostile.url("request-flood.html"));
+      const deadline = Date.now() + 30_000;
+      const opened: SandboxedPage[] = [];
+      try {
+        // Pages open one after another until the flood is past the cap (at least three).
+        while (opened.length < 3 || (seen <= PLAYWRIGHT_HANDLE_CAP * 1.2 && Date.now() < deadline)) {
+          const pages = await Promise.all([0, 1].map(() => openSandboxedPage({ server: normal, entry: "index.html", resolution: RESOLUTION })));
+          opened.push(...pages);
+          for (const page of pages) expect(page.loadError).toBeUndefined();
+        }
+        expect(seen).toBeGreaterThan(PLAYWRIGHT_HANDLE_CAP * 1.2);
+        const last = opened[opened.length - 1]!;
+        await last.withTimeout("click", 5_000, () => last.page.click("#counter-button"));
+        expect(await last.page.textContent("#counter-button")).toBe("Clicked 1 times");
+      } finally {
+        await Promise.all(opened.map((page) => page.close()));
+      }
+    } finally {
+      await floodContext.close();
+    }
+  }, 60_000);
 });

@@ -1,0 +1,51 @@
+/**
+ * Opens a page's entry URL without `page.goto`.
+ *
+ * Why: goto answers with a Response handle. Playwright keeps at most 10,000 Request and
+ * 10,000 Response handles per kind on a connection, and drops the oldest ones when
+ * there are more. A page that floods requests makes that happen, and any page on the
+ * shared browser can be hit, not only the flooding one. A command's reply that names
+ * a dropped handle throws inside Playwright's message loop. Nothing can catch that
+ * throw, so it ends the process. Events are safe: their handles are made as they are
+ * sent. So the navigation starts through the DevTools protocol, whose answer is plain
+ * data. The load wait uses the page's "load" event and the status comes from the
+ * navigation's "response" event.
+ */
+import { errors, type BrowserContext, type Page, type Response } from "playwright";
+
+export interface OpenedEntry {
+  /** The HTTP status of the main document, when a response came (absent for a failed load). */
+  status?: number;
+}
+
+/**
+ * Navigates `page` to `url` and waits for its load event. Throws Playwright's
+ * TimeoutError when no load event comes within `timeoutMs`. Throws a plain Error with
+ * the browser's reason (net::ERR_…) when the navigation fails.
+ */
+export async function openEntry(context: BrowserContext, page: Page, url: string, timeoutMs: number): Promise<OpenedEntry> {
+  const opened: OpenedEntry = {};
+  const onResponse = (response: Response): void => {
+    if (opened.status !== undefined || response.frame() !== page.mainFrame()) return;
+    if (response.request().isNavigationRequest()) opened.status = response.status();
+  };
+  page.on("response", onResponse);
+  // Armed before the navigation starts, so a fast load is not missed.
+  const loaded = page.waitForEvent("load", { timeout: timeoutMs });
+  loaded.catch(() => undefined);
+  const session = await context.newCDPSession(page);
+  try {
+    const started = (await session.send("Page.navigate", { url })) as { errorText?: string };
+    if (started.errorText) throw new Error(`${started.errorText} at ${url}`);
+    await loaded;
+    return opened;
+  } catch (error) {
+    if (error instanceof errors.TimeoutError) {
+      throw new errors.TimeoutError(`no load event within ${timeoutMs} ms at ${url}`);
+    }
+    throw error;
+  } finally {
+    page.off("response", onResponse);
+    await session.detach().catch(() => undefined);
+  }
+}
