@@ -1,7 +1,7 @@
 /**
  * What bench:run and bench:rerun share: the demo experiment with its model arms pointed at
  * a local OpenAI-compatible server (the test fixture) that answers every request after a
- * fixed latency, and the CPU time this process and its children have used.
+ * fixed latency, and the CPU time of this process's main thread.
  */
 import fs from "node:fs";
 import { loadExperimentConfig, type ExperimentConfig } from "../src/run/experiment/config.ts";
@@ -35,10 +35,13 @@ export function demoConfig(baseURL: string, out: string, ids: number[] | undefin
   return loadExperimentConfig(DEMO, { env: { ...process.env, IWR_MODEL: "gpt-4o", IWR_BASE_URL: baseURL }, out, ...(ids ? { ids } : {}) });
 }
 
-/** CPU seconds of this process and of its children it has waited for (Chromium, ffmpeg), from /proc. */
-export function processTreeCpuSec(): number {
-  const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
-  // After the command name: utime, stime, cutime, cstime are fields 14–17 of stat, here 11–14.
-  const ticks = [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index]), 0);
-  return ticks / 100;
+/** utime and stime of a /proc stat file, in seconds (fields 14 and 15; 11 and 12 after the command name). */
+function statCpuSec(file: string): number {
+  const fields = fs.readFileSync(file, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of this process's main thread alone: the JavaScript that no other thread can take over. */
+export function mainThreadCpuSec(): number {
+  return statCpuSec(`/proc/self/task/${process.pid}/stat`);
 }

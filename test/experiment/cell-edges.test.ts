@@ -1,8 +1,9 @@
 /**
  * A `module:` arm whose generator never answers: the cell fails at the run's time limit
  * with a message naming the module, the generator's signal is aborted, and the run goes
- * on to the other arm's cells. And a run folder reused by a changed config reports only
- * the current config's cells.
+ * on to the other arm's cells. A page made without a model is scored while a model arm's
+ * generation still runs. And a run folder reused by a changed config reports only the
+ * current config's cells.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -51,6 +52,57 @@ ${evaluatorBlock}arms:
       expect(byArm.get("blank")).toMatchObject({ status: "finished" });
       expect(summary.failed).toBe(1);
       expect(fs.readFileSync(aborted, "utf8")).toBe("aborted");
+    },
+    TEST_MS,
+  );
+});
+
+describe("the two stages of a run", () => {
+  it(
+    "scores a calibration page while a generator still runs, with one cell generating at a time",
+    async () => {
+      const runDir = path.join(fixture.dir(), "runs", "stages");
+      const modulePath = path.join(fixture.dir(), "configs", "waits.ts");
+      fs.mkdirSync(path.dirname(modulePath), { recursive: true });
+      // Answers once the blank arm's cell is finished (its cell.json written), or says it never was.
+      fs.writeFileSync(
+        modulePath,
+        `import fs from "node:fs";
+import path from "node:path";
+const finished = (dir) => fs.existsSync(dir) && fs.readdirSync(dir, { recursive: true }).some((name) => path.basename(String(name)) === "cell.json");
+export async function generate() {
+  const deadline = Date.now() + 60_000;
+  while (!finished(${JSON.stringify(path.join(runDir, "arms", "blank"))})) {
+    if (Date.now() > deadline) return "<!doctype html><title>never</title><h1>the blank cell was never scored</h1>";
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return "<!doctype html><title>after</title><h1>the blank cell was scored first</h1>";
+}
+`,
+      );
+      const configFile = writeConfig(
+        path.join(fixture.dir(), "configs", "stages.yaml"),
+        `name: stages
+tasks:
+  file: ${DATA}
+  ids: [2]
+out: ../runs/stages
+concurrency: 1
+${evaluatorBlock}arms:
+  - name: mine
+    kind: module:waits.ts
+  - name: blank
+    kind: blank
+`,
+      );
+      const config = loadExperimentConfig(configFile);
+      expect(config.evaluatorWorkers).toBe(1);
+      const summary = await runExperiment(config);
+      expect(summary.failed).toBe(0);
+      const armDir = path.join(runDir, "arms", "mine");
+      const pages = (fs.readdirSync(armDir, { recursive: true }) as string[]).filter((name) => path.basename(name) === "index.html");
+      expect(pages).toHaveLength(1);
+      expect(fs.readFileSync(path.join(armDir, pages[0]!), "utf8")).toContain("the blank cell was scored first");
     },
     TEST_MS,
   );

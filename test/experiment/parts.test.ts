@@ -97,6 +97,11 @@ describe("experiment config", () => {
     // The key this replaced says what became of it.
     expect(() => loadExperimentConfig(write("old.yaml", `${base}evaluator:\n  profile: offline\narms:\n  - name: r\n    kind: reference\n`))).toThrow(/old\.yaml:\d+:\d+: evaluator\.profile: was split in two: `judges: offline \| model`/);
     expect(config.arms[1]!.parsed).toEqual({ type: "module", file: path.join(dir, "gen.ts") });
+    // The scoring stage is as wide as the generating one unless the config says otherwise.
+    expect([config.concurrency, config.evaluatorWorkers]).toEqual([1, 1]);
+    const wide = loadExperimentConfig(write("wide.yaml", `${base}concurrency: 2\nevaluatorWorkers: 5\narms:\n  - name: r\n    kind: reference\n`));
+    expect([wide.concurrency, wide.evaluatorWorkers]).toEqual([2, 5]);
+    expect(() => loadExperimentConfig(write("zero.yaml", `${base}evaluatorWorkers: 0\narms:\n  - name: r\n    kind: reference\n`))).toThrow(/zero\.yaml:3:\d+: evaluatorWorkers: /);
   });
   it("lists every cross-key problem at once, each with its line and key", () => {
     const file = write(

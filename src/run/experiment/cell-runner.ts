@@ -23,7 +23,7 @@ export interface CellRunnerOptions {
   signal: AbortSignal;
   /** A module generator's time limit per cell (default 10 minutes). */
   moduleTimeoutMs?: number;
-  /** Pages the evaluator replays at once (default: the config's concurrency). */
+  /** Pages the evaluator replays at once (default: the config's evaluatorWorkers). */
   evaluatorWorkers?: number;
 }
 
@@ -60,7 +60,7 @@ export async function openCellRunner(plan: ExperimentPlan, options: CellRunnerOp
       judgeRepeats: config.evaluator.judgeRepeats,
       ...(config.evaluator.baseURL ? { baseURL: config.evaluator.baseURL } : {}),
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
-      workers: options.evaluatorWorkers ?? config.concurrency,
+      workers: options.evaluatorWorkers ?? config.evaluatorWorkers,
     }));
   const selfCheck = config.selfCheck === "given" ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } : undefined;
   const work = cellWork({ cells: plan.cells, resources, evaluator: openEvaluator, pairing: config.evaluator.pairing, ...(selfCheck ? { selfCheck } : {}) });

@@ -113,8 +113,10 @@ export const ExperimentConfigSchema = z.strictObject({
   }),
   /** The run folder (`--out` overrides it). */
   out: z.string().min(1).optional(),
-  /** Cells (task × arm × repeat) in progress at once. */
+  /** Cells (task × arm × repeat) whose page is being made at once: what bounds the model calls in flight. */
   concurrency: z.number().int().min(1).max(16).default(1),
+  /** Pages the evaluator replays at once, and cells scored at once (default: concurrency). */
+  evaluatorWorkers: z.number().int().min(1).max(16).optional(),
   cache: z.enum(CACHE_MODES).default("read-write"),
   /** Each model arm's runs per task (at temperature > 0 each repeat is a new sample). */
   repeats: z.number().int().min(1).max(20).default(1),
@@ -145,6 +147,11 @@ export type ArmKind =
 /** Arms whose pages are built from the task's own page: they measure the evaluator, and are replayed seeded (deterministic mode). */
 export function isCalibrationArm(type: ArmKind["type"]): boolean {
   return type === "reference" || type === "blank" || type === "mutant";
+}
+
+/** Arms whose pages are made here without a model: built from the task's own page, or read from a folder. */
+export function isLocalArm(type: ArmKind["type"]): boolean {
+  return isCalibrationArm(type) || type === "results";
 }
 
 export interface Arm extends ArmConfig {
@@ -180,6 +187,7 @@ export interface ExperimentConfig {
   filters: { ids?: number[]; interaction?: string[]; visual?: string[] };
   out: string;
   concurrency: number;
+  evaluatorWorkers: number;
   cache: (typeof CACHE_MODES)[number];
   repeats: number;
   evaluator: EvaluatorConfig;
@@ -283,6 +291,7 @@ export function loadExperimentConfig(file: string, options: ConfigLoadOptions & 
     filters: { ...(options.ids ? { ids: options.ids } : data.tasks.ids ? { ids: data.tasks.ids } : {}), ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}), ...(data.tasks.visual ? { visual: data.tasks.visual } : {}) },
     out: options.out ? path.resolve(options.out) : data.out ? resolve(data.out) : path.resolve("runs", name),
     concurrency: data.concurrency,
+    evaluatorWorkers: data.evaluatorWorkers ?? data.concurrency,
     cache: data.cache,
     repeats: data.repeats,
     evaluator: {

@@ -69,6 +69,7 @@ export async function reproducibilityRecord(config: ExperimentConfig, models: re
     ...(config.compare ? { compare: config.compare } : {}),
     bootstrapResamples: config.bootstrapResamples,
     concurrency: config.concurrency,
+    evaluatorWorkers: config.evaluatorWorkers,
     cache: config.cache,
     repeats: config.repeats,
   };

@@ -21,7 +21,7 @@ import type { CellRecord } from "../../results/cell-record.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
 import type { RunFiles } from "../../results/layout.ts";
-import type { ExperimentConfig } from "./config.ts";
+import { isLocalArm, type ExperimentConfig } from "./config.ts";
 import { openCellRunner } from "./cell-runner.ts";
 import { finishedRecord, planExperiment, preflightModels, writeRunRecord, type ExperimentPlan } from "./plan.ts";
 import { shareOf, type ShardSpec } from "./shard.ts";
@@ -84,14 +84,26 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
       ...(options.moduleTimeoutMs ? { moduleTimeoutMs: options.moduleTimeoutMs } : {}),
     });
-    const limit = pLimit(config.concurrency);
+    // Two stages: a cell's page is made in the first (`concurrency` wide: the model calls
+    // in flight), then scored in the second (`evaluatorWorkers` wide, as many pages as the
+    // evaluator replays at once), so a long generation (an agent's rounds) does not keep
+    // the pages already made from being scored meanwhile. A page made here without a model
+    // (calibration, a results folder) does not queue behind the model arms' generations.
+    const generating = pLimit(config.concurrency);
+    const scoring = pLimit(config.evaluatorWorkers);
+    const generate = (key: string) => (controller.signal.aborted ? undefined : runner.generate(key));
     let done = 0;
     try {
       await Promise.all(
-        pending.map((key) =>
-          limit(async () => {
+        pending.map(async (key) => {
+          const local = isLocalArm(plan.cells.get(key)!.arm.parsed.type);
+          const produced = await (local ? generate(key) : generating(() => generate(key)));
+          if (!produced) return;
+          await scoring(async () => {
+            // After a stop no scoring starts either. The page stays: a rerun finds it (the
+            // model's answer cached, the agent's checkpoint) and scores it.
             if (controller.signal.aborted) return;
-            const record = await runner.run(key);
+            const record = await runner.evaluateProduced(key, produced);
             // A cell cut short by the stop (an agent stopped at a checkpoint, a draft's scoring or
             // self-check broken by it) is unfinished, not failed: no cell.json, a rerun resumes it.
             if (controller.signal.aborted && isBroken(record)) return;
@@ -102,8 +114,8 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
             costUsd += record.produced.usage.costUsd;
             tokens += record.produced.usage.inputTokens + record.produced.usage.outputTokens;
             options.onEvent?.({ type: "cell", record, done, pending: pending.length, failed, costUsd, tokens, elapsedMs: Date.now() - started });
-          }),
-        ),
+          });
+        }),
       );
     } finally {
       options.signal?.removeEventListener("abort", stop);
