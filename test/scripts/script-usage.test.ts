@@ -17,7 +17,7 @@ import { runIwrCapturing } from "../support/cli.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** Files in scripts/ and bench/ that other scripts import and nobody runs. */
-const HELPERS = ["scripts/cli-args.ts", "bench/machine-cpu.ts", "bench/run-support.ts"];
+const HELPERS = ["scripts/cli-args.ts", "bench/machine-cpu.ts", "bench/process-tree-cpu.ts", "bench/run-support.ts"];
 /** Entry points run with tsx directly rather than through an npm script (each says how in its header). */
 const RUN_DIRECTLY = ["scripts/make-site-images.ts"];
 /** Two at a time: the machine has two cores and each run starts Node and tsx. */
