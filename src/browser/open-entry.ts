@@ -18,6 +18,11 @@ export interface OpenedEntry {
   status?: number;
 }
 
+/** A redirect on the way to the document (the static server sends 301 for a folder without its "/"). */
+function isRedirect(response: Response): boolean {
+  return response.status() >= 300 && response.status() < 400 && response.headers().location !== undefined;
+}
+
 /**
  * Navigates `page` to `url` and waits for its load event. Throws Playwright's
  * TimeoutError when no load event comes within `timeoutMs`. Throws a plain Error with
@@ -26,16 +31,21 @@ export interface OpenedEntry {
 export async function openEntry(context: BrowserContext, page: Page, url: string, timeoutMs: number): Promise<OpenedEntry> {
   const opened: OpenedEntry = {};
   const onResponse = (response: Response): void => {
-    if (opened.status !== undefined || response.frame() !== page.mainFrame()) return;
-    if (response.request().isNavigationRequest()) opened.status = response.status();
+    if (response.frame() !== page.mainFrame() || !response.request().isNavigationRequest() || isRedirect(response)) return;
+    opened.status = response.status();
+    // Listening keeps Playwright making a handle for every response of the page (a flood
+    // while it loads included): the document's is the only one needed.
+    page.off("response", onResponse);
   };
   page.on("response", onResponse);
-  // Armed before the navigation starts, so a fast load is not missed.
-  const loaded = page.waitForEvent("load", { timeout: timeoutMs });
+  const deadline = Date.now() + timeoutMs;
+  // Armed before the navigation starts, so a fast load is not missed; the blank page the
+  // context opened with is not the entry.
+  const loaded = page.waitForEvent("load", { predicate: () => page.url() !== "about:blank", timeout: timeoutMs });
   loaded.catch(() => undefined);
   const session = await context.newCDPSession(page);
   try {
-    const started = (await session.send("Page.navigate", { url })) as { errorText?: string };
+    const started = await session.send("Page.navigate", { url }, { timeout: Math.max(1, deadline - Date.now()) });
     if (started.errorText) throw new Error(`${started.errorText} at ${url}`);
     await loaded;
     return opened;
@@ -46,6 +56,7 @@ export async function openEntry(context: BrowserContext, page: Page, url: string
     throw error;
   } finally {
     page.off("response", onResponse);
-    await session.detach().catch(() => undefined);
+    // Not waited for: a renderer that hangs must not hold the caller.
+    session.detach().catch(() => undefined);
   }
 }

@@ -129,6 +129,24 @@ describe("sandboxed page host: options and entry errors", () => {
     expect((await fetch(server.url("index.html"))).status).toBe(200);
   });
 
+  it("follows a redirect to the entry: the document's own status counts, not the redirect's", async () => {
+    const site = makeTempDir("host-redirect");
+    fs.mkdirSync(path.join(site, "sub"));
+    fs.writeFileSync(path.join(site, "sub", "index.html"), "<!doctype html><title>inside</title><h1>inside the folder</h1>");
+    const folders = await startStaticServer(site);
+    // A folder's URL without its "/" answers 301 to the URL with it.
+    const sandbox = await openSandboxedPage({ server: folders, entry: "sub", resolution: RESOLUTION, timeouts: TIMEOUTS });
+    try {
+      expect(sandbox.loadError).toBeUndefined();
+      expect(sandbox.page.url()).toBe(`${folders.origin}/sub/`);
+      expect(await sandbox.page.title()).toBe("inside");
+    } finally {
+      await sandbox.close();
+      await folders.close();
+      fs.rmSync(site, { recursive: true, force: true });
+    }
+  });
+
   it("reports an entry whose server is gone as a load error with the browser's reason", async () => {
     const gone = await startStaticServer(NORMAL_SITE_DIR);
     await gone.close();

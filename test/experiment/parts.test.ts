@@ -99,6 +99,8 @@ describe("experiment config", () => {
     expect(config.arms[1]!.parsed).toEqual({ type: "module", file: path.join(dir, "gen.ts") });
     // The scoring stage is as wide as the generating one unless the config says otherwise.
     expect([config.concurrency, config.evaluatorWorkers]).toEqual([1, 1]);
+    const three = loadExperimentConfig(write("three.yaml", `${base}concurrency: 3\narms:\n  - name: r\n    kind: reference\n`));
+    expect([three.concurrency, three.evaluatorWorkers]).toEqual([3, 3]);
     const wide = loadExperimentConfig(write("wide.yaml", `${base}concurrency: 2\nevaluatorWorkers: 5\narms:\n  - name: r\n    kind: reference\n`));
     expect([wide.concurrency, wide.evaluatorWorkers]).toEqual([2, 5]);
     expect(() => loadExperimentConfig(write("zero.yaml", `${base}evaluatorWorkers: 0\narms:\n  - name: r\n    kind: reference\n`))).toThrow(/zero\.yaml:3:\d+: evaluatorWorkers: /);

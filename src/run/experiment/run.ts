@@ -17,7 +17,7 @@
  * made elsewhere are deterministic and run once.
  */
 import pLimit from "p-limit";
-import type { CellRecord } from "../../results/cell-record.ts";
+import type { CellOutcome, CellRecord } from "../../results/cell-record.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
 import type { RunFiles } from "../../results/layout.ts";
@@ -84,39 +84,40 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
       ...(options.moduleTimeoutMs ? { moduleTimeoutMs: options.moduleTimeoutMs } : {}),
     });
-    // Two stages: a cell's page is made in the first (`concurrency` wide: the model calls
-    // in flight), then scored in the second (`evaluatorWorkers` wide, as many pages as the
-    // evaluator replays at once), so a long generation (an agent's rounds) does not keep
-    // the pages already made from being scored meanwhile. A page made here without a model
-    // (calibration, a results folder) does not queue behind the model arms' generations.
+    // Two stages: a model arm's page is made in the first (`concurrency` wide: the model
+    // calls in flight), then scored in the second (`evaluatorWorkers` wide, as many pages
+    // as the evaluator replays at once), so a long generation (an agent's rounds) does not
+    // keep the pages already made from being scored meanwhile. A page made here without a
+    // model (calibration, a results folder) is made in its scoring slot: it does not queue
+    // behind the model arms' generations, and is not made long before it can be scored.
+    // A stop starts no cell; a cell that has started (its page being made) finishes.
     const generating = pLimit(config.concurrency);
     const scoring = pLimit(config.evaluatorWorkers);
-    const generate = (key: string) => (controller.signal.aborted ? undefined : runner.generate(key));
     let done = 0;
+    const score = async (key: string, produced: CellOutcome): Promise<void> => {
+      const record = await runner.evaluateProduced(key, produced);
+      // A cell cut short by the stop (an agent stopped at a checkpoint, a draft's scoring or
+      // self-check broken by it) is unfinished, not failed: no cell.json, a rerun resumes it.
+      if (controller.signal.aborted && isBroken(record)) return;
+      await writeFileAtomic(plan.files.cellRecord(plan.cells.get(key)!.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
+      records.set(key, record);
+      done += 1;
+      if (record.status === "failed") failed += 1;
+      costUsd += record.produced.usage.costUsd;
+      tokens += record.produced.usage.inputTokens + record.produced.usage.outputTokens;
+      options.onEvent?.({ type: "cell", record, done, pending: pending.length, failed, costUsd, tokens, elapsedMs: Date.now() - started });
+    };
+    const runCell = async (key: string): Promise<void> => {
+      if (isLocalArm(plan.cells.get(key)!.arm.parsed.type)) {
+        return scoring(async () => {
+          if (!controller.signal.aborted) await score(key, await runner.generate(key));
+        });
+      }
+      const produced = await generating(() => (controller.signal.aborted ? undefined : runner.generate(key)));
+      if (produced) await scoring(() => score(key, produced));
+    };
     try {
-      await Promise.all(
-        pending.map(async (key) => {
-          const local = isLocalArm(plan.cells.get(key)!.arm.parsed.type);
-          const produced = await (local ? generate(key) : generating(() => generate(key)));
-          if (!produced) return;
-          await scoring(async () => {
-            // After a stop no scoring starts either. The page stays: a rerun finds it (the
-            // model's answer cached, the agent's checkpoint) and scores it.
-            if (controller.signal.aborted) return;
-            const record = await runner.evaluateProduced(key, produced);
-            // A cell cut short by the stop (an agent stopped at a checkpoint, a draft's scoring or
-            // self-check broken by it) is unfinished, not failed: no cell.json, a rerun resumes it.
-            if (controller.signal.aborted && isBroken(record)) return;
-            await writeFileAtomic(plan.files.cellRecord(plan.cells.get(key)!.dir), `${redactString(JSON.stringify(record, null, 2))}\n`);
-            records.set(key, record);
-            done += 1;
-            if (record.status === "failed") failed += 1;
-            costUsd += record.produced.usage.costUsd;
-            tokens += record.produced.usage.inputTokens + record.produced.usage.outputTokens;
-            options.onEvent?.({ type: "cell", record, done, pending: pending.length, failed, costUsd, tokens, elapsedMs: Date.now() - started });
-          });
-        }),
-      );
+      await Promise.all(pending.map(runCell));
     } finally {
       options.signal?.removeEventListener("abort", stop);
       await runner.close();
