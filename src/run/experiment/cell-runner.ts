@@ -1,8 +1,9 @@
 /**
  * Runs an experiment's cells through the cell graph (agents/experiment), and owns what that
  * takes: the arm resources, the fixed evaluator (opened on first use, closed by `close`)
- * and the self-check's metric. An in-process run runs whole cells; a queue worker runs the
- * generator side and the evaluator side of a cell as separate jobs, through the same graph.
+ * and the self-check's metric. A cell's generator side and evaluator side run apart: an
+ * in-process run holds them in two stages of their own widths (run.ts), a queue worker
+ * runs them as separate jobs. The evaluator side goes through the cell graph.
  */
 import { buildCellGraph, type CellValues } from "../../../agents/experiment/graph.ts";
 import type { CellOutcome, CellRecord } from "../../results/cell-record.ts";
@@ -28,8 +29,6 @@ export interface CellRunnerOptions {
 }
 
 export interface CellRunner {
-  /** A whole cell: its page, then the evaluator (and the drafts' scores, the self-check). */
-  run(key: string): Promise<CellRecord>;
   /** The generator side only: the cell's page and what it cost. Never throws for a generator's failure. */
   generate(key: string): Promise<CellOutcome>;
   /** The evaluator side of a cell whose page `produced` describes. */
@@ -65,15 +64,13 @@ export async function openCellRunner(plan: ExperimentPlan, options: CellRunnerOp
   const selfCheck = config.selfCheck === "given" ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } : undefined;
   const work = cellWork({ cells: plan.cells, resources, evaluator: openEvaluator, pairing: config.evaluator.pairing, ...(selfCheck ? { selfCheck } : {}) });
   const graph = buildCellGraph();
-  const invoke = async (key: string, cellWorkFor = work) => {
-    const values = (await graph.invoke({ cellKey: key }, { context: { work: cellWorkFor } })) as CellValues;
-    return cellRecordOf(key, plan.cells.get(key)!, values);
-  };
   return {
-    run: (key) => invoke(key),
     generate: (key) => work.generate(key),
-    // The same graph with its generator answering what the generation job made.
-    evaluateProduced: (key, produced) => invoke(key, { ...work, generate: async () => produced }),
+    // The cell graph, its generator answering with the page already made.
+    async evaluateProduced(key, produced) {
+      const values = (await graph.invoke({ cellKey: key }, { context: { work: { ...work, generate: async () => produced } } })) as CellValues;
+      return cellRecordOf(key, plan.cells.get(key)!, values);
+    },
     async close() {
       if (!evaluator) return;
       const opened = await evaluator.catch(() => undefined);
