@@ -109,26 +109,34 @@ describe("a flood past Playwright's request handle cap", () => {
     try {
       const flood = await floodContext.newPage();
       await flood.goto(hostile.url("request-flood.html"));
-      // Alone, the flood passes the cap in about 15 s; beside the rest of the suite, in about 30.
-      const deadline = Date.now() + 60_000;
+      // Alone, the flood passes the cap in about 15 s; on a machine busy with other tests it takes longer.
+      const deadline = Date.now() + 90_000;
       let opened = 0;
       // Pages open two at a time until the flood is past the cap (at least four), each pair checked and closed.
-      while (opened < 4 || (seen <= PLAYWRIGHT_HANDLE_CAP * 1.2 && Date.now() < deadline)) {
+      while (opened < 4 || (seen <= PLAYWRIGHT_HANDLE_CAP && Date.now() < deadline)) {
         const pages = await Promise.all([0, 1].map(() => openSandboxedPage({ server: normal, entry: "index.html", resolution: RESOLUTION })));
         opened += pages.length;
         try {
           for (const page of pages) {
             expect(page.loadError).toBeUndefined();
-            await page.withTimeout("click", 5_000, () => page.page.click("#counter-button"));
-            expect(await page.page.textContent("#counter-button")).toBe("Clicked 1 times");
+            expect(await page.withTimeout("read the button", 20_000, () => page.page.textContent("#counter-button"))).toBe("Clicked 0 times");
           }
         } finally {
           await Promise.all(pages.map((page) => page.close()));
         }
       }
-      expect(seen).toBeGreaterThan(PLAYWRIGHT_HANDLE_CAP * 1.2);
+      expect(seen).toBeGreaterThan(PLAYWRIGHT_HANDLE_CAP);
+      // Past the cap, a page still opens and takes a click (slowly: the flood shares the browser).
+      const last = await openSandboxedPage({ server: normal, entry: "index.html", resolution: RESOLUTION });
+      try {
+        expect(last.loadError).toBeUndefined();
+        await last.withTimeout("click", 20_000, () => last.page.click("#counter-button"));
+        expect(await last.page.textContent("#counter-button")).toBe("Clicked 1 times");
+      } finally {
+        await last.close();
+      }
     } finally {
       await floodContext.close();
     }
-  }, 120_000);
+  }, 180_000);
 });
