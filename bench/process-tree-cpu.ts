@@ -22,6 +22,17 @@ interface ProcessReading {
 
 const CLOCK_TICKS_PER_SEC = 100;
 
+/** A /proc stat file's fields from the third on (the command name may hold spaces and parentheses: they start after the last ")"). */
+function statFields(text: string): string[] {
+  return text.slice(text.lastIndexOf(")") + 2).split(" ");
+}
+
+/** utime + stime of a /proc stat file (a process's or a thread's own), in seconds. */
+export function statCpuSec(file: string): number {
+  const fields = statFields(fs.readFileSync(file, "utf8"));
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC;
+}
+
 function readProcess(pid: number): ProcessReading | undefined {
   let text: string;
   try {
@@ -29,8 +40,7 @@ function readProcess(pid: number): ProcessReading | undefined {
   } catch {
     return undefined; // exited meanwhile
   }
-  // The command name may hold spaces and parentheses: the fields start after the last ")".
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(text);
   // stat fields 4 (ppid), 14 (utime), 15 (stime) and 22 (starttime), counted from 1; here from 3.
   return { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), started: fields[19] ?? "" };
 }

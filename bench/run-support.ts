@@ -3,7 +3,7 @@
  * a local OpenAI-compatible server (the test fixture) that answers every request after a
  * fixed latency, and the CPU time of this process's main thread.
  */
-import fs from "node:fs";
+import { statCpuSec } from "./process-tree-cpu.ts";
 import { loadExperimentConfig, type ExperimentConfig } from "../src/run/experiment/config.ts";
 import { loadTasks } from "../src/tasks/loader.ts";
 import { replayActionOf } from "../src/replay/replay.ts";
@@ -33,12 +33,6 @@ export async function latencyServer(taskFile: string, taskId: number, latencyMs:
 /** The demo config with its model arms on `baseURL`, restricted to `ids`, into `out`. */
 export function demoConfig(baseURL: string, out: string, ids: number[] | undefined): ExperimentConfig {
   return loadExperimentConfig(DEMO, { env: { ...process.env, IWR_MODEL: "gpt-4o", IWR_BASE_URL: baseURL }, out, ...(ids ? { ids } : {}) });
-}
-
-/** utime and stime of a /proc stat file, in seconds (fields 14 and 15; 11 and 12 after the command name). */
-function statCpuSec(file: string): number {
-  const fields = fs.readFileSync(file, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** CPU seconds of this process's main thread alone: the JavaScript that no other thread can take over. */
