@@ -1,98 +1,88 @@
 /**
- * The full-size frames of one video-state pass, as ffmpeg writes them: one raw file per
- * sampled frame in a private temp folder (ffmpeg's image2 muxer, `-atomic_writing`, so a
- * file that exists is complete). Node reads only the few that become a state's frame;
- * piping all of them through Node cost more than ffmpeg's decoding (about 140 MB for a
- * 20 s 720p recording, most of it garbage for the collector). Frames no run can need are
- * deleted as the segmenter decides, so the folder stays a handful of frames whatever the
- * video's length; the folder goes when the pass ends, and a killed pass's folder is a
- * temp that the next pass on this cache entry sweeps (files/atomic.ts).
+ * The full-size frames of one video-state pass, as ffmpeg writes them (unconverted
+ * YUV 4:2:0, every `every`-th analysis frame) into segment files (frame-segments.ts).
+ * Node reads only the few that become a state's frame; piping all of them through Node
+ * cost more than ffmpeg's decoding (about 140 MB for a 20 s 720p recording, most of it
+ * garbage for the collector). Frames no run can need are released as the segmenter
+ * decides, and a segment goes once all its frames are, so the folder stays a handful of
+ * segments whatever the video's length.
  */
-import fs from "node:fs";
-import path from "node:path";
-import { tempPathBeside } from "../files/atomic.ts";
+import { FrameSegments } from "./frame-segments.ts";
 
 interface Wait {
-  file: string;
-  resolve: () => void;
+  index: number;
+  resolve: (frame: Buffer) => void;
   reject: (error: Error) => void;
 }
 
 export class FullFrameFiles {
-  readonly dir: string;
-  private readonly doomed = new Set<string>();
+  private readonly segments: FrameSegments;
   private waits: Wait[] = [];
   private endedBecause: string | undefined;
 
-  /** `beside` names the folder the temp folder is made in (a cache entry's folder). `every`: an analysis frame in `every` is sampled. */
-  constructor(beside: string, private readonly every: number) {
-    this.dir = tempPathBeside(path.join(beside, "full-frames"));
-    fs.mkdirSync(this.dir, { recursive: true });
+  /** `dir` belongs to this pass. `every`: an analysis frame in `every` is sampled. */
+  constructor(
+    dir: string,
+    private readonly every: number,
+  ) {
+    this.segments = new FrameSegments(dir, "full");
   }
 
-  /** The file name pattern for ffmpeg (with `-start_number 0`): the n-th sampled frame. */
+  /** The file name pattern for ffmpeg's segment muxer. */
   get pattern(): string {
-    return path.join(this.dir, "%07d.yuv");
+    return this.segments.pattern;
   }
 
-  private fileOf(frame: number): string {
-    return path.join(this.dir, `${String(frame / this.every).padStart(7, "0")}.yuv`);
+  /** The size of one frame, from ffmpeg's output header. */
+  setFrameBytes(bytes: number): void {
+    this.segments.setFrameBytes(bytes);
   }
 
-  /** The sample of analysis frame `frame` is not needed: deleted now, or as soon as it is written. */
+  /** The sample of analysis frame `frame` is not needed. */
   drop(frame: number): void {
-    const file = this.fileOf(frame);
-    if (!unlinked(file)) this.doomed.add(file);
+    this.segments.release(frame / this.every);
   }
 
-  /** Reads the sample of analysis frame `frame` once ffmpeg has written it. */
-  async read(frame: number): Promise<Buffer> {
-    const file = this.fileOf(frame);
-    if (!fs.existsSync(file)) {
-      if (this.endedBecause !== undefined) throw missing(file, this.endedBecause);
-      await new Promise<void>((resolve, reject) => this.waits.push({ file, resolve, reject }));
-    }
-    return fs.promises.readFile(file);
+  /** The sample of analysis frame `frame`, once ffmpeg has written it. */
+  read(frame: number): Promise<Buffer> {
+    const index = frame / this.every;
+    const ready = this.segments.read(index);
+    if (ready) return Promise.resolve(ready);
+    if (this.endedBecause !== undefined) return Promise.reject(missing(index, this.endedBecause));
+    return new Promise((resolve, reject) => this.waits.push({ index, resolve, reject }));
   }
 
-  /** Called as ffmpeg makes progress: hands over the files now written, deletes the doomed ones now there. */
+  /** Called as ffmpeg makes progress: hands over the frames now written. */
   poll(): void {
-    if (this.waits.length > 0) {
-      const [ready, waiting] = partition(this.waits, (wait) => fs.existsSync(wait.file));
-      this.waits = waiting;
-      for (const wait of ready) wait.resolve();
+    if (this.waits.length === 0) return;
+    const waiting: Wait[] = [];
+    for (const wait of this.waits) {
+      let frame: Buffer | undefined;
+      try {
+        frame = this.segments.read(wait.index);
+      } catch (error) {
+        wait.reject(error as Error);
+        continue;
+      }
+      if (frame) wait.resolve(frame);
+      else waiting.push(wait);
     }
-    for (const file of this.doomed) if (unlinked(file)) this.doomed.delete(file);
+    this.waits = waiting;
   }
 
   /** ffmpeg has exited: what it has not written now, it never will. */
   ended(reason: string): void {
     this.endedBecause = reason;
+    this.segments.end();
     this.poll();
-    for (const wait of this.waits.splice(0)) wait.reject(missing(wait.file, reason));
+    for (const wait of this.waits.splice(0)) wait.reject(missing(wait.index, reason));
   }
 
   remove(): void {
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    this.segments.remove();
   }
 }
 
-function missing(file: string, reason: string): Error {
-  return new Error(`ffmpeg wrote no full-size frame ${path.basename(file)} (${reason})`);
-}
-
-function unlinked(file: string): boolean {
-  try {
-    fs.unlinkSync(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
-  const yes: T[] = [];
-  const no: T[] = [];
-  for (const item of items) (test(item) ? yes : no).push(item);
-  return [yes, no];
+function missing(index: number, reason: string): Error {
+  return new Error(`ffmpeg wrote no full-size frame ${index} (${reason})`);
 }

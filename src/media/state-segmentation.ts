@@ -47,7 +47,8 @@ export interface Run {
 }
 
 interface Region {
-  pixels: number[];
+  /** Pixel indices; a view into the finder's scratch space, valid until its next call. */
+  pixels: Int32Array;
   minX: number;
   minY: number;
   maxX: number;
@@ -60,59 +61,102 @@ interface PendingFrame {
 }
 
 /**
- * Changed pixels between two frames of equal size (1 where they differ by more than the
- * tolerance), or undefined when none did: most frames of a recording equal their run's
- * reference, so that case allocates nothing.
+ * Finds the regions that changed between two frames of one size. It owns its scratch
+ * buffers, reused call after call: a recording is mostly frames compared with their run's
+ * reference, and allocating a mask, a stack and pixel lists for each cost more than the
+ * comparing (the garbage collector's share included).
  */
-function changedMask(a: Uint8Array, b: Uint8Array, tolerance: number): Uint8Array | undefined {
-  let first = 0;
-  while (first < a.length && Math.abs(a[first]! - b[first]!) <= tolerance) first++;
-  if (first === a.length) return undefined;
-  const mask = new Uint8Array(a.length);
-  for (let i = first; i < a.length; i++) if (Math.abs(a[i]! - b[i]!) > tolerance) mask[i] = 1;
-  return mask;
-}
+class ChangedRegionFinder {
+  private readonly mask: Uint8Array;
+  private readonly seen: Uint8Array;
+  private readonly stack: Int32Array;
+  private readonly pixels: Int32Array;
+  /** Index offsets of the 24 neighbours within reach, for pixels away from the border. */
+  private readonly neighbourOffsets: Int32Array;
 
-/**
- * Connected regions of the mask; pixels up to two apart join (the strokes of one word, a
- * digit's parts), so a change reads as the thing that changed.
- */
-function regionsOf(mask: Uint8Array, width: number, height: number, minPixels: number): Region[] {
-  const seen = new Uint8Array(mask.length);
-  const regions: Region[] = [];
-  const reach = 2;
-  for (let start = 0; start < mask.length; start++) {
-    if (!mask[start] || seen[start]) continue;
-    const region: Region = { pixels: [], minX: width, minY: height, maxX: 0, maxY: 0 };
-    const stack = [start];
-    seen[start] = 1;
-    while (stack.length > 0) {
-      const at = stack.pop() ?? 0;
-      const x = at % width;
-      const y = (at - x) / width;
-      region.pixels.push(at);
-      if (x < region.minX) region.minX = x;
-      if (x > region.maxX) region.maxX = x;
-      if (y < region.minY) region.minY = y;
-      if (y > region.maxY) region.maxY = y;
-      for (let dy = -reach; dy <= reach; dy++) {
-        const ny = y + dy;
-        if (ny < 0 || ny >= height) continue;
-        for (let dx = -reach; dx <= reach; dx++) {
-          const nx = x + dx;
-          if (nx < 0 || nx >= width) continue;
-          const next = ny * width + nx;
-          if (mask[next] && !seen[next]) {
-            seen[next] = 1;
-            stack.push(next);
+  constructor(
+    private readonly width: number,
+    private readonly height: number,
+  ) {
+    const size = width * height;
+    this.mask = new Uint8Array(size);
+    this.seen = new Uint8Array(size);
+    this.stack = new Int32Array(size);
+    this.pixels = new Int32Array(size);
+    const offsets: number[] = [];
+    for (let dy = -REACH; dy <= REACH; dy++) for (let dx = -REACH; dx <= REACH; dx++) if (dx !== 0 || dy !== 0) offsets.push(dy * width + dx);
+    this.neighbourOffsets = Int32Array.from(offsets);
+  }
+
+  /**
+   * The connected regions of pixels that differ by more than `tolerance`, of at least
+   * `minPixels` pixels; pixels up to REACH apart join (the strokes of one word, a digit's
+   * parts), so a change reads as the thing that changed. None when nothing differs.
+   */
+  find(a: Uint8Array, b: Uint8Array, tolerance: number, minPixels: number): Region[] {
+    const { mask, seen, stack, pixels, width, height, neighbourOffsets } = this;
+    const size = width * height;
+    let first = 0;
+    // Most frames equal their reference: that case only reads.
+    while (first < size && Math.abs(a[first]! - b[first]!) <= tolerance) first++;
+    if (first === size) return [];
+    mask.fill(0, 0, first);
+    for (let i = first; i < size; i++) mask[i] = Math.abs(a[i]! - b[i]!) > tolerance ? 1 : 0;
+    seen.fill(0);
+    const regions: Region[] = [];
+    let stored = 0;
+    for (let start = first; start < size; start++) {
+      if (mask[start] === 0 || seen[start] === 1) continue;
+      const regionStart = stored;
+      let minX = width;
+      let minY = height;
+      let maxX = 0;
+      let maxY = 0;
+      let top = 0;
+      stack[top++] = start;
+      seen[start] = 1;
+      while (top > 0) {
+        const at = stack[--top]!;
+        const x = at % width;
+        const y = (at - x) / width;
+        pixels[stored++] = at;
+        if (x < minX) minX = x;
+        if (x > maxX) maxX = x;
+        if (y < minY) minY = y;
+        if (y > maxY) maxY = y;
+        if (x >= REACH && x < width - REACH && y >= REACH && y < height - REACH) {
+          for (let k = 0; k < neighbourOffsets.length; k++) {
+            const next = at + neighbourOffsets[k]!;
+            if (mask[next] === 1 && seen[next] === 0) {
+              seen[next] = 1;
+              stack[top++] = next;
+            }
+          }
+          continue;
+        }
+        for (let dy = -REACH; dy <= REACH; dy++) {
+          const ny = y + dy;
+          if (ny < 0 || ny >= height) continue;
+          for (let dx = -REACH; dx <= REACH; dx++) {
+            const nx = x + dx;
+            if (nx < 0 || nx >= width) continue;
+            const next = ny * width + nx;
+            if (mask[next] === 1 && seen[next] === 0) {
+              seen[next] = 1;
+              stack[top++] = next;
+            }
           }
         }
       }
+      if (stored - regionStart >= minPixels) regions.push({ pixels: pixels.subarray(regionStart, stored), minX, minY, maxX, maxY });
+      else stored = regionStart;
     }
-    if (region.pixels.length >= minPixels) regions.push(region);
+    return regions;
   }
-  return regions;
 }
+
+/** Changed pixels this close (in each direction) belong to one region. */
+const REACH = 2;
 
 const sideOf = (region: Region) => Math.max(region.maxX - region.minX + 1, region.maxY - region.minY + 1);
 
@@ -123,6 +167,7 @@ export class StateSegmenter {
   /** Frames after the one being decided that persistence needs to see. */
   private readonly lookahead: number;
   private readonly minStateFrames: number;
+  private readonly finder: ChangedRegionFinder;
   private reference: Uint8Array | undefined;
   private runStart = 0;
   private lastDecided = -1;
@@ -139,6 +184,7 @@ export class StateSegmenter {
     this.height = height;
     this.lookahead = Math.max(1, Math.round(settings.persistenceSec * settings.fps));
     this.minStateFrames = Math.max(1, Math.round(settings.minStateSec * settings.fps));
+    this.finder = new ChangedRegionFinder(width, height);
   }
 
   /** Adds the next frame; returns the runs that ended (decided) because of it. */
@@ -195,9 +241,7 @@ export class StateSegmenter {
 
   private startsNewRun(reference: Uint8Array, current: Uint8Array): boolean {
     const { pixelTolerance, minRegionPixels } = this.settings;
-    const mask = changedMask(reference, current, pixelTolerance);
-    if (!mask) return false;
-    const regions = regionsOf(mask, this.width, this.height, minRegionPixels);
+    const regions = this.finder.find(reference, current, pixelTolerance, minRegionPixels);
     if (regions.length === 0) return false;
     // A region is content unless it goes away: if, in some frame of the window that follows,
     // its pixels are mostly back to the reference, it was transient (a caret's blink, a pointer

@@ -1,21 +1,25 @@
 /**
- * The one decoding pass behind video states. ffmpeg sends small grey frames down a pipe,
- * which the segmenter reads, and writes every second frame at full size, unconverted
- * (YUV 4:2:0), to a private folder (full-frame-files.ts). Each run keeps a thinned handful
- * of those files; when a state's run closes, the one nearest its middle is read,
+ * The one decoding pass behind video states. ffmpeg writes small grey frames, which the
+ * segmenter reads as they come, and every second frame at full size, unconverted
+ * (YUV 4:2:0), both into segment files in a private folder (frame-segments.ts,
+ * full-frame-files.ts). Each run keeps a thinned handful of full-size samples; when a
+ * state's run closes, the one nearest its middle is read,
  * converted to RGB with the stream's matrix and range (yuv-to-rgb.ts) and handed on to be
  * saved while decoding goes on. No probe runs first: the frame sizes, pixel layout and
  * duration come from the headers this very ffmpeg prints on stderr (ffmpeg-log.ts).
  */
 import { spawn } from "node:child_process";
-import { Readable } from "node:stream";
+import fs from "node:fs";
+import path from "node:path";
+import { tempPathBeside } from "../files/atomic.ts";
 import { IwrError, errorMessage } from "../errors.ts";
 import { FfmpegLog, type FfmpegHeader, type FrameSize, type OutputStream, type PixelLayout } from "./ffmpeg-log.ts";
 import { FullFrameFiles } from "./full-frame-files.ts";
-import { FrameReader } from "./raw-frames.ts";
+import { FolderWatch } from "./folder-watch.ts";
+import { FrameSegments } from "./frame-segments.ts";
 import { StateSegmenter, type Run, type SegmentationSettings } from "./state-segmentation.ts";
 import { VIDEO_STATE_SETTINGS } from "./video-state-settings.ts";
-import { yuv420pToRgb } from "./yuv-to-rgb.ts";
+import { yuv420pFrameBytes, yuv420pToRgb } from "./yuv-to-rgb.ts";
 
 export interface Sample {
   frame: number;
@@ -107,7 +111,6 @@ function filterGraph(): string {
 
 /** What reads one video's grey stream once the sizes are known, and picks and saves the states' frames. */
 class StreamAnalysis {
-  readonly grey: FrameReader;
   readonly runs: AnalysedRun[] = [];
   greyFrames = 0;
   failure: unknown;
@@ -132,17 +135,20 @@ class StreamAnalysis {
     };
     this.segmenter = new StateSegmenter(size.width, size.height, segmentation);
     this.samples = new SampleFrames((frame) => files.drop(frame));
-    this.grey = new FrameReader(size.width * size.height, (frame) => {
-      try {
-        const index = this.greyFrames++;
-        // Its full-size sample is on its way: ffmpeg writes it as it decodes.
-        if (index % settings.fullFrameEvery === 0) this.samples.add(index);
-        this.closed(this.segmenter.push(new Uint8Array(frame.buffer, frame.byteOffset, frame.length)));
-        this.files.poll();
-      } catch (error) {
-        this.failure = error;
-      }
-    });
+  }
+
+  /** The next grey frame, as ffmpeg wrote it. */
+  push(frame: Buffer): void {
+    if (this.failure) return;
+    try {
+      const index = this.greyFrames++;
+      // Its full-size sample is on its way: ffmpeg writes it as it decodes.
+      if (index % VIDEO_STATE_SETTINGS.fullFrameEvery === 0) this.samples.add(index);
+      this.closed(this.segmenter.push(new Uint8Array(frame.buffer, frame.byteOffset, frame.length)));
+      this.files.poll();
+    } catch (error) {
+      this.failure = error;
+    }
   }
 
   /** The end of the grey stream: the last runs close, and a video too short for a state has its one run's frame saved. */
@@ -160,7 +166,7 @@ class StreamAnalysis {
   private save(frame: number): Promise<SavedFrame> {
     const saved = this.files.read(frame).then(async (yuv) => {
       this.files.drop(frame);
-      return this.saveFrame({ frame, data: await yuv420pToRgb(yuv, this.shown, this.layout) });
+      return this.saveFrame({ frame, data: yuv420pToRgb(yuv, this.shown, this.layout) });
     });
     // Awaited once decoding ends; until then a failure must not count as unhandled.
     saved.catch(() => undefined);
@@ -183,25 +189,62 @@ class StreamAnalysis {
   }
 }
 
-/** What the grey pipe may bring before ffmpeg's headers are read (over 1,000 analysis frames of a 720p video). */
-const EARLY_BYTES = 64 * 1024 * 1024;
+/**
+ * Seconds of video per segment file. Grey: ten 57 KB frames a file. Full: at 2.5 frames
+ * a second, two or three frames (about 3.5 MB at 720p) a file, which is what a kept
+ * sample holds on disk while its run lasts.
+ */
+const GREY_SEGMENT_SEC = 2;
+const FULL_SEGMENT_SEC = 1;
+
+/**
+ * Grey segments ffmpeg may write before its output headers are read (some 200 s of
+ * video): past that they are not coming (an ffmpeg that ignores "level"), and waiting
+ * longer would only fill the disk.
+ */
+const EARLY_SEGMENTS = 100;
+
+/** Grey frames segmented between two turns of the event loop, so that ffmpeg's log and the states' frames keep moving. */
+const FRAMES_PER_TURN = 4;
 
 function headlessError(ffmpeg: string, videoPath: string): IwrError {
-  return new IwrError("MEDIA", `ffmpeg (${ffmpeg}) sent frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`, { file: videoPath });
+  return new IwrError("MEDIA", `ffmpeg (${ffmpeg}) wrote frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`, { file: videoPath });
+}
+
+/** The segment muxer's arguments for one output: raw frames, `seconds` of video per file. */
+function segmentOutput(stream: string, seconds: number, pattern: string): string[] {
+  return ["-map", stream, "-fps_mode", "passthrough", "-c:v", "rawvideo", "-f", "segment", "-segment_format", "rawvideo", "-segment_time", String(seconds), pattern];
+}
+
+/** The folders one pass writes its frames into: a temp folder in the cache entry, removed at the end. */
+class PassFolders {
+  readonly root: string;
+  readonly grey: string;
+  readonly full: string;
+  constructor(workDir: string) {
+    this.root = tempPathBeside(path.join(workDir, "decoded-frames"));
+    this.grey = path.join(this.root, "grey");
+    this.full = path.join(this.root, "full");
+    fs.mkdirSync(this.grey, { recursive: true });
+    fs.mkdirSync(this.full, { recursive: true });
+  }
+  remove(): void {
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
 }
 
 /**
- * Decodes the video once and segments it; `workDir` holds the pass's full-size frames
- * while it runs (a temp folder inside it, removed at the end, whatever the outcome). The
- * grey frames ffmpeg sends before its output headers have been read wait in memory (up to
- * EARLY_BYTES, past which it is an error). Each state's representative frame is handed to
- * `saveFrame` as soon as its run closes, so encoding it overlaps the decoding of what
- * follows instead of waiting for the end.
+ * Decodes the video once and segments it; `workDir` holds the pass's frame files while it
+ * runs. Each state's representative frame is handed to `saveFrame` as soon as its run
+ * closes, so encoding it overlaps the decoding of what follows instead of waiting for the end.
  */
 export async function analyse(ffmpeg: string, videoPath: string, workDir: string, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
-  const files = new FullFrameFiles(workDir, VIDEO_STATE_SETTINGS.fullFrameEvery);
+  const folders = new PassFolders(workDir);
+  const grey = new FrameSegments(folders.grey, "grey");
+  const files = new FullFrameFiles(folders.full, VIDEO_STATE_SETTINGS.fullFrameEvery);
+  const watch = new FolderWatch(folders.grey);
   try {
-    const { analysis, durationSec } = await decode(ffmpeg, videoPath, files, saveFrame);
+    const { analysis, durationSec } = await decode(ffmpeg, videoPath, { grey, files, watch }, saveFrame);
     try {
       await analysis.saved();
     } catch (error) {
@@ -209,73 +252,114 @@ export async function analyse(ffmpeg: string, videoPath: string, workDir: string
     }
     return { runs: analysis.runs, frames: analysis.greyFrames, shown: analysis.shown, analysis: analysis.size, durationSec };
   } finally {
+    watch.close();
+    grey.remove();
     files.remove();
+    folders.remove();
   }
 }
 
-function decode(ffmpeg: string, videoPath: string, files: FullFrameFiles, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      ffmpeg,
-      ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-y", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
-        "-map", "[grey]", "-f", "rawvideo", "pipe:1",
-        "-map", "[full]", "-fps_mode", "passthrough", "-c:v", "rawvideo", "-f", "image2", "-atomic_writing", "1", "-start_number", "0", files.pattern],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    const [, greyPipe, errorPipe] = child.stdio;
-    if (!(greyPipe instanceof Readable) || !(errorPipe instanceof Readable)) {
+interface PassFrames {
+  grey: FrameSegments;
+  files: FullFrameFiles;
+  /** Wakes the reader when ffmpeg writes grey frames. */
+  watch: FolderWatch;
+}
+
+interface PassOutcome {
+  code: number | null;
+  /** Why this pass killed ffmpeg, if it did. */
+  killedBecause?: "headless" | "layout";
+}
+
+async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }: PassFrames, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
+  const child = spawn(
+    ffmpeg,
+    ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-y", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
+      ...segmentOutput("[grey]", GREY_SEGMENT_SEC, grey.pattern), ...segmentOutput("[full]", FULL_SEGMENT_SEC, files.pattern)],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let analysis: StreamAnalysis | undefined;
+  let layoutProblem: string | undefined;
+  let killedBecause: PassOutcome["killedBecause"];
+  const log = new FfmpegLog(2, ({ outputs: [greyStream, full] }: FfmpegHeader) => {
+    const layout = (full as OutputStream).layout;
+    if (layout?.pixelFormat !== "yuv420p") {
+      layoutProblem = `its full-size output is ${layout?.pixelFormat ?? "of an unknown pixel format"}, not the yuv420p asked for`;
+      killedBecause = "layout";
       child.kill("SIGKILL");
-      return reject(new IwrError("MEDIA", `cannot read ffmpeg's output pipes for ${videoPath}`, { file: videoPath }));
+      return;
     }
-    let analysis: StreamAnalysis | undefined;
-    let layoutProblem: string | undefined;
-    const early: Buffer[] = [];
-    let earlyBytes = 0;
-    // ffmpeg prints its output headers before it writes frames; past EARLY_BYTES they are
-    // not coming (an ffmpeg that ignores "level"), and waiting longer would only hold the
-    // whole video in memory.
-    let headless = false;
-    const hold = (chunk: Buffer) => {
-      early.push(chunk);
-      earlyBytes += chunk.length;
-      if (earlyBytes > EARLY_BYTES && !headless) {
-        headless = true;
-        child.kill("SIGKILL");
-      }
-    };
-    const log = new FfmpegLog(2, ({ outputs: [grey, full] }: FfmpegHeader) => {
-      const layout = (full as OutputStream).layout;
-      if (layout?.pixelFormat !== "yuv420p") {
-        layoutProblem = `its full-size output is ${layout?.pixelFormat ?? "of an unknown pixel format"}, not the yuv420p asked for`;
+    grey.setFrameBytes(greyStream!.width * greyStream!.height);
+    files.setFrameBytes(yuv420pFrameBytes(full!));
+    analysis = new StreamAnalysis(greyStream!, full!, layout, files, (sample) => saveFrame(full!, sample));
+    watch.notify();
+  });
+  let exitedYet = false;
+  const exited = new Promise<PassOutcome>((resolve, reject) => {
+    child.on("error", (error) => {
+      exitedYet = true;
+      watch.notify();
+      reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath }));
+    });
+    // "close" comes after stderr has ended, so the log is complete by then.
+    child.on("close", (code) => {
+      log.end();
+      grey.end();
+      exitedYet = true;
+      watch.notify();
+      resolve({ code, ...(killedBecause ? { killedBecause } : {}) });
+    });
+  });
+  child.stderr?.on("data", (chunk: Buffer) => log.push(chunk));
+  // Frames are taken as ffmpeg writes them, while it runs; the last ones once it has exited.
+  // What cannot be analysed stops ffmpeg: the rest of its decoding would be wasted.
+  const segmenting = (async () => {
+    let sinceTurn = 0;
+    for (;;) {
+      if (analysis?.failure) {
         child.kill("SIGKILL");
         return;
       }
-      analysis = new StreamAnalysis(grey!, full!, layout, files, (sample) => saveFrame(full!, sample));
-      for (const chunk of early.splice(0)) analysis.grey.push(chunk);
-    });
-    // Until the headers are read, what comes waits.
-    greyPipe.on("data", (chunk: Buffer) => (analysis ? analysis.grey.push(chunk) : hold(chunk)));
-    errorPipe.on("data", (chunk: Buffer) => log.push(chunk));
-    // "close" comes after every pipe has ended, so the log is complete by then.
-    errorPipe.on("end", () => log.end());
-    child.on("error", (error) => reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath })));
-    child.on("close", (code) => {
-      const reason = layoutProblem ?? (log.errors.trim() || `exit code ${code}`);
-      const fail = (error: unknown) => {
-        files.ended(reason);
-        reject(error);
-      };
-      if (headless || (code === 0 && !analysis && !layoutProblem && earlyBytes > 0)) return fail(headlessError(ffmpeg, videoPath));
-      if (code !== 0 || !analysis) return fail(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }));
-      if (analysis.failure) return fail(analysis.failure);
-      if (analysis.grey.partial) {
-        return fail(new IwrError("MEDIA", `ffmpeg's frames of video ${videoPath} do not have the size its headers give (${analysis.grey.partial} bytes of a partial frame left)`, { file: videoPath }));
+      const ended = exitedYet;
+      const frame = analysis ? grey.read(analysis.greyFrames) : undefined;
+      if (frame) {
+        grey.release(analysis!.greyFrames);
+        analysis!.push(frame);
+        if (++sinceTurn >= FRAMES_PER_TURN) {
+          sinceTurn = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        continue;
       }
-      if (analysis.greyFrames === 0) return fail(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
-      analysis.finish();
-      // Every frame ffmpeg will write is written: a run's frame still missing is an error.
-      files.ended(reason);
-      resolve({ analysis, durationSec: log.header?.durationSec ?? analysis.greyFrames / VIDEO_STATE_SETTINGS.fps });
-    });
+      // Nothing more to read, and ffmpeg had already exited when this look began: done.
+      if (ended) return;
+      if (!analysis && !killedBecause && grey.begun(EARLY_SEGMENTS)) {
+        killedBecause = "headless";
+        child.kill("SIGKILL");
+      }
+      files.poll();
+      await watch.changed();
+    }
+  })().catch((error: unknown) => {
+    child.kill("SIGKILL");
+    throw error;
   });
+  const outcome = await exited;
+  let segmentingFailure: unknown;
+  await segmenting.catch((error: unknown) => (segmentingFailure = error));
+  const reason = layoutProblem ?? (log.errors.trim() || `exit code ${outcome.code}`);
+  const fail = (error: unknown): never => {
+    files.ended(reason);
+    throw error;
+  };
+  if (outcome.killedBecause === "headless" || (outcome.code === 0 && !analysis && !layoutProblem && grey.begun(0))) return fail(headlessError(ffmpeg, videoPath));
+  const failure = segmentingFailure ?? analysis?.failure;
+  if (failure) return fail(new IwrError("MEDIA", `cannot analyse video ${videoPath}: ${errorMessage(failure)}`, { file: videoPath }, { cause: failure }));
+  if (outcome.code !== 0 || !analysis) return fail(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }));
+  if (analysis.greyFrames === 0) return fail(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
+  analysis.finish();
+  // Every frame ffmpeg will write is written: a run's frame still missing is an error.
+  files.ended(reason);
+  return { analysis, durationSec: log.header?.durationSec ?? analysis.greyFrames / VIDEO_STATE_SETTINGS.fps };
 }

@@ -3,8 +3,8 @@
  * stable): for each, its time span and a representative frame saved as a PNG.
  *
  * One ffmpeg pass (video-state-pass.ts), with no probe before it, decodes the video once
- * at `fps`: small grey frames come down a pipe for the analysis, and every second frame is
- * written at full size, unconverted, to a temp folder in the cache entry. A state lasts at
+ * at `fps`: small grey frames for the analysis, and every second frame at full size,
+ * unconverted, both written to a temp folder in the cache entry as ffmpeg decodes. A state lasts at
  * least two analysis frames, so it always holds a full-size sample; the one nearest its
  * middle is converted to RGB and becomes its PNG, encoded while decoding goes on. Only
  * those few frames ever reach Node, and the folder holds a thinned handful per run.

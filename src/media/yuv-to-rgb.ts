@@ -49,44 +49,34 @@ function coefficients(layout: PixelLayout): Coefficients {
   };
 }
 
-/** Row pairs converted between two turns of the event loop (about a millisecond at 720p), so that the pipe ffmpeg writes keeps being read. */
-const BAND_ROWS = 180;
 
-/** Clamping by lookup: an index is a channel value plus CLAMP_BIAS. Far out of range values cannot occur (|value| < 600). */
-const CLAMP_BIAS = 640;
-const CLAMP = Uint8Array.from({ length: 1536 }, (_, index) => Math.max(0, Math.min(255, index - CLAMP_BIAS)));
-
-/**
- * The frame in RGB. Converting a 720p frame takes a few milliseconds of JavaScript, done
- * in bands between which the event loop turns: ffmpeg must not wait on its grey pipe
- * while a state's frame is converted.
- */
-export async function yuv420pToRgb(frame: Uint8Array, size: FrameSize, layout: PixelLayout): Promise<Buffer> {
+/** The frame in RGB: a few milliseconds of JavaScript for a 720p frame. */
+export function yuv420pToRgb(frame: Uint8Array, size: FrameSize, layout: PixelLayout): Buffer {
   const { width, height } = size;
   if (frame.length !== yuv420pFrameBytes(size)) throw new Error(`a ${width}x${height} yuv420p frame has ${yuv420pFrameBytes(size)} bytes, not ${frame.length}`);
   const rgb = Buffer.allocUnsafe(width * height * 3);
+  // Stores into a clamped view saturate at 0 and 255: no clamping code in the loop.
+  const clamped = new Uint8ClampedArray(rgb.buffer, rgb.byteOffset, rgb.length);
   const matrix = coefficients(layout);
   const evenHeight = height & ~1;
-  for (let row = 0; row < evenHeight; row += BAND_ROWS) {
-    if (row > 0) await new Promise((resolve) => setImmediate(resolve));
-    convertRowPairs(frame, rgb, size, matrix, row, Math.min(evenHeight, row + BAND_ROWS));
-  }
+  convertRowPairs(frame, clamped, size, matrix, 0, evenHeight);
   // An odd size's last column or row, pixel by pixel.
   for (let row = 0; row < height; row++) {
-    if (width & 1) convertPixel(frame, rgb, size, matrix, row, width - 1);
-    if (row === height - 1 && height & 1) for (let column = 0; column < width; column++) convertPixel(frame, rgb, size, matrix, row, column);
+    if (width & 1) convertPixel(frame, clamped, size, matrix, row, width - 1);
+    if (row === height - 1 && height & 1) for (let column = 0; column < width; column++) convertPixel(frame, clamped, size, matrix, row, column);
   }
   return rgb;
 }
 
 /** The 2×2 blocks of rows [from, to) (both even) that lie wholly inside the frame: four pixels share one chroma sample. */
-function convertRowPairs(frame: Uint8Array, rgb: Uint8Array, { width, height }: FrameSize, matrix: Coefficients, from: number, to: number): void {
+function convertRowPairs(frame: Uint8Array, rgb: Uint8ClampedArray, { width, height }: FrameSize, matrix: Coefficients, from: number, to: number): void {
   const { lumaOffset, lumaScale, crToR, cbToG, crToG, cbToB } = matrix;
   const chromaWidth = Math.ceil(width / 2);
   const uPlane = width * height;
   const vPlane = uPlane + chromaWidth * Math.ceil(height / 2);
   const evenWidth = width & ~1;
-  const bias = FIXED / 2 + CLAMP_BIAS * FIXED;
+  // Rounding, and the luma offset taken out once per block instead of once per pixel.
+  const bias = FIXED / 2 - lumaOffset * lumaScale;
   for (let row = from; row < to; row += 2) {
     const chromaRow = (row >> 1) * chromaWidth;
     const upper = row * width;
@@ -100,38 +90,38 @@ function convertRowPairs(frame: Uint8Array, rgb: Uint8Array, { width, height }: 
       const red = crToR * v + bias;
       const green = cbToG * u + crToG * v + bias;
       const blue = cbToB * u + bias;
-      let y = (frame[upper + column]! - lumaOffset) * lumaScale;
-      rgb[upperOut] = CLAMP[(y + red) >> 16]!;
-      rgb[upperOut + 1] = CLAMP[(y + green) >> 16]!;
-      rgb[upperOut + 2] = CLAMP[(y + blue) >> 16]!;
-      y = (frame[upper + column + 1]! - lumaOffset) * lumaScale;
-      rgb[upperOut + 3] = CLAMP[(y + red) >> 16]!;
-      rgb[upperOut + 4] = CLAMP[(y + green) >> 16]!;
-      rgb[upperOut + 5] = CLAMP[(y + blue) >> 16]!;
-      y = (frame[lower + column]! - lumaOffset) * lumaScale;
-      rgb[lowerOut] = CLAMP[(y + red) >> 16]!;
-      rgb[lowerOut + 1] = CLAMP[(y + green) >> 16]!;
-      rgb[lowerOut + 2] = CLAMP[(y + blue) >> 16]!;
-      y = (frame[lower + column + 1]! - lumaOffset) * lumaScale;
-      rgb[lowerOut + 3] = CLAMP[(y + red) >> 16]!;
-      rgb[lowerOut + 4] = CLAMP[(y + green) >> 16]!;
-      rgb[lowerOut + 5] = CLAMP[(y + blue) >> 16]!;
+      let y = frame[upper + column]! * lumaScale;
+      rgb[upperOut] = (y + red) >> 16;
+      rgb[upperOut + 1] = (y + green) >> 16;
+      rgb[upperOut + 2] = (y + blue) >> 16;
+      y = frame[upper + column + 1]! * lumaScale;
+      rgb[upperOut + 3] = (y + red) >> 16;
+      rgb[upperOut + 4] = (y + green) >> 16;
+      rgb[upperOut + 5] = (y + blue) >> 16;
+      y = frame[lower + column]! * lumaScale;
+      rgb[lowerOut] = (y + red) >> 16;
+      rgb[lowerOut + 1] = (y + green) >> 16;
+      rgb[lowerOut + 2] = (y + blue) >> 16;
+      y = frame[lower + column + 1]! * lumaScale;
+      rgb[lowerOut + 3] = (y + red) >> 16;
+      rgb[lowerOut + 4] = (y + green) >> 16;
+      rgb[lowerOut + 5] = (y + blue) >> 16;
       upperOut += 6;
       lowerOut += 6;
     }
   }
 }
 
-function convertPixel(frame: Uint8Array, rgb: Uint8Array, { width, height }: FrameSize, matrix: Coefficients, row: number, column: number): void {
+function convertPixel(frame: Uint8Array, rgb: Uint8ClampedArray, { width, height }: FrameSize, matrix: Coefficients, row: number, column: number): void {
   const chromaWidth = Math.ceil(width / 2);
   const uPlane = width * height;
   const vPlane = uPlane + chromaWidth * Math.ceil(height / 2);
   const chromaAt = (row >> 1) * chromaWidth + (column >> 1);
   const u = frame[uPlane + chromaAt]! - 128;
   const v = frame[vPlane + chromaAt]! - 128;
-  const y = (frame[row * width + column]! - matrix.lumaOffset) * matrix.lumaScale + FIXED / 2 + CLAMP_BIAS * FIXED;
+  const y = (frame[row * width + column]! - matrix.lumaOffset) * matrix.lumaScale + FIXED / 2;
   const out = (row * width + column) * 3;
-  rgb[out] = CLAMP[(y + matrix.crToR * v) >> 16]!;
-  rgb[out + 1] = CLAMP[(y + matrix.cbToG * u + matrix.crToG * v) >> 16]!;
-  rgb[out + 2] = CLAMP[(y + matrix.cbToB * u) >> 16]!;
+  rgb[out] = (y + matrix.crToR * v) >> 16;
+  rgb[out + 1] = (y + matrix.cbToG * u + matrix.crToG * v) >> 16;
+  rgb[out + 2] = (y + matrix.cbToB * u) >> 16;
 }

@@ -139,9 +139,9 @@ describe("video states", () => {
     const entry = path.dirname(path.dirname(first.states[0]!.framePath));
     expect(fs.readdirSync(entry).sort()).toEqual(["frames", "states.json"]);
     // A pass killed mid-way (a process that no longer exists) left its temp folder of frames.
-    const abandoned = path.join(entry, ".full-frames.elsewhere~999999.1.abc.tmp");
-    fs.mkdirSync(abandoned);
-    fs.writeFileSync(path.join(abandoned, "0000000.yuv"), Buffer.alloc(1000));
+    const abandoned = path.join(entry, ".decoded-frames.elsewhere~999999.1.abc.tmp");
+    fs.mkdirSync(path.join(abandoned, "full"), { recursive: true });
+    fs.writeFileSync(path.join(abandoned, "full", "full-000000.raw"), Buffer.alloc(1000));
     fs.rmSync(path.join(entry, "states.json"));
     await videoStates(video, { cacheDir: ownCache });
     expect(fs.readdirSync(entry).sort()).toEqual(["frames", "states.json"]);
