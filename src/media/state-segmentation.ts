@@ -67,8 +67,10 @@ interface PendingFrame {
  * comparing (the garbage collector's share included).
  */
 class ChangedRegionFinder {
-  private readonly mask: Uint8Array;
-  private readonly seen: Uint8Array;
+  /** Per pixel: UNCHANGED, CHANGED (not yet in a region) or TAKEN (in one); all UNCHANGED between calls. */
+  private readonly state: Uint8Array;
+  /** The changed pixels' indices, in order. */
+  private readonly changed: Int32Array;
   private readonly stack: Int32Array;
   private readonly pixels: Int32Array;
   /** Index offsets of the 24 neighbours within reach, for pixels away from the border. */
@@ -79,8 +81,8 @@ class ChangedRegionFinder {
     private readonly height: number,
   ) {
     const size = width * height;
-    this.mask = new Uint8Array(size);
-    this.seen = new Uint8Array(size);
+    this.state = new Uint8Array(size);
+    this.changed = new Int32Array(size);
     this.stack = new Int32Array(size);
     this.pixels = new Int32Array(size);
     const offsets: number[] = [];
@@ -92,21 +94,25 @@ class ChangedRegionFinder {
    * The connected regions of pixels that differ by more than `tolerance`, of at least
    * `minPixels` pixels; pixels up to REACH apart join (the strokes of one word, a digit's
    * parts), so a change reads as the thing that changed. None when nothing differs.
+   * One pass over the frame finds the changed pixels; the rest of the work is in
+   * proportion to how many there are.
    */
   find(a: Uint8Array, b: Uint8Array, tolerance: number, minPixels: number): Region[] {
-    const { mask, seen, stack, pixels, width, height, neighbourOffsets } = this;
+    const { state, changed, stack, pixels, width, height, neighbourOffsets } = this;
     const size = width * height;
-    let first = 0;
-    // Most frames equal their reference: that case only reads.
-    while (first < size && Math.abs(a[first]! - b[first]!) <= tolerance) first++;
-    if (first === size) return [];
-    mask.fill(0, 0, first);
-    for (let i = first; i < size; i++) mask[i] = Math.abs(a[i]! - b[i]!) > tolerance ? 1 : 0;
-    seen.fill(0);
+    let count = 0;
+    for (let i = 0; i < size; i++) {
+      const difference = a[i]! - b[i]!;
+      if (difference > tolerance || difference < -tolerance) {
+        state[i] = CHANGED;
+        changed[count++] = i;
+      }
+    }
     const regions: Region[] = [];
     let stored = 0;
-    for (let start = first; start < size; start++) {
-      if (mask[start] === 0 || seen[start] === 1) continue;
+    for (let seed = 0; seed < count; seed++) {
+      const start = changed[seed]!;
+      if (state[start] !== CHANGED) continue;
       const regionStart = stored;
       let minX = width;
       let minY = height;
@@ -114,7 +120,7 @@ class ChangedRegionFinder {
       let maxY = 0;
       let top = 0;
       stack[top++] = start;
-      seen[start] = 1;
+      state[start] = TAKEN;
       while (top > 0) {
         const at = stack[--top]!;
         const x = at % width;
@@ -127,8 +133,8 @@ class ChangedRegionFinder {
         if (x >= REACH && x < width - REACH && y >= REACH && y < height - REACH) {
           for (let k = 0; k < neighbourOffsets.length; k++) {
             const next = at + neighbourOffsets[k]!;
-            if (mask[next] === 1 && seen[next] === 0) {
-              seen[next] = 1;
+            if (state[next] === CHANGED) {
+              state[next] = TAKEN;
               stack[top++] = next;
             }
           }
@@ -141,8 +147,8 @@ class ChangedRegionFinder {
             const nx = x + dx;
             if (nx < 0 || nx >= width) continue;
             const next = ny * width + nx;
-            if (mask[next] === 1 && seen[next] === 0) {
-              seen[next] = 1;
+            if (state[next] === CHANGED) {
+              state[next] = TAKEN;
               stack[top++] = next;
             }
           }
@@ -151,9 +157,14 @@ class ChangedRegionFinder {
       if (stored - regionStart >= minPixels) regions.push({ pixels: pixels.subarray(regionStart, stored), minX, minY, maxX, maxY });
       else stored = regionStart;
     }
+    for (let seed = 0; seed < count; seed++) state[changed[seed]!] = UNCHANGED;
     return regions;
   }
 }
+
+const UNCHANGED = 0;
+const CHANGED = 1;
+const TAKEN = 2;
 
 /** Changed pixels this close (in each direction) belong to one region. */
 const REACH = 2;

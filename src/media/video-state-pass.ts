@@ -216,6 +216,19 @@ function segmentOutput(stream: string, seconds: number, pattern: string): string
   return ["-map", stream, "-fps_mode", "passthrough", "-c:v", "rawvideo", "-f", "segment", "-segment_format", "rawvideo", "-segment_time", String(seconds), pattern];
 }
 
+/**
+ * ffmpeg's arguments for one pass: the video decoded once, its grey frames and full-size
+ * samples written as segment files named by the two patterns. Exported for the bench,
+ * which times this command on its own against bare decoding.
+ */
+export function passArguments(videoPath: string, greyPattern: string, fullPattern: string): string[] {
+  return [
+    "-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-y", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
+    ...segmentOutput("[grey]", GREY_SEGMENT_SEC, greyPattern),
+    ...segmentOutput("[full]", FULL_SEGMENT_SEC, fullPattern),
+  ];
+}
+
 /** The folders one pass writes its frames into: a temp folder in the cache entry, removed at the end. */
 class PassFolders {
   readonly root: string;
@@ -273,12 +286,7 @@ interface PassOutcome {
 }
 
 async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }: PassFrames, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
-  const child = spawn(
-    ffmpeg,
-    ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-y", "-i", videoPath, "-an", "-filter_complex", filterGraph(),
-      ...segmentOutput("[grey]", GREY_SEGMENT_SEC, grey.pattern), ...segmentOutput("[full]", FULL_SEGMENT_SEC, files.pattern)],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
+  const child = spawn(ffmpeg, passArguments(videoPath, grey.pattern, files.pattern), { stdio: ["ignore", "ignore", "pipe"] });
   let analysis: StreamAnalysis | undefined;
   let layoutProblem: string | undefined;
   let killedBecause: PassOutcome["killedBecause"];
