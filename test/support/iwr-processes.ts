@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
 
 export interface IwrProcess {
   child: ChildProcess;
@@ -29,7 +30,22 @@ export async function until(what: string, condition: () => boolean, ms = 120_000
   }
 }
 
-/** Files under `dir` (relative paths) whose names end with `suffix`. */
-export function filesUnder(dir: string, suffix: string): string[] {
-  return fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(suffix)) : [];
+/**
+ * Files under `dir` (relative paths) whose names end with `suffix`. The processes watched
+ * make and remove folders while this walks (a served page's temp folder): one that is
+ * gone by the time it is read is skipped, where Node's recursive readdir would throw.
+ */
+export function filesUnder(dir: string, suffix: string, under = ""): string[] {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(path.join(dir, under), { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  return entries.flatMap((entry) => {
+    const name = path.join(under, entry.name);
+    if (entry.isDirectory()) return filesUnder(dir, suffix, name);
+    return name.endsWith(suffix) ? [name] : [];
+  });
 }
