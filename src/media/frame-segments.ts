@@ -6,7 +6,7 @@
  * Why segments: a pipe holds 64 KiB, about one small grey frame, so ffmpeg stopped at
  * every frame until Node had read the one before, and each millisecond Node spent on a
  * frame was added to the decoding; one file per frame cost ffmpeg and Node a file's
- * creation and deletion each time (a third more than decoding, measured); one file for
+ * creation and deletion each time (ffmpeg alone ran about 1.5 times as long); one file for
  * the whole video would grow with the video. A segment is deleted as soon as every frame
  * in it is released, so the folder holds what Node still needs.
  *
@@ -43,9 +43,9 @@ export class FrameSegments {
     private readonly name: string,
   ) {}
 
-  /** The file name pattern for ffmpeg's segment muxer (numbered from 0). */
+  /** The file name pattern for ffmpeg's segment muxer (numbered from 0); a "%" in the folder's path is escaped. */
   get pattern(): string {
-    return path.join(this.dir, `${this.name}-%06d.raw`);
+    return path.join(this.dir.replaceAll("%", "%%"), `${this.name}-%06d.raw`);
   }
 
   /** The frame size, from ffmpeg's output header; nothing can be read before it is known. */
@@ -77,9 +77,13 @@ export class FrameSegments {
     return frame;
   }
 
-  /** Frame `index` will not be read again (a frame not written yet may be released ahead). */
+  /**
+   * Frame `index` will not be read again (a frame not written yet may be released ahead).
+   * Its segment goes as soon as it is complete and all its frames are released, read or not.
+   */
   release(index: number): void {
     this.released.add(index);
+    if (this.frameBytes !== undefined) this.completeWritten(this.frameBytes);
     this.deleteSpent();
   }
 
@@ -93,21 +97,30 @@ export class FrameSegments {
     for (const segment of this.segments) this.delete(segment);
   }
 
-  /** The segment that holds or will hold frame `index`, completing the ones before it as far as the files tell. */
+  /** The segment that holds or will hold frame `index`, or undefined if ffmpeg has exited without writing it. */
   private segmentOf(index: number, frameBytes: number): Segment | undefined {
+    this.completeWritten(frameBytes);
+    const last = this.segments[this.segments.length - 1]!;
+    if (index < last.firstFrame) return this.segments.findLast((segment) => segment.firstFrame <= index);
+    // The segment being written, or the last one, complete.
+    return last.frames === undefined || index < last.firstFrame + last.frames ? last : undefined;
+  }
+
+  /** Completes every segment the files say is complete: its successor has begun, or ffmpeg has exited. */
+  private completeWritten(frameBytes: number): void {
     for (;;) {
       const last = this.segments[this.segments.length - 1]!;
-      if (index < last.firstFrame) return this.segments.findLast((segment) => segment.firstFrame <= index);
       const nextExists = fs.existsSync(this.fileOf({ number: last.number + 1 }));
-      if (!nextExists && !this.finished) return last;
-      // Complete: the next segment has begun, or ffmpeg has exited.
-      const size = last.deleted ? (last.frames ?? 0) * frameBytes : sizeOf(this.fileOf(last));
-      if (size % frameBytes !== 0) throw new Error(`${this.fileOf(last)} holds ${size} bytes, not a whole number of ${frameBytes}-byte frames`);
-      last.frames = size / frameBytes;
-      if (index < last.firstFrame + last.frames) return last;
-      if (!nextExists) return undefined;
-      this.segments.push({ number: last.number + 1, firstFrame: last.firstFrame + last.frames, deleted: false });
+      if (!nextExists && !this.finished) return;
+      if (last.frames === undefined) {
+        const size = sizeOf(this.fileOf(last));
+        if (size % frameBytes !== 0) throw new Error(`${this.fileOf(last)} holds ${size} bytes, not a whole number of ${frameBytes}-byte frames`);
+        last.frames = size / frameBytes;
+      }
+      // Released ahead, its frames may all be spent already.
       this.deleteSpent();
+      if (!nextExists) return;
+      this.segments.push({ number: last.number + 1, firstFrame: last.firstFrame + last.frames, deleted: false });
     }
   }
 

@@ -282,7 +282,7 @@ interface PassFrames {
 interface PassOutcome {
   code: number | null;
   /** Why this pass killed ffmpeg, if it did. */
-  killedBecause?: "headless" | "layout";
+  killedBecause?: "headless" | "layout" | "analysis";
 }
 
 async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }: PassFrames, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
@@ -308,7 +308,7 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
     child.on("error", (error) => {
       exitedYet = true;
       watch.notify();
-      reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath }));
+      reject(new IwrError("MEDIA", `cannot run ffmpeg for ${videoPath}: ${error.message}`, { file: videoPath }, { cause: error }));
     });
     // "close" comes after stderr has ended, so the log is complete by then.
     child.on("close", (code) => {
@@ -322,13 +322,15 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
   child.stderr?.on("data", (chunk: Buffer) => log.push(chunk));
   // Frames are taken as ffmpeg writes them, while it runs; the last ones once it has exited.
   // What cannot be analysed stops ffmpeg: the rest of its decoding would be wasted.
+  let segmentingFailure: unknown;
+  const stopForAnalysis = () => {
+    killedBecause ??= "analysis";
+    child.kill("SIGKILL");
+  };
   const segmenting = (async () => {
     let sinceTurn = 0;
     for (;;) {
-      if (analysis?.failure) {
-        child.kill("SIGKILL");
-        return;
-      }
+      if (analysis?.failure) return stopForAnalysis();
       const ended = exitedYet;
       const frame = analysis ? grey.read(analysis.greyFrames) : undefined;
       if (frame) {
@@ -349,13 +351,16 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
       files.poll();
       await watch.changed();
     }
-  })().catch((error: unknown) => {
-    child.kill("SIGKILL");
-    throw error;
-  });
+  })().then(
+    () => undefined,
+    // Held as a value at once: a rejection left waiting for ffmpeg to exit would count as unhandled.
+    (error: unknown) => {
+      segmentingFailure = error;
+      stopForAnalysis();
+    },
+  );
   const outcome = await exited;
-  let segmentingFailure: unknown;
-  await segmenting.catch((error: unknown) => (segmentingFailure = error));
+  await segmenting;
   const reason = layoutProblem ?? (log.errors.trim() || `exit code ${outcome.code}`);
   const fail = (error: unknown): never => {
     files.ended(reason);
@@ -363,8 +368,12 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
   };
   if (outcome.killedBecause === "headless" || (outcome.code === 0 && !analysis && !layoutProblem && grey.begun(0))) return fail(headlessError(ffmpeg, videoPath));
   const failure = segmentingFailure ?? analysis?.failure;
+  // ffmpeg failing on its own comes first: what it says (a broken file, a full disk) is the
+  // cause, and a frame it left half-written only a consequence.
+  if ((outcome.code !== 0 && outcome.killedBecause !== "analysis") || !analysis) {
+    return fail(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }, failure ? { cause: failure } : undefined));
+  }
   if (failure) return fail(new IwrError("MEDIA", `cannot analyse video ${videoPath}: ${errorMessage(failure)}`, { file: videoPath }, { cause: failure }));
-  if (outcome.code !== 0 || !analysis) return fail(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }));
   if (analysis.greyFrames === 0) return fail(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
   analysis.finish();
   // Every frame ffmpeg will write is written: a run's frame still missing is an error.

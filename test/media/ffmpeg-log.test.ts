@@ -101,8 +101,8 @@ describe("ffmpeg's stderr", () => {
 describe("an ffmpeg that prints no headers", () => {
   it("is a MEDIA error naming it, never a hang or frames read without their size", async () => {
     // Real ffmpeg with its stderr thrown away: grey frames come, headers never do. Task 4's
-    // 20 s make under 6 MB of them, so the error comes when ffmpeg exits (a longer video
-    // would meet the 64 MB held at most first, and the same error).
+    // 20 s make 10 segment files of them, so the error comes when ffmpeg exits (a video of
+    // over 200 s would reach the 100 segments let through first, and the same error).
     const silent = path.join(dir, "silent-ffmpeg.sh");
     fs.writeFileSync(silent, `#!/bin/sh\nexec "${ffmpeg}" "$@" 2>/dev/null\n`, { mode: 0o755 });
     const before = process.env.IWR_FFMPEG;
@@ -118,3 +118,45 @@ describe("an ffmpeg that prints no headers", () => {
     }
   });
 });
+describe("an ffmpeg that fails half-way through a frame", () => {
+  it("is ffmpeg's own error, with the half frame as its cause, never an unhandled rejection", async () => {
+    // Real ffmpeg does the pass, then, as a full disk would leave things, its last grey
+    // segment gets half a frame more and it exits saying why.
+    const failing = path.join(dir, "disk-full-ffmpeg.sh");
+    fs.writeFileSync(
+      failing,
+      [
+        "#!/bin/sh",
+        `"${ffmpeg}" "$@" || exit $?`,
+        'for arg in "$@"; do case "$arg" in *grey-%06d.raw) grey_dir=$(dirname "$arg");; esac; done',
+        'last=$(ls "$grey_dir" | sort | tail -n 1)',
+        'printf "half" >> "$grey_dir/$last"',
+        'echo "[error] Error writing trailer: No space left on device" >&2',
+        "exit 1",
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    const before = process.env.IWR_FFMPEG;
+    process.env.IWR_FFMPEG = failing;
+    try {
+      const failure = await videoStates("tasks/iwr-mini/4/video.mp4", { cacheDir: path.join(dir, "cache-disk-full") }).then(
+        () => undefined,
+        (error: unknown) => error as Error & { code?: string; cause?: unknown },
+      );
+      expect(failure?.code).toBe("MEDIA");
+      expect(failure?.message).toMatch(/ffmpeg cannot read video .*No space left on device/);
+      expect(String((failure?.cause as Error | undefined)?.message)).toMatch(/grey-\d{6}\.raw holds \d+ bytes, not a whole number of 57600-byte frames/);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      if (before === undefined) delete process.env.IWR_FFMPEG;
+      else process.env.IWR_FFMPEG = before;
+    }
+  });
+});
+

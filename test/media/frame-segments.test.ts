@@ -28,13 +28,16 @@ const frameOf = (n: number) => Buffer.alloc(FRAME, n);
 
 describe("frame segments", () => {
   it("reads every frame ffmpeg's segment muxer wrote, in order, across its files", async () => {
-    // 3 s of 8x2 grey frames at 5 fps whose shade rises frame by frame, cut every second.
-    const segments = new FrameSegments(dir, "grey");
+    // 3 s of 8x2 grey frames at 5 fps whose shade rises frame by frame, cut every second,
+    // in a folder whose name ffmpeg would read as a pattern if it were not escaped.
+    const folder = path.join(dir, "100%d %s");
+    fs.mkdirSync(folder);
+    const segments = new FrameSegments(folder, "grey");
     await run(findFfmpeg()!.path, [
       "-v", "error", "-f", "lavfi", "-i", "nullsrc=s=8x2:r=5:d=3", "-vf", "format=gray,geq=lum='N*10'",
       "-c:v", "rawvideo", "-f", "segment", "-segment_format", "rawvideo", "-segment_time", "1", segments.pattern,
     ]);
-    expect(fs.readdirSync(dir).length).toBeGreaterThan(1);
+    expect(fs.readdirSync(folder).length).toBeGreaterThan(1);
     segments.setFrameBytes(16);
     segments.end();
     const shades: number[] = [];
@@ -47,6 +50,30 @@ describe("frame segments", () => {
     }
     expect(shades).toEqual(Array.from({ length: 15 }, (_, n) => n * 10));
     // Every frame released: every segment is gone.
+    expect(fs.readdirSync(folder)).toEqual([]);
+  });
+
+  it("frames released without being read free their segments as soon as the next one begins", () => {
+    // As the full-size samples of a long state go: thinned away, never read.
+    const segments = new FrameSegments(dir, "grey");
+    segments.setFrameBytes(FRAME);
+    fs.writeFileSync(segmentFile(0), Buffer.concat([frameOf(0), frameOf(1)]));
+    segments.release(0);
+    segments.release(1);
+    expect(fs.existsSync(segmentFile(0))).toBe(true);
+    fs.writeFileSync(segmentFile(1), frameOf(2));
+    segments.release(2);
+    expect(fs.existsSync(segmentFile(0))).toBe(false);
+    // A frame of a segment completed earlier, released late, frees it too.
+    fs.appendFileSync(segmentFile(1), frameOf(3));
+    fs.writeFileSync(segmentFile(2), frameOf(4));
+    segments.release(4);
+    expect(fs.existsSync(segmentFile(1))).toBe(true);
+    segments.release(3);
+    expect(fs.existsSync(segmentFile(1))).toBe(false);
+    // The last segment is complete only once ffmpeg has ended; the next release finds it so.
+    segments.end();
+    segments.release(4);
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
