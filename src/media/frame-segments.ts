@@ -58,16 +58,21 @@ export class FrameSegments {
     this.finished = true;
   }
 
-  /** Frame `index` if ffmpeg has written all of it, else undefined. Throws when the segments do not hold whole frames. */
-  read(index: number): Buffer | undefined {
+  /**
+   * Frame `index` if ffmpeg has written all of it, else undefined. It is read into `into`
+   * when given (a buffer of at least the frame's size, reused by the caller), else into a
+   * new buffer. Throws when the segments do not hold whole frames.
+   */
+  read(index: number, into?: Buffer): Buffer | undefined {
     const frameBytes = this.frameBytes;
     if (frameBytes === undefined) return undefined;
+    if (into && into.length < frameBytes) throw new Error(`a ${into.length}-byte buffer cannot hold a ${frameBytes}-byte frame`);
     const segment = this.segmentOf(index, frameBytes);
     if (!segment || segment.deleted) return undefined;
     const offset = (index - segment.firstFrame) * frameBytes;
     segment.fd ??= openIfThere(this.fileOf(segment));
     if (segment.fd === undefined || fs.fstatSync(segment.fd).size < offset + frameBytes) return undefined;
-    const frame = Buffer.allocUnsafe(frameBytes);
+    const frame = into ? into.subarray(0, frameBytes) : Buffer.allocUnsafe(frameBytes);
     let filled = 0;
     while (filled < frameBytes) {
       const got = fs.readSync(segment.fd, frame, filled, frameBytes - filled, offset + filled);

@@ -11,6 +11,7 @@ import { FrameSegments } from "./frame-segments.ts";
 
 interface Wait {
   index: number;
+  into: Buffer | undefined;
   resolve: (frame: Buffer) => void;
   reject: (error: Error) => void;
 }
@@ -43,13 +44,13 @@ export class FullFrameFiles {
     this.segments.release(frame / this.every);
   }
 
-  /** The sample of analysis frame `frame`, once ffmpeg has written it. */
-  read(frame: number): Promise<Buffer> {
+  /** The sample of analysis frame `frame`, once ffmpeg has written it; read into `into` when given (the caller's buffer, of the frame's size). */
+  read(frame: number, into?: Buffer): Promise<Buffer> {
     const index = frame / this.every;
-    const ready = this.segments.read(index);
+    const ready = this.segments.read(index, into);
     if (ready) return Promise.resolve(ready);
     if (this.endedBecause !== undefined) return Promise.reject(missing(index, this.endedBecause));
-    return new Promise((resolve, reject) => this.waits.push({ index, resolve, reject }));
+    return new Promise((resolve, reject) => this.waits.push({ index, into, resolve, reject }));
   }
 
   /** Called as ffmpeg makes progress: hands over the frames now written. */
@@ -59,7 +60,7 @@ export class FullFrameFiles {
     for (const wait of this.waits) {
       let frame: Buffer | undefined;
       try {
-        frame = this.segments.read(wait.index);
+        frame = this.segments.read(wait.index, wait.into);
       } catch (error) {
         wait.reject(error as Error);
         continue;

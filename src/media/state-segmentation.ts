@@ -19,6 +19,7 @@
  * decides each frame once the frames `persistenceSec` after it have arrived, so memory
  * stays bounded whatever the video's length.
  */
+import { BufferPool } from "./buffer-pool.ts";
 
 export interface SegmentationSettings {
   /** Frames per second of the analysed stream. */
@@ -57,7 +58,8 @@ interface Region {
 
 interface PendingFrame {
   index: number;
-  data: Uint8Array;
+  /** The segmenter's own copy. */
+  data: Buffer;
 }
 
 /**
@@ -179,12 +181,14 @@ export class StateSegmenter {
   private readonly lookahead: number;
   private readonly minStateFrames: number;
   private readonly finder: ChangedRegionFinder;
-  private reference: Uint8Array | undefined;
+  /** The copies of pushed frames it keeps (reference, pending, recent), each given back once dropped. */
+  private readonly copies: BufferPool;
+  private reference: Buffer | undefined;
   private runStart = 0;
   private lastDecided = -1;
   private readonly pending: PendingFrame[] = [];
   /** The last frames decided to continue the current run (for the end-of-video blink check). */
-  private recent: Uint8Array[] = [];
+  private recent: Buffer[] = [];
   /** Where the pointer was last seen resting (a box in analysis pixels), if known. */
   private pointer: { minX: number; minY: number; maxX: number; maxY: number } | undefined;
   private finished = false;
@@ -196,13 +200,17 @@ export class StateSegmenter {
     this.lookahead = Math.max(1, Math.round(settings.persistenceSec * settings.fps));
     this.minStateFrames = Math.max(1, Math.round(settings.minStateSec * settings.fps));
     this.finder = new ChangedRegionFinder(width, height);
+    // Held at once: the reference, the look-ahead, the recent frames, and the one arriving.
+    this.copies = new BufferPool(width * height, this.lookahead * 3 + 2);
   }
 
-  /** Adds the next frame; returns the runs that ended (decided) because of it. */
+  /** Adds the next frame (copied: the caller may reuse `data`); returns the runs that ended (decided) because of it. */
   push(data: Uint8Array): Run[] {
     if (this.finished) throw new Error("StateSegmenter: push after finish");
     if (data.length !== this.width * this.height) throw new Error(`StateSegmenter: frame of ${data.length} bytes, expected ${this.width * this.height}`);
-    this.pending.push({ index: this.lastDecided + 1 + this.pending.length, data });
+    const copy = this.copies.take();
+    copy.set(data);
+    this.pending.push({ index: this.lastDecided + 1 + this.pending.length, data: copy });
     const closed: Run[] = [];
     while (this.pending.length > this.lookahead) {
       const run = this.decideOldest();
@@ -240,10 +248,12 @@ export class StateSegmenter {
     }
     if (!this.startsNewRun(this.reference, frame.data)) {
       this.recent.push(frame.data);
-      if (this.recent.length > this.lookahead * 2) this.recent.shift();
+      if (this.recent.length > this.lookahead * 2) this.dropped(this.recent.shift()!);
       return undefined;
     }
     const ended = this.runOf(this.runStart, frame.index - 1);
+    this.dropped(this.reference);
+    for (const old of this.recent) this.dropped(old);
     this.reference = frame.data;
     this.runStart = frame.index;
     this.recent = [];
@@ -316,6 +326,11 @@ export class StateSegmenter {
     }
     if (pointer) for (const region of persistent) if (small(region) && nearPointer(region)) ignored.add(region);
     return persistent.filter((region) => !ignored.has(region));
+  }
+
+  /** A frame copy nothing refers to any more. */
+  private dropped(frame: Buffer): void {
+    this.copies.give(frame);
   }
 
   /** Two regions alike enough in size and shape to be one pointer in two places. */

@@ -17,13 +17,14 @@ import { FfmpegLog, type FfmpegHeader, type FrameSize, type OutputStream, type P
 import { FullFrameFiles } from "./full-frame-files.ts";
 import { FolderWatch } from "./folder-watch.ts";
 import { FrameSegments } from "./frame-segments.ts";
+import { BufferPool } from "./buffer-pool.ts";
 import { StateSegmenter, type Run, type SegmentationSettings } from "./state-segmentation.ts";
 import { VIDEO_STATE_SETTINGS } from "./video-state-settings.ts";
 import { yuv420pFrameBytes, yuv420pToRgb } from "./yuv-to-rgb.ts";
 
 export interface Sample {
   frame: number;
-  /** RGB, the size of the video as shown. */
+  /** RGB, the size of the video as shown; lent until the save's promise settles, then reused. */
   data: Buffer;
 }
 
@@ -116,6 +117,9 @@ class StreamAnalysis {
   failure: unknown;
   private readonly segmenter: StateSegmenter;
   private readonly samples: SampleFrames;
+  /** A state's full-size frame as read (YUV), and as converted (RGB) until its PNG is made. */
+  private readonly yuvFrames: BufferPool;
+  private readonly rgbFrames: BufferPool;
 
   constructor(
     readonly size: FrameSize,
@@ -135,9 +139,11 @@ class StreamAnalysis {
     };
     this.segmenter = new StateSegmenter(size.width, size.height, segmentation);
     this.samples = new SampleFrames((frame) => files.drop(frame));
+    this.yuvFrames = new BufferPool(yuv420pFrameBytes(shown));
+    this.rgbFrames = new BufferPool(shown.width * shown.height * 3);
   }
 
-  /** The next grey frame, as ffmpeg wrote it. */
+  /** The next grey frame, as ffmpeg wrote it (the segmenter keeps a copy of what it needs). */
   push(frame: Buffer): void {
     if (this.failure) return;
     try {
@@ -164,9 +170,20 @@ class StreamAnalysis {
   }
 
   private save(frame: number): Promise<SavedFrame> {
-    const saved = this.files.read(frame).then(async (yuv) => {
+    const yuv = this.yuvFrames.take();
+    const saved = this.files.read(frame, yuv).then(async () => {
       this.files.drop(frame);
-      return this.saveFrame({ frame, data: yuv420pToRgb(yuv, this.shown, this.layout) });
+      const rgb = this.rgbFrames.take();
+      try {
+        yuv420pToRgb(yuv, this.shown, this.layout, rgb);
+      } finally {
+        this.yuvFrames.give(yuv);
+      }
+      try {
+        return await this.saveFrame({ frame, data: rgb });
+      } finally {
+        this.rgbFrames.give(rgb);
+      }
     });
     // Awaited once decoding ends; until then a failure must not count as unhandled.
     saved.catch(() => undefined);
@@ -288,6 +305,8 @@ interface PassOutcome {
 async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }: PassFrames, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
   const child = spawn(ffmpeg, passArguments(videoPath, grey.pattern, files.pattern), { stdio: ["ignore", "ignore", "pipe"] });
   let analysis: StreamAnalysis | undefined;
+  /** Each grey frame is read into this one buffer in turn. */
+  let greyFrame: Buffer | undefined;
   let layoutProblem: string | undefined;
   let killedBecause: PassOutcome["killedBecause"];
   const log = new FfmpegLog(2, ({ outputs: [greyStream, full] }: FfmpegHeader) => {
@@ -299,6 +318,7 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
       return;
     }
     grey.setFrameBytes(greyStream!.width * greyStream!.height);
+    greyFrame = Buffer.allocUnsafeSlow(greyStream!.width * greyStream!.height);
     files.setFrameBytes(yuv420pFrameBytes(full!));
     analysis = new StreamAnalysis(greyStream!, full!, layout, files, (sample) => saveFrame(full!, sample));
     watch.notify();
@@ -332,7 +352,7 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
     for (;;) {
       if (analysis?.failure) return stopForAnalysis();
       const ended = exitedYet;
-      const frame = analysis ? grey.read(analysis.greyFrames) : undefined;
+      const frame = analysis ? grey.read(analysis.greyFrames, greyFrame) : undefined;
       if (frame) {
         grey.release(analysis!.greyFrames);
         analysis!.push(frame);

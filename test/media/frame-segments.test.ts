@@ -128,6 +128,21 @@ describe("frame segments", () => {
     expect(() => segments.read(1)).toThrow(/grey-000000\.raw holds 5 bytes, not a whole number of 4-byte frames/);
   });
 
+  it("reads into the caller's buffer when given one, and refuses one too small for a frame", () => {
+    const segments = new FrameSegments(dir, "grey");
+    segments.setFrameBytes(FRAME);
+    fs.writeFileSync(segmentFile(0), Buffer.concat([frameOf(7), frameOf(8)]));
+    const reused = Buffer.alloc(FRAME + 2, 0xff);
+    const first = segments.read(0, reused);
+    expect(first).toEqual(frameOf(7));
+    expect(first!.buffer).toBe(reused.buffer);
+    expect(segments.read(1, reused)).toEqual(frameOf(8));
+    expect(reused.subarray(0, FRAME)).toEqual(frameOf(8));
+    // Bytes past the frame are the caller's: untouched.
+    expect(reused.subarray(FRAME)).toEqual(Buffer.alloc(2, 0xff));
+    expect(() => segments.read(0, Buffer.alloc(FRAME - 1))).toThrow(/a 3-byte buffer cannot hold a 4-byte frame/);
+  });
+
   it("knows nothing before the frame size is known, but can tell that ffmpeg has begun writing", () => {
     const segments = new FrameSegments(dir, "grey");
     fs.writeFileSync(segmentFile(0), frameOf(0));

@@ -62,6 +62,17 @@ describe("yuv420p to RGB", () => {
     });
   }
 
+  it("writes into the caller's buffer when given one, exactly as into a new one", () => {
+    const size = { width: 6, height: 5 };
+    const layout = { pixelFormat: "yuv420p", range: "limited", matrix: "bt709" } as const;
+    const frame = randomBytes(yuv420pFrameBytes(size), 7);
+    const reused = Buffer.alloc(6 * 5 * 3, 0xaa);
+    const written = yuv420pToRgb(frame, size, layout, reused);
+    expect(written).toBe(reused);
+    expect(reused).toEqual(yuv420pToRgb(frame, size, layout));
+    expect(() => yuv420pToRgb(frame, size, layout, Buffer.alloc(6 * 5 * 3 + 1))).toThrow(/a 6x5 RGB frame has 90 bytes, not 91/);
+  });
+
   it("refuses a frame whose length does not fit its size", () => {
     expect(() => yuv420pToRgb(new Uint8Array(10), { width: 4, height: 4 }, { pixelFormat: "yuv420p", range: "limited" })).toThrow(/a 4x4 yuv420p frame has 24 bytes, not 10/);
   });
