@@ -103,7 +103,23 @@ class ChangedRegionFinder {
     const { state, changed, stack, pixels, width, height, neighbourOffsets } = this;
     const size = width * height;
     let count = 0;
-    for (let i = 0; i < size; i++) {
+    // Four pixels at a time where both frames allow it: in a screen recording most of the
+    // screen decodes to the very same bytes frame after frame, and equal words need no look.
+    const aligned = a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0;
+    const words = aligned ? size >> 2 : 0;
+    const aWords = new Uint32Array(a.buffer, a.byteOffset, words);
+    const bWords = new Uint32Array(b.buffer, b.byteOffset, words);
+    for (let word = 0; word < words; word++) {
+      if (aWords[word] === bWords[word]) continue;
+      for (let i = word << 2, end = i + 4; i < end; i++) {
+        const difference = a[i]! - b[i]!;
+        if (difference > tolerance || difference < -tolerance) {
+          state[i] = CHANGED;
+          changed[count++] = i;
+        }
+      }
+    }
+    for (let i = words << 2; i < size; i++) {
       const difference = a[i]! - b[i]!;
       if (difference > tolerance || difference < -tolerance) {
         state[i] = CHANGED;
