@@ -107,8 +107,8 @@ class ChangedRegionFinder {
     // screen decodes to the very same bytes frame after frame, and equal words need no look.
     const aligned = a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0;
     const words = aligned ? size >> 2 : 0;
-    const aWords = new Uint32Array(a.buffer, a.byteOffset, words);
-    const bWords = new Uint32Array(b.buffer, b.byteOffset, words);
+    const aWords = aligned ? new Uint32Array(a.buffer, a.byteOffset, words) : NO_WORDS;
+    const bWords = aligned ? new Uint32Array(b.buffer, b.byteOffset, words) : NO_WORDS;
     for (let word = 0; word < words; word++) {
       if (aWords[word] === bWords[word]) continue;
       for (let i = word << 2, end = i + 4; i < end; i++) {
@@ -179,6 +179,9 @@ class ChangedRegionFinder {
     return regions;
   }
 }
+
+/** The word views of frames that cannot be read four pixels at a time (a view must start at a multiple of 4). */
+const NO_WORDS = new Uint32Array(0);
 
 const UNCHANGED = 0;
 const CHANGED = 1;

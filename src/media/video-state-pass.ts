@@ -241,9 +241,12 @@ function segmentOutput(stream: string, seconds: number, pattern: string): string
 export function passArguments(videoPath: string, greyPattern: string, fullPattern: string): string[] {
   return [
     "-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-y", "-i", videoPath, "-an",
-    // One filter thread: the filters' work per frame is small (a scale to a few hundred
-    // pixels across, a select), and handing slices of it to a thread per core cost more in
-    // waking them than it saved (about a twentieth of the pass's time, measured with ffmpeg 5.1).
+    // One filter thread: for the usual yuv420p recording the filters' work per frame is
+    // small (fps, split, a scale to a few hundred pixels across, a select; the format filter
+    // passes frames through), and handing slices of it to a thread per core cost more in
+    // waking them than it saved: about a twentieth of the pass's time with ffmpeg 5.1 on the
+    // bundled recordings. Other pixel formats are converted at full size here, on that one
+    // thread, for every second analysis frame.
     "-filter_complex_threads", "1",
     "-filter_complex", filterGraph(),
     ...segmentOutput("[grey]", GREY_SEGMENT_SEC, greyPattern),

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { StateSegmenter, type Run, type SegmentationSettings } from "../../src/media/state-segmentation.ts";
 
-const WIDTH = 40;
+// 1,230 pixels: not a whole number of four-pixel words, so the last two are compared one by one.
+const WIDTH = 41;
 const HEIGHT = 30;
 const SETTINGS: SegmentationSettings = { fps: 5, pixelTolerance: 12, minRegionPixels: 4, pointerMaxSide: 3, persistenceSec: 0.4, minStateSec: 0.4 };
 
@@ -42,5 +43,27 @@ describe("state segmenter", () => {
       [6, 11, true],
     ]);
     expect(segment(frames, true)).toEqual(fresh);
+  });
+
+  it("sees a change confined to the pixels after the last whole word, and frames that start at any offset", () => {
+    // The panel is the frame's last two pixels (row 29, columns 39 and 40) and the row above's end.
+    const corner = (index: number): Uint8Array => {
+      const data = new Uint8Array(WIDTH * HEIGHT).fill(240);
+      if (index >= 6) for (const at of [WIDTH * HEIGHT - 2, WIDTH * HEIGHT - 1, WIDTH * (HEIGHT - 1) - 2, WIDTH * (HEIGHT - 1) - 1]) data[at] = 20;
+      return data;
+    };
+    const segmenter = new StateSegmenter(WIDTH, HEIGHT, { ...SETTINGS, minRegionPixels: 4 });
+    const runs: Run[] = [];
+    for (let index = 0; index < 12; index++) {
+      // Each frame handed over as a view one byte into a larger buffer.
+      const holder = new Uint8Array(WIDTH * HEIGHT + 1);
+      holder.set(corner(index), 1);
+      runs.push(...segmenter.push(holder.subarray(1)));
+    }
+    runs.push(...segmenter.finish());
+    expect(runs.map((run) => [run.firstFrame, run.lastFrame])).toEqual([
+      [0, 5],
+      [6, 11],
+    ]);
   });
 });

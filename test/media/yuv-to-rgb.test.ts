@@ -18,7 +18,7 @@ function randomBytes(length: number, seed: number): Uint8Array {
   return bytes;
 }
 
-const MATRICES = { bt709: [0.2126, 0.0722], bt601: [0.299, 0.114] } as const;
+const MATRICES = { bt709: [0.2126, 0.0722], bt601: [0.299, 0.114], bt2020nc: [0.2627, 0.0593], fcc: [0.3, 0.11], smpte240m: [0.212, 0.087] } as const;
 
 /** The pixel at (x, y) by the textbook formulas, rounded and clamped. */
 function expectedPixel(frame: Uint8Array, width: number, height: number, x: number, y: number, matrix: keyof typeof MATRICES, limited: boolean): number[] {
@@ -38,11 +38,12 @@ function expectedPixel(frame: Uint8Array, width: number, height: number, x: numb
 
 describe("yuv420p to RGB", () => {
   // Even sizes, odd widths and heights, frames a few pixels across.
-  const sizes = [[64, 8], [50, 6], [333, 181], [17, 3], [1280, 4], [6, 5]] as const;
+  // Widths that are a multiple of four take the word path (64, 1280, 8), the others the byte path.
+  const sizes = [[64, 8], [50, 6], [333, 181], [17, 3], [1280, 4], [6, 5], [8, 5]] as const;
   for (const [width, height] of sizes) {
     it(`converts every pixel of a ${width}x${height} frame as the formulas say`, () => {
       const frame = randomBytes(yuv420pFrameBytes({ width, height }), width * 1000 + height);
-      for (const [matrix, range] of [["bt709", "limited"], ["bt601", "full"]] as const) {
+      for (const [matrix, range] of [["bt709", "limited"], ["bt601", "full"], ["bt2020nc", "limited"], ["fcc", "limited"], ["smpte240m", "full"]] as const) {
         const rgb = yuv420pToRgb(frame, { width, height }, { pixelFormat: "yuv420p", range, matrix });
         expect(rgb.length).toBe(width * height * 3);
         let worst = 0;
@@ -62,14 +63,37 @@ describe("yuv420p to RGB", () => {
     });
   }
 
+  it("the word path and the byte path write the very same bytes, for every matrix and range", () => {
+    // A buffer that does not start at a multiple of four cannot take the word path.
+    for (const [width, height] of [[64, 8], [1280, 6], [8, 5]] as const) {
+      const size = { width, height };
+      const frame = randomBytes(yuv420pFrameBytes(size), width + height);
+      for (const matrix of ["bt709", "bt601", "bt2020nc", "fcc", "smpte240m"]) {
+        for (const range of ["limited", "full"] as const) {
+          const layout = { pixelFormat: "yuv420p", range, matrix } as const;
+          const byWords = yuv420pToRgb(frame, size, layout);
+          const byBytes = yuv420pToRgb(frame, size, layout, Buffer.alloc(width * height * 3 + 1).subarray(1));
+          expect(byBytes.byteOffset % 4).not.toBe(0);
+          expect(byBytes.equals(byWords), `${width}x${height} ${matrix} ${range}`).toBe(true);
+        }
+      }
+    }
+  });
+
   it("writes into the caller's buffer when given one, exactly as into a new one", () => {
+    for (const size of [{ width: 6, height: 5 }, { width: 8, height: 5 }]) {
+      const layout = { pixelFormat: "yuv420p", range: "limited", matrix: "bt709" } as const;
+      const frame = randomBytes(yuv420pFrameBytes(size), 7);
+      const reused = Buffer.alloc(size.width * size.height * 3, 0xaa);
+      expect(yuv420pToRgb(frame, size, layout, reused)).toBe(reused);
+      expect(reused).toEqual(yuv420pToRgb(frame, size, layout));
+    }
+  });
+
+  it("refuses an RGB buffer of the wrong size", () => {
     const size = { width: 6, height: 5 };
     const layout = { pixelFormat: "yuv420p", range: "limited", matrix: "bt709" } as const;
     const frame = randomBytes(yuv420pFrameBytes(size), 7);
-    const reused = Buffer.alloc(6 * 5 * 3, 0xaa);
-    const written = yuv420pToRgb(frame, size, layout, reused);
-    expect(written).toBe(reused);
-    expect(reused).toEqual(yuv420pToRgb(frame, size, layout));
     expect(() => yuv420pToRgb(frame, size, layout, Buffer.alloc(6 * 5 * 3 + 1))).toThrow(/a 6x5 RGB frame has 90 bytes, not 91/);
   });
 
