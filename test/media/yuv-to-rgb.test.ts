@@ -5,7 +5,9 @@
  * written to the wrong channel, shows up as a pixel far off.
  */
 import { describe, expect, it } from "vitest";
-import { yuv420pFrameBytes, yuv420pToRgb } from "../../src/media/yuv-to-rgb.ts";
+import { compileWat } from "../../scripts/build-wasm.ts";
+import { yuv420pFrameBytes, yuv420pToRgb, yuv420pToRgbScalar } from "../../src/media/yuv-to-rgb.ts";
+import fs from "node:fs";
 
 /** A repeatable stream of bytes (a linear congruential generator). */
 function randomBytes(length: number, seed: number): Uint8Array {
@@ -38,8 +40,9 @@ function expectedPixel(frame: Uint8Array, width: number, height: number, x: numb
 
 describe("yuv420p to RGB", () => {
   // Even sizes, odd widths and heights, frames a few pixels across.
-  // Widths that are a multiple of four take the word path (64, 1280, 8), the others the byte path.
-  const sizes = [[64, 8], [50, 6], [333, 181], [17, 3], [1280, 4], [6, 5], [8, 5]] as const;
+  // Whole groups of sixteen columns go through the WebAssembly kernel (64, 1280, 333 and 50
+  // wide, the rest of their columns in JavaScript); narrower frames are JavaScript alone.
+  const sizes = [[64, 8], [50, 6], [333, 181], [17, 3], [1280, 4], [6, 5], [8, 5], [32, 7]] as const;
   for (const [width, height] of sizes) {
     it(`converts every pixel of a ${width}x${height} frame as the formulas say`, () => {
       const frame = randomBytes(yuv420pFrameBytes({ width, height }), width * 1000 + height);
@@ -63,25 +66,27 @@ describe("yuv420p to RGB", () => {
     });
   }
 
-  it("the word path and the byte path write the very same bytes, for every matrix and range", () => {
-    // A buffer that does not start at a multiple of four cannot take the word path.
-    for (const [width, height] of [[64, 8], [1280, 6], [8, 5]] as const) {
+  it("the WebAssembly kernel and the JavaScript write the very same bytes, for every matrix and range", () => {
+    for (const [width, height] of [[16, 2], [48, 6], [1280, 6], [50, 6], [34, 7], [8, 5]] as const) {
       const size = { width, height };
       const frame = randomBytes(yuv420pFrameBytes(size), width + height);
       for (const matrix of ["bt709", "bt601", "bt2020nc", "fcc", "smpte240m"]) {
         for (const range of ["limited", "full"] as const) {
           const layout = { pixelFormat: "yuv420p", range, matrix } as const;
-          const byWords = yuv420pToRgb(frame, size, layout);
-          const byBytes = yuv420pToRgb(frame, size, layout, Buffer.alloc(width * height * 3 + 1).subarray(1));
-          expect(byBytes.byteOffset % 4).not.toBe(0);
-          expect(byBytes.equals(byWords), `${width}x${height} ${matrix} ${range}`).toBe(true);
+          const withKernel = yuv420pToRgb(frame, size, layout);
+          expect(withKernel.equals(yuv420pToRgbScalar(frame, size, layout)), `${width}x${height} ${matrix} ${range}`).toBe(true);
         }
       }
     }
   });
 
+  it("the committed kernel is what its WebAssembly text compiles to (run `npm run build:wasm` after changing it)", async () => {
+    const compiled = await compileWat("src/media/yuv-to-rgb.wat");
+    expect(Buffer.from(compiled).equals(fs.readFileSync("src/media/yuv-to-rgb.wasm"))).toBe(true);
+  });
+
   it("writes into the caller's buffer when given one, exactly as into a new one", () => {
-    for (const size of [{ width: 6, height: 5 }, { width: 8, height: 5 }]) {
+    for (const size of [{ width: 6, height: 5 }, { width: 40, height: 5 }]) {
       const layout = { pixelFormat: "yuv420p", range: "limited", matrix: "bt709" } as const;
       const frame = randomBytes(yuv420pFrameBytes(size), 7);
       const reused = Buffer.alloc(size.width * size.height * 3, 0xaa);
