@@ -14,8 +14,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { taskIdList } from "../src/cli/options.ts";
 import { existingTaskFile, parseScriptArgs } from "../scripts/cli-args.ts";
+import { taskIdList } from "../src/cli/options.ts";
 
 const { values } = parseScriptArgs({
   name: "bench:agent",
@@ -74,7 +74,12 @@ async function main(): Promise<void> {
   let rounds = 0;
   try {
     for (const task of tasks) {
-      const model = scriptedAgentModel({ analyze: [storyboardReply(task.line.action_sequence.map(replayActionOf))], draft: [truePageReply(task)], critique: [CRITIQUE_REPLY], revise: [truePageReply(task)] });
+      const model = scriptedAgentModel({
+        analyze: [storyboardReply(task.line.action_sequence.map(replayActionOf))],
+        draft: [truePageReply(task)],
+        critique: [CRITIQUE_REPLY],
+        revise: [truePageReply(task)],
+      });
       server.setReplyFunction(model.reply);
       server.requests.length = 0;
       const selectAt: number[] = [];
@@ -96,7 +101,9 @@ async function main(): Promise<void> {
       if (selectAt.length < 2) {
         // The agent stopped before a critique-and-revise round (e.g. its first draft left no findings): nothing to time.
         const stop = typeof record.stopReason === "string" ? record.stopReason : JSON.stringify(record.stopReason ?? "unknown");
-        console.log(`| ${task.id} | ${task.truth.actions.length} | no round (stopped: ${stop}) | ${(evaluatorMs / 1000).toFixed(1)} | — | — | ${record.checkpoint.largestBytes} |`);
+        console.log(
+          `| ${task.id} | ${task.truth.actions.length} | no round (stopped: ${stop}) | ${(evaluatorMs / 1000).toFixed(1)} | — | — | ${record.checkpoint.largestBytes} |`,
+        );
       } else {
         const iterationMs = selectAt[1]! - selectAt[0]! - roundModelMs;
         rounds += 1;
@@ -115,7 +122,10 @@ async function main(): Promise<void> {
         entry.images += messageParts(request).filter((part) => part.type === "image_url").length;
         entry.bytes += Buffer.byteLength(body);
         // The same estimate as the local server's usage: 4 characters a token, 85 an image.
-        entry.tokens += messageParts(request).reduce((sum, part) => sum + (part.type === "text" && typeof part.text === "string" ? Math.ceil(part.text.length / 4) : 85), 0);
+        entry.tokens += messageParts(request).reduce(
+          (sum, part) => sum + (part.type === "text" && typeof part.text === "string" ? Math.ceil(part.text.length / 4) : 85),
+          0,
+        );
         perNode.set(kind, entry);
       }
     }
@@ -125,7 +135,9 @@ async function main(): Promise<void> {
   console.log("\n| request | sent | messages | images | MB | est. input tokens | images per request |");
   console.log("|---|---:|---:|---:|---:|---:|---:|");
   for (const [kind, entry] of perNode) {
-    console.log(`| ${kind} | ${entry.requests} | ${entry.messages} | ${entry.images} | ${(entry.bytes / 1e6).toFixed(2)} | ${entry.tokens} | ${(entry.images / entry.requests).toFixed(1)} |`);
+    console.log(
+      `| ${kind} | ${entry.requests} | ${entry.messages} | ${entry.images} | ${(entry.bytes / 1e6).toFixed(2)} | ${entry.tokens} | ${(entry.images / entry.requests).toFixed(1)} |`,
+    );
   }
   const round = ["critique", "revise"].reduce((sum, kind) => sum + (perNode.get(kind)?.images ?? 0), 0) / Math.max(1, rounds);
   if (ratios.length === 0) console.log("\nno task reached a critique-and-revise round: nothing to time");
@@ -137,9 +149,15 @@ function printTargets(ratios: number[], seconds: number[], round: number, draft:
   const firstImages = draft ? draft.images / draft.requests : Number.NaN;
   const worstRatio = Math.max(...ratios);
   const worstSeconds = Math.max(...seconds);
-  console.log(`\na critique + revise round sends ${round.toFixed(1)} images; the first draft (as many as the single-pass request) ${firstImages.toFixed(1)}: ${(round / firstImages).toFixed(2)}× (target ≤ 0.5)`);
-  console.log(`non-model time of one iteration / evaluator time: worst ${worstRatio.toFixed(2)}, median ${[...ratios].sort((a, b) => a - b)[ratios.length >> 1]!.toFixed(2)} (target ≤ ${TARGETS.ratio}: ${worstRatio <= TARGETS.ratio ? "met" : "NOT met"})`);
-  console.log(`non-model time of one iteration: worst ${worstSeconds.toFixed(1)} s, median ${[...seconds].sort((a, b) => a - b)[seconds.length >> 1]!.toFixed(1)} s over ${seconds.length} task(s) with a round (target ≤ ${TARGETS.seconds} s: ${worstSeconds <= TARGETS.seconds ? "met" : "NOT met"})`);
+  console.log(
+    `\na critique + revise round sends ${round.toFixed(1)} images; the first draft (as many as the single-pass request) ${firstImages.toFixed(1)}: ${(round / firstImages).toFixed(2)}× (target ≤ 0.5)`,
+  );
+  console.log(
+    `non-model time of one iteration / evaluator time: worst ${worstRatio.toFixed(2)}, median ${[...ratios].sort((a, b) => a - b)[ratios.length >> 1]!.toFixed(2)} (target ≤ ${TARGETS.ratio}: ${worstRatio <= TARGETS.ratio ? "met" : "NOT met"})`,
+  );
+  console.log(
+    `non-model time of one iteration: worst ${worstSeconds.toFixed(1)} s, median ${[...seconds].sort((a, b) => a - b)[seconds.length >> 1]!.toFixed(1)} s over ${seconds.length} task(s) with a round (target ≤ ${TARGETS.seconds} s: ${worstSeconds <= TARGETS.seconds ? "met" : "NOT met"})`,
+  );
 }
 
 await main();

@@ -29,12 +29,12 @@ import os from "node:os";
 import path from "node:path";
 import pLimit from "p-limit";
 import type { Browser } from "playwright";
-import { PROTOCOL } from "../src/protocol.ts";
-import type { Task } from "../src/tasks/schema.ts";
-import type { ReplayRecord } from "../src/evaluator/evaluate-task.ts";
-import { candidateFiles } from "../src/results/layout.ts";
 import { existingTaskFile, parseScriptArgs } from "../scripts/cli-args.ts";
-import { startCpuMeter, type CpuReading } from "./machine-cpu.ts";
+import type { ReplayRecord } from "../src/evaluator/evaluate-task.ts";
+import { PROTOCOL } from "../src/protocol.ts";
+import { candidateFiles } from "../src/results/layout.ts";
+import type { Task } from "../src/tasks/schema.ts";
+import { type CpuReading, startCpuMeter } from "./machine-cpu.ts";
 
 const { values } = parseScriptArgs({
   name: "bench:evaluator",
@@ -105,7 +105,12 @@ function evalpointHashes(tasks: readonly Task[], resultDir: string): Set<string>
   for (const task of tasks) {
     const dir = candidateFiles(path.join(resultDir, String(task.id), "reference")).evalpoints;
     if (!fs.existsSync(dir)) continue;
-    for (const name of fs.readdirSync(dir)) hashes.add(createHash("sha256").update(fs.readFileSync(path.join(dir, name))).digest("hex"));
+    for (const name of fs.readdirSync(dir))
+      hashes.add(
+        createHash("sha256")
+          .update(fs.readFileSync(path.join(dir, name)))
+          .digest("hex"),
+      );
   }
   return hashes;
 }
@@ -135,7 +140,15 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
     const run = await timed(() =>
       runPipelined(tasks, { workers, weight: trajectoryLength }, async (task) => {
         const candidateDir = path.join(resultDir, String(task.id), "reference");
-        const evaluation = await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, replace: true, calibration: true });
+        const evaluation = await evaluateTask({
+          task,
+          candidateDir,
+          model: "reference",
+          pairingModes: ["aligned"],
+          evaluator,
+          replace: true,
+          calibration: true,
+        });
         replays.set(task.id, evaluation.replay);
       }),
     );
@@ -186,7 +199,9 @@ async function main(): Promise<number> {
   try {
     for (const task of tasks) writeCalibrationCandidate(task, resultDir, "reference");
     const actions = tasks.reduce((sum, task) => sum + task.truth.actions.length, 0);
-    console.log(`${tasks.length} task(s), ${actions} action(s), reference pages, offline judge + grounding, trace ${trace ? "on" : "off"}; ${os.cpus().length} CPU(s), load ${os.loadavg()[0]?.toFixed(1)}`);
+    console.log(
+      `${tasks.length} task(s), ${actions} action(s), reference pages, offline judge + grounding, trace ${trace ? "on" : "off"}; ${os.cpus().length} CPU(s), load ${os.loadavg()[0]?.toFixed(1)}`,
+    );
 
     // The checkpoints' OCR texts are kept on disk between runs (reference-text-store.ts), so a
     // suite's first evaluation ("cold") reads them and every later one ("warm") does not.
@@ -219,7 +234,9 @@ async function main(): Promise<number> {
     const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
     console.log(`protocol waits:         ${seconds(waitsMs)} (${executed} executed actions)`);
     console.log(`floor (waits + bare):   ${seconds(floor.ms)}`);
-    console.log(`bare Playwright, 2 pages at once: ${seconds(floorTwo.ms)} = ${(floor.ms / floorTwo.ms).toFixed(2)}x one (not a target: what this machine allows)`);
+    console.log(
+      `bare Playwright, 2 pages at once: ${seconds(floorTwo.ms)} = ${(floor.ms / floorTwo.ms).toFixed(2)}x one (not a target: what this machine allows)`,
+    );
     const busy = (run: OursRun) => `CPUs ${((100 * run.cpu.busySeconds) / run.cpu.capacitySeconds).toFixed(0)}% busy, ${run.cpu.busySeconds.toFixed(1)} cpu-s`;
     const pairs = [
       ["cold", "checkpoint texts read by OCR in the run (a suite's first evaluation)", one, two],
@@ -236,10 +253,14 @@ async function main(): Promise<number> {
       console.log(`ours, 2 workers:        ${seconds(second.runMs)}  (${busy(second)}; start-up ${seconds(second.startupMs)}, not counted)`);
       if (real) console.log(`ratio ours(1) / floor:  ${(first.runMs / floor.ms).toFixed(2)}x  (target <= 1.3x)`);
       console.log(`throughput 2 vs 1:      ${(first.runMs / second.runMs).toFixed(2)}x${real ? "  (target >= 1.6x)" : ""}`);
-      console.log(`CPU ceiling of 2 vs 1:  ${ceiling.toFixed(2)}x on these ${first.cpu.cpus} CPUs (CPU 2 / 1 = ${(second.cpu.busySeconds / first.cpu.busySeconds).toFixed(2)})`);
+      console.log(
+        `CPU ceiling of 2 vs 1:  ${ceiling.toFixed(2)}x on these ${first.cpu.cpus} CPUs (CPU 2 / 1 = ${(second.cpu.busySeconds / first.cpu.busySeconds).toFixed(2)})`,
+      );
       if (!real) {
         const unseen = (run: OursRun, before: OursRun) => [...run.screenshotHashes].filter((hash) => !before.screenshotHashes.has(hash)).length;
-        console.log(`screenshots new to the run before (read by OCR after all): 1 worker ${unseen(first, twoWarm)} of ${first.screenshotHashes.size}, 2 workers ${unseen(second, first)} of ${second.screenshotHashes.size}`);
+        console.log(
+          `screenshots new to the run before (read by OCR after all): 1 worker ${unseen(first, twoWarm)} of ${first.screenshotHashes.size}, 2 workers ${unseen(second, first)} of ${second.screenshotHashes.size}`,
+        );
       }
     }
     console.log(`load average at the end: ${os.loadavg()[0]?.toFixed(1)} (other processes on these ${os.cpus().length} CPUs skew every figure)`);

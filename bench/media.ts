@@ -37,13 +37,15 @@ parseScriptArgs({
 });
 
 // Loaded once the arguments are good, so that --help and a usage error answer at once.
-const [{ findFfmpeg }, { frameFilter, planFrames, sampleFrames }, { probeVideo }, { VIDEO_STATE_SETTINGS, videoStates }, { passArguments }] = await Promise.all([
-  import("../src/setup/find-tools.ts"),
-  import("../src/media/frames.ts"),
-  import("../src/media/probe.ts"),
-  import("../src/media/video-states.ts"),
-  import("../src/media/video-state-pass.ts"),
-]);
+const [{ findFfmpeg }, { frameFilter, planFrames, sampleFrames }, { probeVideo }, { VIDEO_STATE_SETTINGS, videoStates }, { passArguments }] = await Promise.all(
+  [
+    import("../src/setup/find-tools.ts"),
+    import("../src/media/frames.ts"),
+    import("../src/media/probe.ts"),
+    import("../src/media/video-states.ts"),
+    import("../src/media/video-state-pass.ts"),
+  ],
+);
 
 const run = promisify(execFile);
 const RUNS = 3;
@@ -63,8 +65,22 @@ function median(values: number[]): number {
 async function makeVideo(ffmpeg: string, file: string, seconds: number): Promise<void> {
   // Moving test pattern at 720p/30 fps, H.264 as screen recordings are.
   await run(ffmpeg, [
-    "-v", "error", "-y", "-f", "lavfi", "-i", `testsrc2=s=1280x720:r=30:d=${seconds}`,
-    "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-movflags", "+faststart", file,
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=s=1280x720:r=30:d=${seconds}`,
+    "-c:v",
+    "libx264",
+    "-preset",
+    "veryfast",
+    "-pix_fmt",
+    "yuv420p",
+    "-movflags",
+    "+faststart",
+    file,
   ]);
 }
 
@@ -104,10 +120,14 @@ async function main(): Promise<void> {
       const sameMs = median(bareSame);
       const minutes = durationSec / 60;
       console.log(`\n${seconds} s 1280x720 H.264 (made in ${(made / 1000).toFixed(1)} s): ${frameCount} frames`);
-      console.log(`  ours (sampleFrames, duration lookup included) ${oursMs.toFixed(0)} ms = ${(oursMs / frameCount).toFixed(1)} ms/frame, ${(oursMs / minutes).toFixed(0)} ms per video minute`);
+      console.log(
+        `  ours (sampleFrames, duration lookup included) ${oursMs.toFixed(0)} ms = ${(oursMs / frameCount).toFixed(1)} ms/frame, ${(oursMs / minutes).toFixed(0)} ms per video minute`,
+      );
       console.log(`  bare ffmpeg -vf fps=1 -frames:v 64  ${bareMs.toFixed(0)} ms   ratio ours/bare ${(oursMs / bareMs).toFixed(2)}x (target <= 1.2x)`);
       console.log(`  bare ffmpeg, same frames as ours     ${sameMs.toFixed(0)} ms   ratio ours/bare ${(oursMs / sameMs).toFixed(2)}x`);
-      console.log(`  ours with the duration given ${knownMs.toFixed(0)} ms   ratio vs bare same frames ${(knownMs / sameMs).toFixed(2)}x, vs bare 1 fps ${(knownMs / bareMs).toFixed(2)}x`);
+      console.log(
+        `  ours with the duration given ${knownMs.toFixed(0)} ms   ratio vs bare same frames ${(knownMs / sameMs).toFixed(2)}x, vs bare 1 fps ${(knownMs / bareMs).toFixed(2)}x`,
+      );
     }
     await benchVideoStates(ffmpeg, dir);
   } finally {
@@ -117,7 +137,24 @@ async function main(): Promise<void> {
 
 /** Bare ffmpeg at the states' rate, into the states' grey analysis frames, thrown away. */
 async function bareStatesDecode(ffmpeg: string, video: string, width: number, height: number): Promise<void> {
-  await run(ffmpeg, ["-v", "error", "-nostdin", "-i", video, "-an", "-vf", `fps=${VIDEO_STATE_SETTINGS.fps},scale=${width}:${height}:flags=fast_bilinear,format=gray`, "-f", "rawvideo", "-y", "/dev/null"], { maxBuffer: 1 << 20 });
+  await run(
+    ffmpeg,
+    [
+      "-v",
+      "error",
+      "-nostdin",
+      "-i",
+      video,
+      "-an",
+      "-vf",
+      `fps=${VIDEO_STATE_SETTINGS.fps},scale=${width}:${height}:flags=fast_bilinear,format=gray`,
+      "-f",
+      "rawvideo",
+      "-y",
+      "/dev/null",
+    ],
+    { maxBuffer: 1 << 20 },
+  );
 }
 
 /** The pass's own ffmpeg command, alone: both streams written to segment files that nobody reads. */
@@ -154,10 +191,15 @@ async function benchVideoStates(ffmpeg: string, dir: string): Promise<void> {
     ratios.push(ratio);
     console.log(`
 video states of ${video} (${summary}), cache cold, median of ${STATE_RUNS}`);
-    console.log(`  ours ${median(ours).toFixed(0)} ms   bare ffmpeg at ${VIDEO_STATE_SETTINGS.fps} fps, same grey frames ${median(bare).toFixed(0)} ms   ratio ${ratio.toFixed(2)}x (target <= 1.5x)`);
-    console.log(`  of which: the pass's ffmpeg command alone ${median(command).toFixed(0)} ms = ${(median(command) / median(bare)).toFixed(2)}x bare; Node's analysis and the states' PNGs add ${((median(ours) - median(command)) / median(bare)).toFixed(2)}x`);
+    console.log(
+      `  ours ${median(ours).toFixed(0)} ms   bare ffmpeg at ${VIDEO_STATE_SETTINGS.fps} fps, same grey frames ${median(bare).toFixed(0)} ms   ratio ${ratio.toFixed(2)}x (target <= 1.5x)`,
+    );
+    console.log(
+      `  of which: the pass's ffmpeg command alone ${median(command).toFixed(0)} ms = ${(median(command) / median(bare)).toFixed(2)}x bare; Node's analysis and the states' PNGs add ${((median(ours) - median(command)) / median(bare)).toFixed(2)}x`,
+    );
   }
-  if (ratios.length > 0) console.log(`video states: worst ratio ${Math.max(...ratios).toFixed(2)}x (target <= 1.5x: ${Math.max(...ratios) <= 1.5 ? "met" : "NOT met"})`);
+  if (ratios.length > 0)
+    console.log(`video states: worst ratio ${Math.max(...ratios).toFixed(2)}x (target <= 1.5x: ${Math.max(...ratios) <= 1.5 ? "met" : "NOT met"})`);
 }
 
 await main();

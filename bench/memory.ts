@@ -22,7 +22,13 @@ const { values } = parseScriptArgs({
     "Peak memory (PSS of this process and its descendants) of an evaluation with N workers over the suite's true pages and the hostile " +
     "corpus, against N x the page memory limit plus what the process holds on its own. Linux only.",
   options: {
-    workers: { type: "string", value: "<1,2,4>", description: "the worker counts to measure, one evaluation pair each", default: "1,2,4", parse: positiveIntegerList },
+    workers: {
+      type: "string",
+      value: "<1,2,4>",
+      description: "the worker counts to measure, one evaluation pair each",
+      default: "1,2,4",
+      parse: positiveIntegerList,
+    },
     data: { type: "string", value: "<tasks.jsonl>", description: "the task file", default: "tasks/iwr-mini.jsonl", parse: existingTaskFile },
   },
 });
@@ -90,8 +96,12 @@ async function main(): Promise<void> {
   const tasks = await loadTasks(dataPath);
   const counts = values.workers;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-memory-"));
-  console.log(`bench:memory — ${tasks.length} tasks; ${os.cpus().length} CPU(s), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; PSS of this process and its descendants every 200 ms`);
-  console.log("| workers | page limit (MiB) | true pages only: peak | true + hostile: peak | bound N × limit + own | within | hostile pages stopped | wall (s) |");
+  console.log(
+    `bench:memory — ${tasks.length} tasks; ${os.cpus().length} CPU(s), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; PSS of this process and its descendants every 200 ms`,
+  );
+  console.log(
+    "| workers | page limit (MiB) | true pages only: peak | true + hostile: peak | bound N × limit + own | within | hostile pages stopped | wall (s) |",
+  );
   console.log("|---:|---:|---:|---:|---:|:---:|---|---:|");
   try {
     for (const workers of counts) {
@@ -106,7 +116,17 @@ async function main(): Promise<void> {
         }
         let outcomes: Awaited<ReturnType<typeof runEvaluation>> | undefined;
         const peak = await peakDuring(async () => {
-          outcomes = await runEvaluation({ dataPath, resultDir, model: "reference", judge: "heuristic", grounding: "heuristic", pairing: "aligned", workers, pageMemoryMiB: limit, trace: false });
+          outcomes = await runEvaluation({
+            dataPath,
+            resultDir,
+            model: "reference",
+            judge: "heuristic",
+            grounding: "heuristic",
+            pairing: "aligned",
+            workers,
+            pageMemoryMiB: limit,
+            trace: false,
+          });
         });
         return { ...peak, outcomes };
       };
@@ -115,7 +135,9 @@ async function main(): Promise<void> {
       const own = alone.peakMiB;
       const bound = workers * limit + own;
       const stopped = mixed.outcomes?.tasks.filter((task) => task.status !== "failed").length ?? 0;
-      console.log(`| ${workers} | ${limit} | ${alone.peakMiB.toFixed(0)} | ${mixed.peakMiB.toFixed(0)} | ${bound.toFixed(0)} | ${mixed.peakMiB <= bound ? "yes" : "NO"} | ${stopped} of ${tasks.length} evaluated | ${(alone.seconds + mixed.seconds).toFixed(0)} |`);
+      console.log(
+        `| ${workers} | ${limit} | ${alone.peakMiB.toFixed(0)} | ${mixed.peakMiB.toFixed(0)} | ${bound.toFixed(0)} | ${mixed.peakMiB <= bound ? "yes" : "NO"} | ${stopped} of ${tasks.length} evaluated | ${(alone.seconds + mixed.seconds).toFixed(0)} |`,
+      );
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -19,8 +19,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { taskIdList } from "../src/cli/options.ts";
 import { parseScriptArgs } from "../scripts/cli-args.ts";
+import { taskIdList } from "../src/cli/options.ts";
 
 const { values } = parseScriptArgs({
   name: "bench:queue",
@@ -94,7 +94,9 @@ async function main(): Promise<void> {
   const env = { ...process.env, IWR_LOG_LEVEL: "warn" };
   const redis = await startRedisServer();
   try {
-    console.log(`bench:queue — ${cells} cells (tasks ${ids.join(", ")} × reference, blank, freeze-after:1), ${os.availableParallelism()} cores; folders in ${out}`);
+    console.log(
+      `bench:queue — ${cells} cells (tasks ${ids.join(", ")} × reference, blank, freeze-after:1), ${os.availableParallelism()} cores; folders in ${out}`,
+    );
     const inProcess = await measure(async () => {
       const code = await iwr(["run", config, "--out", path.join(out, "in-process")], { ...env, IWR_CACHE_DIR: path.join(out, "cache-in-process") }).exited;
       if (code !== 0) throw new Error(`in-process run exited ${code}`);
@@ -121,7 +123,9 @@ async function main(): Promise<void> {
     console.log(`queue, 1 evaluation worker:   ${one.wallSec.toFixed(1)} s  (${busy(one)})`);
     console.log(`queue, 2 evaluation workers:  ${two.wallSec.toFixed(1)} s  (${busy(two)}) → ${(one.wallSec / two.wallSec).toFixed(2)}× the 1-worker queue`);
     const endToEnd = overheadPerCell / perCell;
-    console.log(`overhead end to end:  ${overheadPerCell >= 0 ? "+" : ""}${overheadPerCell.toFixed(2)} s per cell = ${(100 * endToEnd).toFixed(1)} % of a cell's in-process time; target ≤ ${100 * TARGET} %: ${endToEnd <= TARGET ? "met" : "NOT met"}`);
+    console.log(
+      `overhead end to end:  ${overheadPerCell >= 0 ? "+" : ""}${overheadPerCell.toFixed(2)} s per cell = ${(100 * endToEnd).toFixed(1)} % of a cell's in-process time; target ≤ ${100 * TARGET} %: ${endToEnd <= TARGET ? "met" : "NOT met"}`,
+    );
   } finally {
     await redis.stop();
   }

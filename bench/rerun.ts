@@ -7,8 +7,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { taskIdList } from "../src/cli/options.ts";
 import { parseScriptArgs } from "../scripts/cli-args.ts";
+import { taskIdList } from "../src/cli/options.ts";
 
 const { values } = parseScriptArgs({
   name: "bench:rerun",
@@ -34,7 +34,8 @@ const TARGET_SEC = 5;
 
 function evalWrites(dir: string): Map<string, number> {
   const stamps = new Map<string, number>();
-  for (const name of fs.readdirSync(dir, { recursive: true, encoding: "utf8" })) if (name.endsWith("eval.json")) stamps.set(name, fs.statSync(path.join(dir, name)).mtimeMs);
+  for (const name of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }))
+    if (name.endsWith("eval.json")) stamps.set(name, fs.statSync(path.join(dir, name)).mtimeMs);
   return stamps;
 }
 
@@ -62,7 +63,9 @@ async function main(): Promise<void> {
     const rewritten = [...after].filter(([name, stamp]) => before.get(name) !== stamp).length;
     console.log(`bench:rerun — ${cold.summary.cells.length} cells; run folder ${runDir}`);
     console.log(`cold: ${cold.sec.toFixed(1)} s, ${coldRequests} model request(s), ${cold.summary.ran} cell(s) run`);
-    console.log(`warm: ${warm.sec.toFixed(2)} s, ${server.chatRequests().length} model request(s), ${warm.summary.ran} cell(s) run, ${rewritten} eval.json written (${(warm.sec / cold.sec * 100).toFixed(1)} % of the cold run)`);
+    console.log(
+      `warm: ${warm.sec.toFixed(2)} s, ${server.chatRequests().length} model request(s), ${warm.summary.ran} cell(s) run, ${rewritten} eval.json written (${((warm.sec / cold.sec) * 100).toFixed(1)} % of the cold run)`,
+    );
     const met = warm.sec < TARGET_SEC && server.chatRequests().length === 0 && warm.summary.ran === 0 && rewritten === 0;
     console.log(`target: under ${TARGET_SEC} s with no model call and no replay: ${met ? "met" : "NOT met"}`);
   } finally {

@@ -3,12 +3,13 @@
  * a local OpenAI-compatible server (the test fixture) that answers every request after a
  * fixed latency, and the CPU time of this process's main thread.
  */
-import { statCpuSec } from "./process-tree-cpu.ts";
-import { loadExperimentConfig, type ExperimentConfig } from "../src/run/experiment/config.ts";
-import { loadTasks } from "../src/tasks/loader.ts";
+
 import { replayActionOf } from "../src/replay/replay.ts";
+import { type ExperimentConfig, loadExperimentConfig } from "../src/run/experiment/config.ts";
+import { loadTasks } from "../src/tasks/loader.ts";
 import { CRITIQUE_REPLY, scriptedAgentModel, scriptlessPageReply, storyboardReply, truePageReply } from "../test/support/agent-scripts.ts";
-import { startOpenAIServer, type FakeOpenAIServer, type ScriptedReply } from "../test/support/openai-server.ts";
+import { type FakeOpenAIServer, type ScriptedReply, startOpenAIServer } from "../test/support/openai-server.ts";
+import { statCpuSec } from "./process-tree-cpu.ts";
 
 export const DEMO = "configs/demo.yaml";
 

@@ -16,8 +16,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { taskIdList } from "../src/cli/options.ts";
 import { nonNegativeInteger, parseScriptArgs } from "../scripts/cli-args.ts";
+import { taskIdList } from "../src/cli/options.ts";
 
 const { values } = parseScriptArgs({
   name: "bench:run",
@@ -27,7 +27,13 @@ const { values } = parseScriptArgs({
     "against the larger of the model calls' critical path and the CPU work / cores (target <= 1.25). --ids 1: ~3 min.",
   options: {
     ids: { type: "string", value: "<1,2>", description: "only these task ids (default: the demo config's)", parse: (text: string) => taskIdList(text) },
-    "latency-ms": { type: "string", value: "<ms>", description: "how long the local server waits before each answer", default: "3000", parse: nonNegativeInteger },
+    "latency-ms": {
+      type: "string",
+      value: "<ms>",
+      description: "how long the local server waits before each answer",
+      default: "3000",
+      parse: nonNegativeInteger,
+    },
     out: { type: "string", value: "<dir>", description: "where the run folder and its cache go (default: a new temporary folder)" },
   },
 });
@@ -54,7 +60,9 @@ async function main(): Promise<void> {
   try {
     const config = demoConfig(server.baseURL, path.join(out, "run"), ids);
     const cores = os.availableParallelism();
-    console.log(`bench:run — ${config.name}: ${config.arms.length} arms, concurrency ${config.concurrency}, model latency ${latencyMs} ms, ${cores} cores; run in ${path.join(out, "run")}`);
+    console.log(
+      `bench:run — ${config.name}: ${config.arms.length} arms, concurrency ${config.concurrency}, model latency ${latencyMs} ms, ${cores} cores; run in ${path.join(out, "run")}`,
+    );
     const machine = startCpuMeter();
     const tree = new ProcessTreeCpu();
     const mainBefore = mainThreadCpuSec();
@@ -71,10 +79,18 @@ async function main(): Promise<void> {
     const cpuFloor = cpuSec / cores;
     const floor = Math.max(criticalPath, cpuFloor);
     console.log(`cells ${summary.cells.length} (${summary.failed} failed); model requests ${server.chatRequests().length}`);
-    console.log(`model waits: ${totalWait.toFixed(1)} s in all, longest cell ${longestChain.toFixed(1)} s → critical path at concurrency ${config.concurrency}: ${criticalPath.toFixed(1)} s`);
-    console.log(`CPU work: ${cpuSec.toFixed(1)} s over ${cores} cores → ${cpuFloor.toFixed(1)} s (of which this process's main thread ${mainSec.toFixed(1)} s: ${((100 * mainSec) / wallSec).toFixed(0)} % of the wall time)`);
-    console.log(`  cross-check: the whole machine was busy ${machineBusySec.toFixed(1)} CPU-seconds meanwhile (${((100 * machineBusySec) / (wallSec * cores)).toFixed(0)} % of its ${cores} cores)`);
-    console.log(`wall time ${wallSec.toFixed(1)} s = ${(wallSec / floor).toFixed(2)} × the larger floor (${floor.toFixed(1)} s); target ≤ ${TARGET}: ${wallSec / floor <= TARGET ? "met" : "NOT met"}`);
+    console.log(
+      `model waits: ${totalWait.toFixed(1)} s in all, longest cell ${longestChain.toFixed(1)} s → critical path at concurrency ${config.concurrency}: ${criticalPath.toFixed(1)} s`,
+    );
+    console.log(
+      `CPU work: ${cpuSec.toFixed(1)} s over ${cores} cores → ${cpuFloor.toFixed(1)} s (of which this process's main thread ${mainSec.toFixed(1)} s: ${((100 * mainSec) / wallSec).toFixed(0)} % of the wall time)`,
+    );
+    console.log(
+      `  cross-check: the whole machine was busy ${machineBusySec.toFixed(1)} CPU-seconds meanwhile (${((100 * machineBusySec) / (wallSec * cores)).toFixed(0)} % of its ${cores} cores)`,
+    );
+    console.log(
+      `wall time ${wallSec.toFixed(1)} s = ${(wallSec / floor).toFixed(2)} × the larger floor (${floor.toFixed(1)} s); target ≤ ${TARGET}: ${wallSec / floor <= TARGET ? "met" : "NOT met"}`,
+    );
   } finally {
     await server.close();
   }

@@ -24,12 +24,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { existingTaskFile, exitWithUsageError, parseScriptArgs } from "../scripts/cli-args.ts";
 import { positiveInteger, taskIdList } from "../src/cli/options.ts";
+import { candidateFiles } from "../src/results/layout.ts";
 import type { CalibrationRow } from "../src/run/calibration.ts";
 import type { ScoredPage } from "../src/selfcheck/tracking.ts";
 import type { Task } from "../src/tasks/schema.ts";
-import { candidateFiles } from "../src/results/layout.ts";
-import { existingTaskFile, exitWithUsageError, parseScriptArgs } from "../scripts/cli-args.ts";
 
 const spec = {
   name: "bench:selfcheck",
@@ -104,7 +104,14 @@ const wallTimeRatio = (page: PageResult) => page.selfCheckMs / page.evaluatorMs;
 function evaluatedPageOf(row: CalibrationRow): EvaluatedPage {
   const aligned = row.evaluation.records.find((entry) => entry.mode === "aligned")!.record;
   const { wallMs, timings } = row.evaluation.replay;
-  return { task: row.task, candidate: row.candidate, candidateDir: row.candidateDir, final: aligned.scores.final, evaluatorMs: wallMs, evaluatorSlotWaitMs: timings.slotWaitMs };
+  return {
+    task: row.task,
+    candidate: row.candidate,
+    candidateDir: row.candidateDir,
+    final: aligned.scores.final,
+    evaluatorMs: wallMs,
+    evaluatorSlotWaitMs: timings.slotWaitMs,
+  };
 }
 
 /** The pages an earlier run left in `resultDir`: every candidate folder with eval.json and replay.json. */
@@ -118,7 +125,14 @@ function evaluatedPagesIn(resultDir: string, tasks: readonly Task[]): EvaluatedP
       if (!fs.existsSync(files.eval) || !fs.existsSync(files.replay)) continue;
       const final = JSON.parse(fs.readFileSync(files.eval, "utf8")).scores.final as number;
       const replay = JSON.parse(fs.readFileSync(files.replay, "utf8")) as { wallMs: number; timings?: { slotWaitMs?: number } };
-      pages.push({ task, candidate: folder.replace(/^mutant-/, ""), candidateDir: files.dir, final, evaluatorMs: replay.wallMs, evaluatorSlotWaitMs: replay.timings?.slotWaitMs ?? 0 });
+      pages.push({
+        task,
+        candidate: folder.replace(/^mutant-/, ""),
+        candidateDir: files.dir,
+        final,
+        evaluatorMs: replay.wallMs,
+        evaluatorSlotWaitMs: replay.timings?.slotWaitMs ?? 0,
+      });
     }
   }
   return pages;
@@ -146,9 +160,15 @@ async function main(): Promise<void> {
   const started = Date.now();
   const pages = values.reuse
     ? evaluatedPagesIn(resultDir, tasks)
-    : (await runCalibration({ tasks, resultDir, workers, mutants: (task) => mutantLadder(task.truth.actions.length), pairingModes: ["aligned"] })).map(evaluatedPageOf);
+    : (await runCalibration({ tasks, resultDir, workers, mutants: (task) => mutantLadder(task.truth.actions.length), pairingModes: ["aligned"] })).map(
+        evaluatedPageOf,
+      );
   const evaluatedAt = Date.now();
-  console.log(values.reuse ? `evaluator: ${pages.length} page(s) from ${resultDir} (an earlier run's times)` : `evaluator: ${pages.length} page(s) in ${((evaluatedAt - started) / 1000).toFixed(0)} s`);
+  console.log(
+    values.reuse
+      ? `evaluator: ${pages.length} page(s) from ${resultDir} (an earlier run's times)`
+      : `evaluator: ${pages.length} page(s) in ${((evaluatedAt - started) / 1000).toFixed(0)} s`,
+  );
 
   setOcrPoolSize(ocrPoolSizeFor(workers));
   const metric = await createVisualMetric();
@@ -156,24 +176,28 @@ async function main(): Promise<void> {
   let results: PageResult[];
   const failures: string[] = [];
   try {
-    const outcomes = await runPipelined(pages, { workers, weight: (page) => page.task.truth.actions.length }, async (page): Promise<PageResult | { page: EvaluatedPage; error: string }> => {
-      try {
-        const record = await runSelfCheck({
-          inputs: page.task.inputs,
-          // The labelled "given" ablation: the line's action descriptions, never assertions or checkpoints.
-          actions: page.task.line.action_sequence.map(replayActionOf),
-          trajectory: "given",
-          candidateDir: page.candidateDir,
-          metric,
-          pageSlots,
-          memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
-        });
-        return { ...page, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs, selfCheckSlotWaitMs: record.timings.slotWaitMs };
-      } catch (error) {
-        // A page the self-check could not open is reported and left out of the figures, not the end of the bench.
-        return { page, error: error instanceof Error ? error.message : String(error) };
-      }
-    });
+    const outcomes = await runPipelined(
+      pages,
+      { workers, weight: (page) => page.task.truth.actions.length },
+      async (page): Promise<PageResult | { page: EvaluatedPage; error: string }> => {
+        try {
+          const record = await runSelfCheck({
+            inputs: page.task.inputs,
+            // The labelled "given" ablation: the line's action descriptions, never assertions or checkpoints.
+            actions: page.task.line.action_sequence.map(replayActionOf),
+            trajectory: "given",
+            candidateDir: page.candidateDir,
+            metric,
+            pageSlots,
+            memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
+          });
+          return { ...page, selfScore: record.selfScore, selfCheckMs: record.timings.totalMs, selfCheckSlotWaitMs: record.timings.slotWaitMs };
+        } catch (error) {
+          // A page the self-check could not open is reported and left out of the figures, not the end of the bench.
+          return { page, error: error instanceof Error ? error.message : String(error) };
+        }
+      },
+    );
     results = outcomes.filter((outcome): outcome is PageResult => !("error" in outcome));
     for (const outcome of outcomes) if ("error" in outcome) failures.push(`task ${outcome.page.task.id} ${outcome.page.candidate}: ${outcome.error}`);
   } finally {
@@ -181,7 +205,9 @@ async function main(): Promise<void> {
     await shutdownOcr();
   }
   const selfCheckPhaseMs = Date.now() - evaluatedAt;
-  console.log(`self-check: ${results.length} page(s) in ${(selfCheckPhaseMs / 1000).toFixed(0)} s; visual metric ${metric.info.name}${metric.info.dino.status === "available" ? "" : " (DINO unavailable: labelled fallback)"}\n`);
+  console.log(
+    `self-check: ${results.length} page(s) in ${(selfCheckPhaseMs / 1000).toFixed(0)} s; visual metric ${metric.info.name}${metric.info.dino.status === "available" ? "" : " (DINO unavailable: labelled fallback)"}\n`,
+  );
 
   console.log("| task | pages | Spearman ρ | pairwise agreement | pairs | median self-check / evaluator time, own (wall) |");
   console.log("|---:|---:|---:|---:|---:|---:|");
@@ -190,7 +216,9 @@ async function main(): Promise<void> {
     const tracking = trackingOf(pages.map((page): ScoredPage => ({ label: page.candidate, evaluator: page.final, signal: page.selfScore })));
     const own = median(pages.map(ownTimeRatio));
     const wall = median(pages.map(wallTimeRatio));
-    console.log(`| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ${tracking.pairs} | ${own.toFixed(2)} (${wall.toFixed(2)}) |`);
+    console.log(
+      `| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ${tracking.pairs} | ${own.toFixed(2)} (${wall.toFixed(2)}) |`,
+    );
     return tracking;
   });
   const allRatios = results.map(ownTimeRatio);
@@ -203,13 +231,20 @@ async function main(): Promise<void> {
   console.log("| task | page | evaluator Final | self-score | evaluator ms (slot wait) | self-check ms (slot wait) |");
   console.log("|---:|---|---:|---:|---:|---:|");
   for (const page of [...results].sort((a, b) => a.task.id - b.task.id || b.final - a.final)) {
-    console.log(`| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} (${page.evaluatorSlotWaitMs}) | ${page.selfCheckMs} (${page.selfCheckSlotWaitMs}) |`);
+    console.log(
+      `| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} (${page.evaluatorSlotWaitMs}) | ${page.selfCheckMs} (${page.selfCheckSlotWaitMs}) |`,
+    );
   }
-  if (failures.length > 0) console.log(`\n${failures.length} page(s) could not be self-checked and are left out:\n${failures.map((line) => `  ${line}`).join("\n")}`);
+  if (failures.length > 0)
+    console.log(`\n${failures.length} page(s) could not be self-checked and are left out:\n${failures.map((line) => `  ${line}`).join("\n")}`);
   console.log(`\nmean Spearman ρ ${meanRho.toFixed(3)} (target ≥ ${TARGETS.spearman}: ${verdict(meanRho >= TARGETS.spearman)})`);
   console.log(`mean pairwise agreement ${meanPairwise.toFixed(3)} (target ≥ ${TARGETS.pairwise}: ${verdict(meanPairwise >= TARGETS.pairwise)})`);
-  console.log(`self-check time / evaluator time, median over pages, each page's own time (wall less its slot wait) ${timeRatio.toFixed(2)} (target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`);
-  console.log(`  the same with raw wall times ${wallRatio.toFixed(2)}${values.reuse ? "" : `; the phases' totals ${(selfCheckPhaseMs / (evaluatedAt - started)).toFixed(2)}`}`);
+  console.log(
+    `self-check time / evaluator time, median over pages, each page's own time (wall less its slot wait) ${timeRatio.toFixed(2)} (target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`,
+  );
+  console.log(
+    `  the same with raw wall times ${wallRatio.toFixed(2)}${values.reuse ? "" : `; the phases' totals ${(selfCheckPhaseMs / (evaluatedAt - started)).toFixed(2)}`}`,
+  );
   if (!values.result) fs.rmSync(resultDir, { recursive: true, force: true });
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
+import { register as registerCommonJs } from "tsx/cjs/api";
 // The `iwr` command. Sources are TypeScript run through tsx, so `npx iwr` works
 // right after `npm ci` with no build step.
 import { register } from "tsx/esm/api";
-import { register as registerCommonJs } from "tsx/cjs/api";
 
 register();
 // A module arm's .ts file outside this package (no "type": "module" above it) is loaded as

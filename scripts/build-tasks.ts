@@ -12,8 +12,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { IwrError, errorMessage } from "../src/errors.ts";
-import { loadActionScript, type LoadedActionScript } from "../src/recorder/script-schema.ts";
+import { errorMessage, IwrError } from "../src/errors.ts";
+import { type LoadedActionScript, loadActionScript } from "../src/recorder/script-schema.ts";
 import { exitWithUsageError, parseScriptArgs } from "./cli-args.ts";
 
 const TASKS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "tasks");
@@ -27,7 +27,10 @@ interface PlannedTask {
 
 /** Every script with its id, in id order. */
 export function planSuite(scriptsDir: string): PlannedTask[] {
-  const files = fs.readdirSync(scriptsDir).filter((name) => /\.ya?ml$/i.test(name)).sort();
+  const files = fs
+    .readdirSync(scriptsDir)
+    .filter((name) => /\.ya?ml$/i.test(name))
+    .sort();
   if (files.length === 0) throw new IwrError("RECORDER", `no action scripts (*.yaml) in ${scriptsDir}`);
   const scripts = files.map((name) => loadActionScript(path.join(scriptsDir, name)));
   const declared = scripts.filter((loaded) => loaded.script.id !== undefined);
@@ -106,7 +109,9 @@ async function main(names: readonly string[]): Promise<void> {
   }
   const seconds = (Date.now() - started) / 1000;
   const megabytes = folderBytes(finalDir) / 1024 / 1024;
-  console.log(`suite ${path.relative(process.cwd(), finalJsonl)}: ${planned.length} tasks valid; built in ${seconds.toFixed(1)} s; media ${megabytes.toFixed(2)} MB`);
+  console.log(
+    `suite ${path.relative(process.cwd(), finalJsonl)}: ${planned.length} tasks valid; built in ${seconds.toFixed(1)} s; media ${megabytes.toFixed(2)} MB`,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -121,9 +126,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     positionals: { usage: "[<script-name>...]", description: "scripts to re-record, e.g. shop or faq.yaml (default: every script, a full rebuild)" },
   };
   const { positionals: names } = parseScriptArgs(spec);
-  const known = fs.readdirSync(SCRIPTS_DIR).filter((name) => /\.ya?ml$/i.test(name)).map((name) => name.replace(/\.ya?ml$/i, ""));
+  const known = fs
+    .readdirSync(SCRIPTS_DIR)
+    .filter((name) => /\.ya?ml$/i.test(name))
+    .map((name) => name.replace(/\.ya?ml$/i, ""));
   const unknown = names.filter((name) => !known.includes(name.replace(/\.ya?ml$/i, "")));
-  if (unknown.length > 0) exitWithUsageError(spec, `no script named ${unknown.join(", ")} in ${path.relative(process.cwd(), SCRIPTS_DIR) || "."} (there are ${known.join(", ")})`);
+  if (unknown.length > 0)
+    exitWithUsageError(spec, `no script named ${unknown.join(", ")} in ${path.relative(process.cwd(), SCRIPTS_DIR) || "."} (there are ${known.join(", ")})`);
   // Loaded only for a real build: --help and a usage error never load the browser's modules.
   const { closeSharedBrowser } = await import("../src/browser/launch.ts");
   try {

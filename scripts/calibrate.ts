@@ -36,7 +36,13 @@ const { values: chosen } = parseScriptArgs({
     workers: { type: "string", value: "<n>", description: "pages evaluated at once", default: "2", parse: positiveInteger },
     ids: { type: "string", value: "<1,2>", description: "only these task ids (default: every task)", parse: (text: string) => new Set(taskIdList(text)) },
     "no-ladder": { type: "boolean", description: "leave out the mutant ladder: reference and blank pages only" },
-    protocol: { type: "string", value: "<corrected|official>", description: "the protocol profile of the replay and scoring rules", default: "corrected", parse: oneOf(PROTOCOL_PROFILES) },
+    protocol: {
+      type: "string",
+      value: "<corrected|official>",
+      description: "the protocol profile of the replay and scoring rules",
+      default: "corrected",
+      parse: oneOf(PROTOCOL_PROFILES),
+    },
   },
 });
 
@@ -53,23 +59,37 @@ const [{ configureLogger }, { loadTasks }, { mutantLadder }, { calibrationProble
 async function main(): Promise<number> {
   const withLadder = !chosen["no-ladder"];
   configureLogger({ level: "warn" });
-  const tasks = (await loadTasks(chosen.data, { resolutionFallback: profileRules(chosen.protocol).missingResolution })).filter((task) => !chosen.ids || chosen.ids.has(task.id));
+  const tasks = (await loadTasks(chosen.data, { resolutionFallback: profileRules(chosen.protocol).missingResolution })).filter(
+    (task) => !chosen.ids || chosen.ids.has(task.id),
+  );
   const resultDir = chosen.result ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-calibration-"));
-  console.log(`calibrating ${tasks.length} task(s) from ${chosen.data} into ${resultDir} with ${chosen.workers} worker(s), protocol ${chosen.protocol}${withLadder ? ", with the mutant ladder" : ""}`);
+  console.log(
+    `calibrating ${tasks.length} task(s) from ${chosen.data} into ${resultDir} with ${chosen.workers} worker(s), protocol ${chosen.protocol}${withLadder ? ", with the mutant ladder" : ""}`,
+  );
 
   const started = Date.now();
-  const rows = await runCalibration({ tasks, resultDir, workers: chosen.workers, profile: chosen.protocol, ...(withLadder ? { mutants: (task) => mutantLadder(task.truth.actions.length) } : {}) });
+  const rows = await runCalibration({
+    tasks,
+    resultDir,
+    workers: chosen.workers,
+    profile: chosen.protocol,
+    ...(withLadder ? { mutants: (task) => mutantLadder(task.truth.actions.length) } : {}),
+  });
   console.log(`\n${calibrationTable(tasks, rows)}`);
   const ladder = withLadder ? analyseLadder(tasks, rows) : undefined;
   if (ladder) console.log(`\n${ladder.table}`);
-  console.log(`\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`);
+  console.log(
+    `\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`,
+  );
 
   const problems = [...calibrationProblems(tasks, rows), ...(ladder?.problems ?? [])];
   if (problems.length > 0) {
     console.log(`\nCALIBRATION TARGETS MISSED:\n${problems.join("\n")}`);
     return 1;
   }
-  console.log(`\ncalibration targets met: reference IFS 100 % on every task, mean Final ≥ 90 % (aligned); blank IFS 0, mean Final ≤ 15 %${ladder ? `; judge agrees with the mutants' deserved verdicts on ${(ladder.agreement * 100).toFixed(2)} % of ${ladder.judged.length} steps, every mutant below the true page, freeze-after monotone` : ""}`);
+  console.log(
+    `\ncalibration targets met: reference IFS 100 % on every task, mean Final ≥ 90 % (aligned); blank IFS 0, mean Final ≤ 15 %${ladder ? `; judge agrees with the mutants' deserved verdicts on ${(ladder.agreement * 100).toFixed(2)} % of ${ladder.judged.length} steps, every mutant below the true page, freeze-after monotone` : ""}`,
+  );
   return 0;
 }
 

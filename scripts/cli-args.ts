@@ -127,7 +127,10 @@ function firstSentence(error: unknown): string {
  * The script's options from `argv` (default: the process's arguments). Does not return
  * for --help (exit 0) or a bad call (exit 2).
  */
-export function parseScriptArgs<Options extends Record<string, ScriptOption>>(spec: ScriptSpec<Options>, argv: readonly string[] = process.argv.slice(2)): ParsedScriptArgs<Options> {
+export function parseScriptArgs<Options extends Record<string, ScriptOption>>(
+  spec: ScriptSpec<Options>,
+  argv: readonly string[] = process.argv.slice(2),
+): ParsedScriptArgs<Options> {
   const parseArgsOptions: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
   for (const [name, option] of Object.entries(spec.options)) parseArgsOptions[name] = { type: option.type };
   let parsed: ReturnType<typeof parseArgs>;

@@ -76,7 +76,11 @@ function avatar(background: string, skin: string, hair: string): string {
 }
 
 function icon(color: string, shape: string): string {
-  return svg(64, 64, `<rect width="64" height="64" rx="16" fill="${color}" opacity="0.15"/><g fill="none" stroke="${color}" stroke-width="4" stroke-linecap="round" stroke-linejoin="round">${shape}</g>`);
+  return svg(
+    64,
+    64,
+    `<rect width="64" height="64" rx="16" fill="${color}" opacity="0.15"/><g fill="none" stroke="${color}" stroke-width="4" stroke-linecap="round" stroke-linejoin="round">${shape}</g>`,
+  );
 }
 
 /** A dish seen from above on a table: plate, food blobs, garnish. */
@@ -144,9 +148,17 @@ const images: SiteImage[] = [
         `<rect x="196" y="230" width="140" height="60" rx="8" fill="#fde68a"/><rect x="350" y="230" width="140" height="60" rx="8" fill="#bfdbfe"/>`,
     ),
   },
-  { site: "landing", file: "icon-sync.png", svg: icon("#0f766e", `<path d="M16 28 A16 16 0 0 1 46 22"/><path d="M46 12 V22 H36"/><path d="M48 36 A16 16 0 0 1 18 42"/><path d="M18 52 V42 H28"/>`) },
+  {
+    site: "landing",
+    file: "icon-sync.png",
+    svg: icon("#0f766e", `<path d="M16 28 A16 16 0 0 1 46 22"/><path d="M46 12 V22 H36"/><path d="M48 36 A16 16 0 0 1 18 42"/><path d="M18 52 V42 H28"/>`),
+  },
   { site: "landing", file: "icon-search.png", svg: icon("#7c3aed", `<circle cx="28" cy="28" r="12"/><path d="M37 37 L50 50"/>`) },
-  { site: "landing", file: "icon-lock.png", svg: icon("#ea580c", `<rect x="18" y="30" width="28" height="20" rx="4"/><path d="M24 30 V24 A8 8 0 0 1 40 24 V30"/>`) },
+  {
+    site: "landing",
+    file: "icon-lock.png",
+    svg: icon("#ea580c", `<rect x="18" y="30" width="28" height="20" rx="4"/><path d="M24 30 V24 A8 8 0 0 1 40 24 V30"/>`),
+  },
   { site: "landing", file: "avatar-mira.png", svg: avatar("#99f6e4", "#e0ac69", "#3b2a1a") },
 
   // blog: a travel essay
@@ -174,9 +186,17 @@ const images: SiteImage[] = [
   // dashboard: a personal finance overview
   { site: "dashboard", file: "logo.png", svg: logo("Ledgerly", "L", "#4338ca") },
   { site: "dashboard", file: "avatar-jo.png", svg: avatar("#c7d2fe", "#8d5524", "#1b1b1b") },
-  { site: "dashboard", file: "icon-wallet.png", svg: icon("#4338ca", `<rect x="12" y="20" width="40" height="28" rx="5"/><path d="M40 34 H52"/><path d="M16 20 L42 12 L44 20"/>`) },
+  {
+    site: "dashboard",
+    file: "icon-wallet.png",
+    svg: icon("#4338ca", `<rect x="12" y="20" width="40" height="28" rx="5"/><path d="M40 34 H52"/><path d="M16 20 L42 12 L44 20"/>`),
+  },
   { site: "dashboard", file: "icon-trend.png", svg: icon("#059669", `<path d="M12 44 L26 30 L34 38 L52 20"/><path d="M42 20 H52 V30"/>`) },
-  { site: "dashboard", file: "icon-card.png", svg: icon("#dc2626", `<rect x="10" y="18" width="44" height="30" rx="5"/><path d="M10 27 H54"/><path d="M18 40 H30"/>`) },
+  {
+    site: "dashboard",
+    file: "icon-card.png",
+    svg: icon("#dc2626", `<rect x="10" y="18" width="44" height="30" rx="5"/><path d="M10 27 H54"/><path d="M18 40 H30"/>`),
+  },
 
   // signup: an evening school's enrolment form
   { site: "signup", file: "logo.png", svg: logo("Brightwater Evening School", "B", "#9333ea") },
@@ -243,22 +263,95 @@ const images: SiteImage[] = [
   { site: "flights", file: "airline-aurora.png", svg: airline("#6d28d9", "#ede9fe", "AU") },
 
   // tictactoe: the two marks
-  { site: "tictactoe", file: "mark-x.png", svg: svg(96, 96, `<path d="M20 20 L76 76 M76 20 L20 76" stroke="#e11d48" stroke-width="14" stroke-linecap="round"/>`) },
+  {
+    site: "tictactoe",
+    file: "mark-x.png",
+    svg: svg(96, 96, `<path d="M20 20 L76 76 M76 20 L20 76" stroke="#e11d48" stroke-width="14" stroke-linecap="round"/>`),
+  },
   { site: "tictactoe", file: "mark-o.png", svg: svg(96, 96, `<circle cx="48" cy="48" r="30" stroke="#2563eb" stroke-width="13" fill="none"/>`) },
 
   // merge: the game's badge
-  { site: "merge", file: "logo.png", svg: svg(96, 96, `<rect width="96" height="96" rx="16" fill="#f59e0b"/><text x="48" y="62" font-family="sans-serif" font-size="40" font-weight="800" fill="#fff" text-anchor="middle">2ⁿ</text>`) },
+  {
+    site: "merge",
+    file: "logo.png",
+    svg: svg(
+      96,
+      96,
+      `<rect width="96" height="96" rx="16" fill="#f59e0b"/><text x="48" y="62" font-family="sans-serif" font-size="40" font-weight="800" fill="#fff" text-anchor="middle">2ⁿ</text>`,
+    ),
+  },
 
   // memory: eight sea creatures and a card back
-  { site: "memory", file: "back.png", svg: memoryTile("#0e7490", `<path d="M0 40 Q30 20 60 40 T120 40 M0 70 Q30 50 60 70 T120 70 M0 100 Q30 80 60 100 T120 100" stroke="#67e8f9" stroke-width="4" fill="none"/>`) },
-  { site: "memory", file: "fish.png", svg: memoryTile("#fef3c7", `<ellipse cx="56" cy="60" rx="32" ry="20" fill="#f97316"/><path d="M86 60 L108 42 L108 78Z" fill="#f97316"/><circle cx="42" cy="56" r="4" fill="#111"/>`) },
-  { site: "memory", file: "shell.png", svg: memoryTile("#fce7f3", `<path d="M60 96 L24 52 Q60 10 96 52Z" fill="#f472b6"/><path d="M60 96 L44 40 M60 96 L60 30 M60 96 L76 40" stroke="#fff" stroke-width="4"/>`) },
-  { site: "memory", file: "crab.png", svg: memoryTile("#fee2e2", `<ellipse cx="60" cy="68" rx="30" ry="20" fill="#dc2626"/><circle cx="30" cy="40" r="10" fill="#dc2626"/><circle cx="90" cy="40" r="10" fill="#dc2626"/><path d="M36 84 L24 98 M84 84 L96 98" stroke="#dc2626" stroke-width="5"/>`) },
-  { site: "memory", file: "star.png", svg: memoryTile("#ede9fe", `<path d="M60 18 L72 48 L104 50 L80 70 L88 102 L60 84 L32 102 L40 70 L16 50 L48 48Z" fill="#8b5cf6"/>`) },
-  { site: "memory", file: "whale.png", svg: memoryTile("#dbeafe", `<path d="M18 64 Q20 36 60 36 Q96 36 96 64 L108 50 L108 80 L96 70 Q90 90 56 90 Q20 90 18 64Z" fill="#1d4ed8"/><circle cx="40" cy="58" r="4" fill="#fff"/>`) },
-  { site: "memory", file: "octopus.png", svg: memoryTile("#f3e8ff", `<circle cx="60" cy="48" r="26" fill="#a21caf"/>` + [30, 46, 62, 78, 94].map((x) => `<path d="M60 66 Q${x} 80 ${x} 100" stroke="#a21caf" stroke-width="7" fill="none" stroke-linecap="round"/>`).join("")) },
-  { site: "memory", file: "turtle.png", svg: memoryTile("#dcfce7", `<ellipse cx="60" cy="62" rx="32" ry="24" fill="#15803d"/><circle cx="98" cy="58" r="10" fill="#4ade80"/><path d="M36 62 H84 M60 40 V84" stroke="#bbf7d0" stroke-width="3"/>`) },
-  { site: "memory", file: "anchor.png", svg: memoryTile("#e5e7eb", `<circle cx="60" cy="28" r="9" stroke="#374151" stroke-width="6" fill="none"/><path d="M60 37 V98 M40 54 H80 M28 74 Q36 100 60 98 Q84 100 92 74" stroke="#374151" stroke-width="7" fill="none" stroke-linecap="round"/>`) },
+  {
+    site: "memory",
+    file: "back.png",
+    svg: memoryTile(
+      "#0e7490",
+      `<path d="M0 40 Q30 20 60 40 T120 40 M0 70 Q30 50 60 70 T120 70 M0 100 Q30 80 60 100 T120 100" stroke="#67e8f9" stroke-width="4" fill="none"/>`,
+    ),
+  },
+  {
+    site: "memory",
+    file: "fish.png",
+    svg: memoryTile(
+      "#fef3c7",
+      `<ellipse cx="56" cy="60" rx="32" ry="20" fill="#f97316"/><path d="M86 60 L108 42 L108 78Z" fill="#f97316"/><circle cx="42" cy="56" r="4" fill="#111"/>`,
+    ),
+  },
+  {
+    site: "memory",
+    file: "shell.png",
+    svg: memoryTile(
+      "#fce7f3",
+      `<path d="M60 96 L24 52 Q60 10 96 52Z" fill="#f472b6"/><path d="M60 96 L44 40 M60 96 L60 30 M60 96 L76 40" stroke="#fff" stroke-width="4"/>`,
+    ),
+  },
+  {
+    site: "memory",
+    file: "crab.png",
+    svg: memoryTile(
+      "#fee2e2",
+      `<ellipse cx="60" cy="68" rx="30" ry="20" fill="#dc2626"/><circle cx="30" cy="40" r="10" fill="#dc2626"/><circle cx="90" cy="40" r="10" fill="#dc2626"/><path d="M36 84 L24 98 M84 84 L96 98" stroke="#dc2626" stroke-width="5"/>`,
+    ),
+  },
+  {
+    site: "memory",
+    file: "star.png",
+    svg: memoryTile("#ede9fe", `<path d="M60 18 L72 48 L104 50 L80 70 L88 102 L60 84 L32 102 L40 70 L16 50 L48 48Z" fill="#8b5cf6"/>`),
+  },
+  {
+    site: "memory",
+    file: "whale.png",
+    svg: memoryTile(
+      "#dbeafe",
+      `<path d="M18 64 Q20 36 60 36 Q96 36 96 64 L108 50 L108 80 L96 70 Q90 90 56 90 Q20 90 18 64Z" fill="#1d4ed8"/><circle cx="40" cy="58" r="4" fill="#fff"/>`,
+    ),
+  },
+  {
+    site: "memory",
+    file: "octopus.png",
+    svg: memoryTile(
+      "#f3e8ff",
+      `<circle cx="60" cy="48" r="26" fill="#a21caf"/>` +
+        [30, 46, 62, 78, 94].map((x) => `<path d="M60 66 Q${x} 80 ${x} 100" stroke="#a21caf" stroke-width="7" fill="none" stroke-linecap="round"/>`).join(""),
+    ),
+  },
+  {
+    site: "memory",
+    file: "turtle.png",
+    svg: memoryTile(
+      "#dcfce7",
+      `<ellipse cx="60" cy="62" rx="32" ry="24" fill="#15803d"/><circle cx="98" cy="58" r="10" fill="#4ade80"/><path d="M36 62 H84 M60 40 V84" stroke="#bbf7d0" stroke-width="3"/>`,
+    ),
+  },
+  {
+    site: "memory",
+    file: "anchor.png",
+    svg: memoryTile(
+      "#e5e7eb",
+      `<circle cx="60" cy="28" r="9" stroke="#374151" stroke-width="6" fill="none"/><path d="M60 37 V98 M40 54 H80 M28 74 Q36 100 60 98 Q84 100 92 74" stroke="#374151" stroke-width="7" fill="none" stroke-linecap="round"/>`,
+    ),
+  },
 
   // calculator
   { site: "calculator", file: "logo.png", svg: logo("Abacus Desk", "=", "#334155") },

@@ -20,8 +20,17 @@ const spec = {
   command: "npm run tasks:real --",
   summary: "Records the real-site corpus (tasks/real-sites/sites.yaml) from local copies of the sites into a task file, replacing tasks with the same ids.",
   options: {
-    sites: { type: "string", value: "<dir>", description: "folder holding a copy of each site's repository, as <dir>/<folder> (see tasks/real-sites/SOURCES.md)" },
-    data: { type: "string", value: "<out.jsonl>", description: "task file to write; the task folders go beside it", default: "runs/real-sites/real-sites.jsonl" },
+    sites: {
+      type: "string",
+      value: "<dir>",
+      description: "folder holding a copy of each site's repository, as <dir>/<folder> (see tasks/real-sites/SOURCES.md)",
+    },
+    data: {
+      type: "string",
+      value: "<out.jsonl>",
+      description: "task file to write; the task folders go beside it",
+      default: "runs/real-sites/real-sites.jsonl",
+    },
     only: { type: "string", value: "<name,...>", description: "only these scripts, by file name without .yaml (default: every site)" },
   },
 } as const;
@@ -53,7 +62,9 @@ const [{ configureLogger }, { readYamlSource }, { recordTask }, { closeSharedBro
 
 async function main(): Promise<number> {
   configureLogger({ level: "warn" });
-  const list = readYamlSource(path.join(REAL_SITES_DIR, "sites.yaml"), { code: "CONFIG_INVALID", what: "site list", expected: "a list of sites" }).validate(SiteListSchema);
+  const list = readYamlSource(path.join(REAL_SITES_DIR, "sites.yaml"), { code: "CONFIG_INVALID", what: "site list", expected: "a list of sites" }).validate(
+    SiteListSchema,
+  );
   const only = chosen.only ? new Set(chosen.only.split(",").map((name) => name.trim().replace(/\.ya?ml$/, ""))) : undefined;
   let failures = 0;
   try {

@@ -161,7 +161,12 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     unusableReply: "fail",
     sheetsOverCap: "fail",
     frameFormat: "png",
-    timings: Object.freeze({ initialSettleMs: PROTOCOL.initialSettleMs, actionSettleMs: PROTOCOL.actionSettleMs, screenshotDelayMs: 0, scrollExtraSettleMs: 0 }),
+    timings: Object.freeze({
+      initialSettleMs: PROTOCOL.initialSettleMs,
+      actionSettleMs: PROTOCOL.actionSettleMs,
+      screenshotDelayMs: 0,
+      scrollExtraSettleMs: 0,
+    }),
     reportStyle: "iwr",
     missingResolution: "refuse",
     typeTextToModel: "given",
@@ -179,4 +184,3 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
 export function profileRules(profile: ProtocolProfile): Readonly<ProfileRules> {
   return PROFILE_RULES[profile];
 }
-

@@ -5,8 +5,9 @@
  * behaviour. Copy this file to start your own generator: export `generate(inputs, context)`
  * returning the page's HTML (or `{ html }`), or export a compiled LangGraph graph as `graph`.
  */
-import type { GeneratorContext } from "../module-contract.ts";
+
 import type { TaskInputs } from "../../src/tasks/schema.ts";
+import type { GeneratorContext } from "../module-contract.ts";
 
 const IMAGE = /\.(png|jpe?g|gif|webp|svg|avif)$/i;
 

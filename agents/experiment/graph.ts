@@ -15,7 +15,7 @@ import { evaluate } from "./nodes/evaluate.ts";
 import { generate } from "./nodes/generate.ts";
 import { scoreIterations } from "./nodes/score-iterations.ts";
 import { selfCheck } from "./nodes/self-check.ts";
-import { CellContextSchema, CellState, type CellConfig, type CellValues } from "./state.ts";
+import { type CellConfig, CellContextSchema, CellState, type CellValues } from "./state.ts";
 
 type AfterGenerate = "evaluate" | "score-iterations" | "self-check";
 

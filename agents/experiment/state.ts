@@ -10,13 +10,13 @@ import { StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { IwrError } from "../../src/errors.ts";
 import {
+  type CellEvaluation,
   CellEvaluationSchema,
+  type CellOutcome,
   CellOutcomeSchema,
+  type CellSelfCheck,
   CellSelfCheckSchema,
   IterationScoreSchema,
-  type CellEvaluation,
-  type CellOutcome,
-  type CellSelfCheck,
 } from "../../src/results/cell-record.ts";
 
 export const CellState = new StateSchema({

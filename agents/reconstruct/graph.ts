@@ -9,8 +9,9 @@
  * `×k` are parallel branches (Send), one per draft of the breadth. select and critique
  * route by returning a Command; their possible targets are declared (`ends`).
  */
-import { END, START, StateGraph } from "@langchain/langgraph";
+
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { END, START, StateGraph } from "@langchain/langgraph";
 import { draftSends } from "./jobs.ts";
 import { analyze } from "./nodes/analyze.ts";
 import { critique } from "./nodes/critique.ts";

@@ -14,11 +14,11 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { agentFiles } from "../../src/results/layout.ts";
 import type { TaskInputs } from "../../src/tasks/schema.ts";
 import { buildReconstructionGraph } from "./graph.ts";
-import { AgentSettingsSchema, recursionLimitFor, settingsHash, type AgentSettingsInput } from "./settings.ts";
-import { stateInputs, type AgentContext, type AgentProgressEvent, type AgentValues } from "./state.ts";
+import { type AgentSettingsInput, AgentSettingsSchema, recursionLimitFor, settingsHash } from "./settings.ts";
+import { type AgentContext, type AgentProgressEvent, type AgentValues, stateInputs } from "./state.ts";
 
-export { buildReconstructionGraph, graphAsText, GRAPH_NAME } from "./graph.ts";
-export { AgentSettingsSchema, recursionLimitFor, settingsHash, type AgentSettings, type AgentSettingsInput } from "./settings.ts";
+export { buildReconstructionGraph, GRAPH_NAME, graphAsText } from "./graph.ts";
+export { type AgentSettings, type AgentSettingsInput, AgentSettingsSchema, recursionLimitFor, settingsHash } from "./settings.ts";
 export type { AgentContext, AgentProgressEvent, AgentValues, Draft, StopReason, Usage } from "./state.ts";
 export { addUsage, NO_USAGE, totalUsage } from "./state.ts";
 
@@ -45,8 +45,10 @@ export interface AgentRunOutcome {
 
 function checkpointSizes(saver: SqliteSaver, threadId: string): AgentRunOutcome["checkpoint"] {
   const row = saver.db
-      .prepare("SELECT COUNT(*) AS rows, COALESCE(MAX(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS largest, COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS total FROM checkpoints WHERE thread_id = ?")
-      .get(threadId) as { rows: number; largest: number; total: number };
+    .prepare(
+      "SELECT COUNT(*) AS rows, COALESCE(MAX(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS largest, COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS total FROM checkpoints WHERE thread_id = ?",
+    )
+    .get(threadId) as { rows: number; largest: number; total: number };
   return { rows: row.rows, largestBytes: row.largest, totalBytes: row.total };
 }
 
@@ -77,7 +79,11 @@ export async function runReconstructionAgent(inputs: TaskInputs, context: AgentC
     if (!alreadyDone) {
       const input = resuming
         ? null
-        : { inputs: stateInputs(inputs), settings, ...(settings.trajectory === "given" && options.givenActions ? { givenActions: options.givenActions.map((action) => ({ ...action })) } : {}) };
+        : {
+            inputs: stateInputs(inputs),
+            settings,
+            ...(settings.trajectory === "given" && options.givenActions ? { givenActions: options.givenActions.map((action) => ({ ...action })) } : {}),
+          };
       const stream = await graph.stream(input, config);
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
         if (mode === "custom") options.onProgress?.(chunk as AgentProgressEvent);

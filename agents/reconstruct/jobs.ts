@@ -5,7 +5,7 @@
 import { Send } from "@langchain/langgraph";
 import { z } from "zod";
 import { AgentSettingsSchema } from "./settings.ts";
-import { FrameRefSchema, StoredFileSchema, TaskInputsSchema, type AgentValues, type StoredFile } from "./state.ts";
+import { type AgentValues, FrameRefSchema, type StoredFile, StoredFileSchema, TaskInputsSchema } from "./state.ts";
 
 export const DraftJobSchema = z.object({
   id: z.number().int().nonnegative(),
@@ -49,6 +49,12 @@ export function reviseSends(state: AgentValues, problems: StoredFile): Send[] {
   const round = state.round + 1;
   return Array.from(
     { length: state.settings.breadth },
-    (_, branch) => new Send("revise", { ...baseJob(state, branch, round), ...(best ? { parent: best.id } : {}), ...(best?.page ? { parentPage: best.page } : {}), problems }),
+    (_, branch) =>
+      new Send("revise", {
+        ...baseJob(state, branch, round),
+        ...(best ? { parent: best.id } : {}),
+        ...(best?.page ? { parentPage: best.page } : {}),
+        problems,
+      }),
   );
 }

@@ -4,8 +4,8 @@
  * was wrong, never a half-filled object in state.
  */
 import type { z } from "zod";
-import { IwrError } from "../../src/errors.ts";
 import { fieldProblemText, formatZodIssues } from "../../src/config/zod-issues.ts";
+import { IwrError } from "../../src/errors.ts";
 
 const JSON_FENCE = /```[ \t]*json\b[^\n]*\n([\s\S]*?)(?:```|$)/i;
 
@@ -14,14 +14,22 @@ export function parseJsonReply<Schema extends z.ZodType>(reply: string, schema: 
   const start = reply.indexOf("{");
   const end = reply.lastIndexOf("}");
   const candidate = fenced ?? (start >= 0 && end > start ? reply.slice(start, end + 1) : undefined);
-  if (candidate === undefined) throw new IwrError("MODEL_REPLY", `${what}: the reply holds no JSON object (${reply.length} characters)`, { replyChars: reply.length });
+  if (candidate === undefined)
+    throw new IwrError("MODEL_REPLY", `${what}: the reply holds no JSON object (${reply.length} characters)`, { replyChars: reply.length });
   let parsed: unknown;
   try {
     parsed = JSON.parse(candidate);
   } catch (error) {
-    throw new IwrError("MODEL_REPLY", `${what}: the reply's JSON does not parse: ${error instanceof Error ? error.message : String(error)}`, { replyChars: reply.length });
+    throw new IwrError("MODEL_REPLY", `${what}: the reply's JSON does not parse: ${error instanceof Error ? error.message : String(error)}`, {
+      replyChars: reply.length,
+    });
   }
   const checked = schema.safeParse(parsed);
-  if (!checked.success) throw new IwrError("MODEL_REPLY", `${what}: the reply's JSON is not the expected shape: ${formatZodIssues(checked.error, parsed).slice(0, 5).map(fieldProblemText).join("; ")}`, { replyChars: reply.length });
+  if (!checked.success)
+    throw new IwrError(
+      "MODEL_REPLY",
+      `${what}: the reply's JSON is not the expected shape: ${formatZodIssues(checked.error, parsed).slice(0, 5).map(fieldProblemText).join("; ")}`,
+      { replyChars: reply.length },
+    );
   return checked.data;
 }

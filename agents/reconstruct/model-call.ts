@@ -6,7 +6,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { pngDataUrlOf } from "../../src/media/image-store.ts";
 import type { ModelCallResult, ModelClient } from "../../src/models/index.ts";
-import { loadPrompt, renderPrompt, type PromptVariables } from "../../src/prompts/template.ts";
+import { loadPrompt, type PromptVariables, renderPrompt } from "../../src/prompts/template.ts";
 import type { Usage } from "./state.ts";
 
 export interface PromptedCall {

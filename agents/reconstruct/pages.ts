@@ -4,11 +4,11 @@
  * for the folder it is written to, as the single-pass generator resolves its own.
  */
 import fs from "node:fs";
-import { assetsBasePath, extractPageFromReply } from "../single-pass/html-reply.ts";
 import { writeFileAtomicSync } from "../../src/files/atomic.ts";
 import { redactString } from "../../src/log/redact.ts";
 import { agentFiles, candidateFiles } from "../../src/results/layout.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
+import { assetsBasePath, extractPageFromReply } from "../single-pass/html-reply.ts";
 import type { StoredFile } from "./state.ts";
 import { readStoredText, storeFile } from "./store.ts";
 

@@ -10,8 +10,8 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
-import { IwrError, toErrorRecord } from "../../src/errors.ts";
 import type { HostTimeouts } from "../../src/browser/host.ts";
+import { IwrError, toErrorRecord } from "../../src/errors.ts";
 import type { VisualMetric } from "../../src/evaluator/metrics/visual.ts";
 import type { ModelClient } from "../../src/models/index.ts";
 import type { PageSlots } from "../../src/replay/hosted-replay.ts";
@@ -19,7 +19,7 @@ import { ACTION_TYPES } from "../../src/tasks/schema.ts";
 import { FailureSchema, isModelClient, TaskInputsSchema } from "../single-pass/state.ts";
 import { AgentSettingsSchema } from "./settings.ts";
 
-export { TaskInputsSchema, stateInputs } from "../single-pass/state.ts";
+export { stateInputs, TaskInputsSchema } from "../single-pass/state.ts";
 
 /** Model usage of one node (or of all), as the model layer reports it. */
 export const UsageSchema = z.object({
@@ -90,25 +90,34 @@ export const DraftSchema = z.object({
 export type Draft = z.infer<typeof DraftSchema>;
 
 /** Drafts are appended by draft/revise and updated in place by self-check: merged by id. */
-const draftsChannel = new ReducedValue(z.array(DraftSchema).default(() => []), {
-  reducer: (current: Draft[], update: Draft[]) => {
-    const merged = new Map(current.map((draft) => [draft.id, draft]));
-    for (const draft of update) merged.set(draft.id, { ...merged.get(draft.id), ...draft });
-    return [...merged.values()].sort((a, b) => a.id - b.id);
+const draftsChannel = new ReducedValue(
+  z.array(DraftSchema).default(() => []),
+  {
+    reducer: (current: Draft[], update: Draft[]) => {
+      const merged = new Map(current.map((draft) => [draft.id, draft]));
+      for (const draft of update) merged.set(draft.id, { ...merged.get(draft.id), ...draft });
+      return [...merged.values()].sort((a, b) => a.id - b.id);
+    },
   },
-});
+);
 
-const usageChannel = new ReducedValue(z.record(z.string(), UsageSchema).default(() => ({})), {
-  reducer: (current: Record<string, Usage>, update: Record<string, Usage>) => {
-    const merged = { ...current };
-    for (const [node, usage] of Object.entries(update)) merged[node] = addUsage(merged[node] ?? NO_USAGE, usage);
-    return merged;
+const usageChannel = new ReducedValue(
+  z.record(z.string(), UsageSchema).default(() => ({})),
+  {
+    reducer: (current: Record<string, Usage>, update: Record<string, Usage>) => {
+      const merged = { ...current };
+      for (const [node, usage] of Object.entries(update)) merged[node] = addUsage(merged[node] ?? NO_USAGE, usage);
+      return merged;
+    },
   },
-});
+);
 
-const promptsChannel = new ReducedValue(z.record(z.string(), z.string()).default(() => ({})), {
-  reducer: (current: Record<string, string>, update: Record<string, string>) => ({ ...current, ...update }),
-});
+const promptsChannel = new ReducedValue(
+  z.record(z.string(), z.string()).default(() => ({})),
+  {
+    reducer: (current: Record<string, string>, update: Record<string, string>) => ({ ...current, ...update }),
+  },
+);
 
 export const AnalysisSchema = z.object({
   storyboard: StoredFileSchema.optional(),
@@ -199,14 +208,23 @@ export const AgentContextSchema = z
     drafter: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }).optional(),
     critic: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }).optional(),
     workDir: z.string().min(1).optional(),
-    metric: z.custom<VisualMetric>((value) => typeof value === "object" && value !== null && "info" in value, { message: "expected a VisualMetric" }).optional(),
-    host: z.custom<AgentHostOptions>((value) => typeof value === "object" && value !== null, { message: "expected the host options ({} for defaults)" }).optional(),
-    model: z.string().min(1).optional().describe("Studio runs: the drafting model, a preset, a model YAML file or a model id at OPENAI_BASE_URL (default: IWR_AGENT_MODEL, else gpt-4o)"),
+    metric: z
+      .custom<VisualMetric>((value) => typeof value === "object" && value !== null && "info" in value, { message: "expected a VisualMetric" })
+      .optional(),
+    host: z
+      .custom<AgentHostOptions>((value) => typeof value === "object" && value !== null, { message: "expected the host options ({} for defaults)" })
+      .optional(),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Studio runs: the drafting model, a preset, a model YAML file or a model id at OPENAI_BASE_URL (default: IWR_AGENT_MODEL, else gpt-4o)"),
     criticModel: z.string().min(1).optional().describe("Studio runs: the analysis and critique model (default: the drafting model)"),
   })
   .superRefine((context, issues) => {
     const missing = RUN_PARTS.filter((part) => context[part] === undefined);
-    if (missing.length > 0 && missing.length < RUN_PARTS.length) issues.addIssue({ code: "custom", message: `a run context needs all of ${RUN_PARTS.join(", ")}; missing: ${missing.join(", ")}` });
+    if (missing.length > 0 && missing.length < RUN_PARTS.length)
+      issues.addIssue({ code: "custom", message: `a run context needs all of ${RUN_PARTS.join(", ")}; missing: ${missing.join(", ")}` });
   });
 type GivenContext = z.infer<typeof AgentContextSchema>;
 
@@ -227,7 +245,8 @@ export async function agentContextOf(config: AgentConfig): Promise<AgentContext>
   const context: GivenContext = config.context ?? {};
   const { drafter, critic, workDir, metric, host } = context;
   if (drafter && critic && workDir && metric && host) return { drafter, critic, workDir, metric, host };
-  if (contextFallback && RUN_PARTS.every((part) => context[part] === undefined)) return contextFallback({ model: context.model, criticModel: context.criticModel }, config);
+  if (contextFallback && RUN_PARTS.every((part) => context[part] === undefined))
+    return contextFallback({ model: context.model, criticModel: context.criticModel }, config);
   throw new IwrError("CONFIG_INVALID", "reconstruction graph invoked without its context ({ drafter, critic, workDir, metric, host })");
 }
 

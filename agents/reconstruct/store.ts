@@ -20,9 +20,12 @@ export function readStored(file: StoredFile): Buffer {
   try {
     data = fs.readFileSync(file.path);
   } catch (error) {
-    throw new IwrError("CONFIG_INVALID", `the agent's stored file ${file.path} is missing (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { file: file.path });
+    throw new IwrError("CONFIG_INVALID", `the agent's stored file ${file.path} is missing (${(error as NodeJS.ErrnoException).code ?? String(error)})`, {
+      file: file.path,
+    });
   }
-  if (sha256Of(data) !== file.sha256) throw new IwrError("CONFIG_INVALID", `the agent's stored file ${file.path} changed since it was written (hash mismatch)`, { file: file.path });
+  if (sha256Of(data) !== file.sha256)
+    throw new IwrError("CONFIG_INVALID", `the agent's stored file ${file.path} changed since it was written (hash mismatch)`, { file: file.path });
   return data;
 }
 

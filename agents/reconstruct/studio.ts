@@ -15,7 +15,7 @@ import { createVisualMetric, type VisualMetric } from "../../src/evaluator/metri
 import { safeFolderName } from "../../src/files/safe-name.ts";
 import { createModelClient, loadModelSpec, type ModelClient } from "../../src/models/index.ts";
 import { buildReconstructionGraph } from "./graph.ts";
-import { setAgentContextFallback, type StudioContext } from "./state.ts";
+import { type StudioContext, setAgentContextFallback } from "./state.ts";
 
 const clients = new Map<string, ModelClient>();
 let metric: Promise<VisualMetric> | undefined;

@@ -6,13 +6,13 @@
  * failure with whatever state the graph had reached, so the caller can record the
  * prompt hash, image counts and raw reply beside the error and go on.
  */
-import { toErrorRecord, type ErrorRecord } from "../../src/errors.ts";
+import { type ErrorRecord, toErrorRecord } from "../../src/errors.ts";
 import { describeRequest } from "../../src/models/index.ts";
 import type { TaskInputs } from "../../src/tasks/schema.ts";
 import { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
 import { prepareInputs } from "./nodes/prepare-inputs.ts";
 import { singlePassMessage } from "./request.ts";
-import { TaskInputsSchema, stateInputs, type SinglePassContext, type SinglePassValues } from "./state.ts";
+import { type SinglePassContext, type SinglePassValues, stateInputs, TaskInputsSchema } from "./state.ts";
 
 export { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
 export { assetsBasePath, extractPageFromReply } from "./html-reply.ts";
@@ -33,7 +33,14 @@ export async function runSinglePass(inputs: TaskInputs, context: SinglePassConte
   compiled ??= buildSinglePassGraph();
   let state: Partial<SinglePassValues> = {};
   try {
-    const stream = await compiled.stream({ inputs: stateInputs(inputs) }, { streamMode: "values", context: { promptFile: undefined, sample: undefined, protocol: undefined, ...context }, ...(options.signal ? { signal: options.signal } : {}) });
+    const stream = await compiled.stream(
+      { inputs: stateInputs(inputs) },
+      {
+        streamMode: "values",
+        context: { promptFile: undefined, sample: undefined, protocol: undefined, ...context },
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
     for await (const values of stream) state = values;
   } catch (error) {
     return { state, failure: toErrorRecord(error) };

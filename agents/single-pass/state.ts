@@ -11,8 +11,8 @@ import { StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { IwrError } from "../../src/errors.ts";
 import type { ModelClient } from "../../src/models/index.ts";
-import type { TaskInputs } from "../../src/tasks/schema.ts";
 import { PROTOCOL_PROFILES, type ProtocolProfile } from "../../src/protocol.ts";
+import type { TaskInputs } from "../../src/tasks/schema.ts";
 
 export const TaskInputsSchema = z.object({
   id: z.number().int().nonnegative(),

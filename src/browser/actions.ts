@@ -66,7 +66,8 @@ function planClick(el: Element): ClickPlan {
     const top = Math.max(box.top, 0);
     const bottom = Math.min(box.bottom, window.innerHeight);
     if (right - left < 1 || bottom - top < 1) return [];
-    return fractions.flatMap((fy) => fractions.map((fx) => ({ fx, fy })))
+    return fractions
+      .flatMap((fy) => fractions.map((fx) => ({ fx, fy })))
       .sort((a, b) => Math.hypot(a.fx - 0.5, a.fy - 0.5) - Math.hypot(b.fx - 0.5, b.fy - 0.5))
       .map(({ fx, fy }) => ({ x: Math.min(right - 0.5, left + (right - left) * fx), y: Math.min(bottom - 0.5, top + (bottom - top) * fy) }));
   };
@@ -143,12 +144,7 @@ const FIELD_SELECTOR = "input:not([type=hidden]), textarea, [contenteditable]:no
  * (pages listen to keydown/input as with a person typing); a chosen container holding
  * one field types into that field; anything else is clicked and typed at the focus.
  */
-export async function typeIntoElement(
-  page: Page,
-  index: number,
-  text: string,
-  timeoutMs: number = PROTOCOL.actionTimeoutMs,
-): Promise<ActionOutcome> {
+export async function typeIntoElement(page: Page, index: number, text: string, timeoutMs: number = PROTOCOL.actionTimeoutMs): Promise<ActionOutcome> {
   const started = Date.now();
   const remaining = () => Math.max(1, timeoutMs - (Date.now() - started));
   try {
@@ -164,9 +160,7 @@ export async function typeIntoElement(
       FIELD_SELECTOR,
       { timeout: remaining() },
     );
-    const field = editable === "child"
-      ? target.locator(FIELD_SELECTOR).first()
-      : target;
+    const field = editable === "child" ? target.locator(FIELD_SELECTOR).first() : target;
     if (editable === "none") {
       await clickAsAPersonWould(page, index, remaining);
     } else {
@@ -181,11 +175,36 @@ export async function typeIntoElement(
 }
 
 const KEY_ALIASES: Record<string, string> = {
-  enter: "Enter", return: "Enter", esc: "Escape", escape: "Escape", tab: "Tab", space: " ", spacebar: " ",
-  backspace: "Backspace", delete: "Delete", del: "Delete", up: "ArrowUp", down: "ArrowDown", left: "ArrowLeft",
-  right: "ArrowRight", arrowup: "ArrowUp", arrowdown: "ArrowDown", arrowleft: "ArrowLeft", arrowright: "ArrowRight",
-  pageup: "PageUp", pagedown: "PageDown", home: "Home", end: "End", ctrl: "Control", control: "Control",
-  cmd: "Meta", command: "Meta", meta: "Meta", alt: "Alt", option: "Alt", shift: "Shift",
+  enter: "Enter",
+  return: "Enter",
+  esc: "Escape",
+  escape: "Escape",
+  tab: "Tab",
+  space: " ",
+  spacebar: " ",
+  backspace: "Backspace",
+  delete: "Delete",
+  del: "Delete",
+  up: "ArrowUp",
+  down: "ArrowDown",
+  left: "ArrowLeft",
+  right: "ArrowRight",
+  arrowup: "ArrowUp",
+  arrowdown: "ArrowDown",
+  arrowleft: "ArrowLeft",
+  arrowright: "ArrowRight",
+  pageup: "PageUp",
+  pagedown: "PageDown",
+  home: "Home",
+  end: "End",
+  ctrl: "Control",
+  control: "Control",
+  cmd: "Meta",
+  command: "Meta",
+  meta: "Meta",
+  alt: "Alt",
+  option: "Alt",
+  shift: "Shift",
 };
 
 /** Normalises a key as datasets and models write it ("enter", "Ctrl+A", "arrow down") to Playwright's name. */
@@ -226,7 +245,11 @@ export async function scrollDown(page: Page, timeoutMs: number = PROTOCOL.action
       timeoutMs,
     );
     if (Math.abs(result.after - result.before) > PROTOCOL.scrollMinDeltaPx) return { ok: true, scroll: result };
-    return { ok: false, scroll: result, reason: `scroll moved window.scrollY by ${Math.abs(result.after - result.before)} px (needs > ${PROTOCOL.scrollMinDeltaPx})` };
+    return {
+      ok: false,
+      scroll: result,
+      reason: `scroll moved window.scrollY by ${Math.abs(result.after - result.before)} px (needs > ${PROTOCOL.scrollMinDeltaPx})`,
+    };
   } catch (error) {
     return failure(`scroll failed: ${describeError(error)}`);
   }

@@ -70,13 +70,37 @@ export interface InteractiveElement {
 export function collectInPage(args: { attribute: string; max: number; expansion: number }): InteractiveElement[] {
   const NATIVE = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "OPTION", "LABEL"]);
   const ROLES = new Set([
-    "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
-    "switch", "textbox", "combobox", "searchbox", "slider", "spinbutton", "treeitem", "gridcell",
+    "button",
+    "link",
+    "checkbox",
+    "radio",
+    "tab",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "option",
+    "switch",
+    "textbox",
+    "combobox",
+    "searchbox",
+    "slider",
+    "spinbutton",
+    "treeitem",
+    "gridcell",
   ]);
   const PALETTE: Array<[string, number, number, number]> = [
-    ["black", 0, 0, 0], ["white", 255, 255, 255], ["gray", 128, 128, 128], ["red", 220, 40, 40],
-    ["orange", 245, 140, 30], ["yellow", 240, 210, 40], ["green", 40, 170, 70], ["teal", 20, 150, 150],
-    ["blue", 40, 100, 230], ["purple", 140, 60, 200], ["pink", 240, 100, 170], ["brown", 140, 90, 40],
+    ["black", 0, 0, 0],
+    ["white", 255, 255, 255],
+    ["gray", 128, 128, 128],
+    ["red", 220, 40, 40],
+    ["orange", 245, 140, 30],
+    ["yellow", 240, 210, 40],
+    ["green", 40, 170, 70],
+    ["teal", 20, 150, 150],
+    ["blue", 40, 100, 230],
+    ["purple", 140, 60, 200],
+    ["pink", 240, 100, 170],
+    ["brown", 140, 90, 40],
   ];
   const colourName = (css: string): string => {
     const match = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(css);
@@ -97,11 +121,17 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
     const explicit = roleToken(el);
     if (explicit) return explicit;
     switch (el.tagName) {
-      case "A": return el.hasAttribute("href") ? "link" : "generic";
-      case "BUTTON": case "SUMMARY": return "button";
-      case "SELECT": return "combobox";
-      case "TEXTAREA": return "textbox";
-      case "OPTION": return "option";
+      case "A":
+        return el.hasAttribute("href") ? "link" : "generic";
+      case "BUTTON":
+      case "SUMMARY":
+        return "button";
+      case "SELECT":
+        return "combobox";
+      case "TEXTAREA":
+        return "textbox";
+      case "OPTION":
+        return "option";
       case "INPUT": {
         const type = (el.getAttribute("type") ?? "text").toLowerCase();
         if (["button", "submit", "reset", "image"].includes(type)) return "button";
@@ -128,8 +158,7 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
     }
     return false;
   };
-  const clean = (text: string | null | undefined, max = 120): string =>
-    (text ?? "").replace(/\s+/g, " ").trim().slice(0, max);
+  const clean = (text: string | null | undefined, max = 120): string => (text ?? "").replace(/\s+/g, " ").trim().slice(0, max);
   // innerText of a big container walks its whole subtree: read each ancestor once.
   const ancestorText = new Map<Element, string>();
   const textOf = (node: Element): string => {
@@ -175,15 +204,15 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
     for (const sibling of Array.from(el.parentNode?.children ?? [])) {
       if (sibling === el || sibling.tagName !== "LABEL" || (sibling as HTMLLabelElement).control) continue;
       const box = sibling.getBoundingClientRect();
-      const overlap = Math.max(0, Math.min(rect.right, box.right) - Math.max(rect.left, box.left)) *
+      const overlap =
+        Math.max(0, Math.min(rect.right, box.right) - Math.max(rect.left, box.left)) *
         Math.max(0, Math.min(rect.bottom, box.bottom) - Math.max(rect.top, box.top));
       if (area > 0 && overlap >= area / 2 && isShown(sibling)) return sibling as HTMLLabelElement;
     }
     return undefined;
   };
   /** A custom checkbox: the real input is transparent and a visible label stands for it (clicking either toggles it). */
-  const hasStandInLabel = (el: Element, rect: DOMRect): boolean =>
-    isToggle(el) && (labelsOf(el).some(isShown) || coveringSiblingLabel(el, rect) !== undefined);
+  const hasStandInLabel = (el: Element, rect: DOMRect): boolean => isToggle(el) && (labelsOf(el).some(isShown) || coveringSiblingLabel(el, rect) !== undefined);
   /** Visible text of an element; an SVG has no innerText, and its textContent would hold <title>, <desc> and <style>. */
   const shownText = (el: Element): string => {
     if (el instanceof HTMLElement) return clean(el.innerText ?? el.textContent);
@@ -289,7 +318,11 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
       inViewport: rect.bottom > 0 && rect.right > 0 && rect.top < viewportHeight && rect.left < viewportWidth,
       disabled: input.disabled === true || el.getAttribute("aria-disabled") === "true",
       topMost: hitsItself(el, rect),
-      nearViewport: rect.bottom > -args.expansion && rect.right > -args.expansion && rect.top < viewportHeight + args.expansion && rect.left < viewportWidth + args.expansion,
+      nearViewport:
+        rect.bottom > -args.expansion &&
+        rect.right > -args.expansion &&
+        rect.top < viewportHeight + args.expansion &&
+        rect.left < viewportWidth + args.expansion,
     });
   }
   return found;

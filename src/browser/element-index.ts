@@ -97,12 +97,11 @@ export async function showHighlights(page: Page, elements: readonly InteractiveE
       for (const { index, box } of boxes) {
         const colour = colours[index % colours.length] ?? "#e6194b";
         const frame = document.createElement("div");
-        frame.style.cssText = `position:fixed;left:${box.x}px;top:${box.y}px;width:${box.width}px;height:${box.height}px;` +
-          `outline:2px solid ${colour};box-sizing:border-box;`;
+        frame.style.cssText =
+          `position:fixed;left:${box.x}px;top:${box.y}px;width:${box.width}px;height:${box.height}px;` + `outline:2px solid ${colour};box-sizing:border-box;`;
         const label = document.createElement("div");
         label.textContent = String(index);
-        label.style.cssText = `position:absolute;top:-2px;left:-2px;background:${colour};color:#fff;` +
-          "font:bold 12px/14px monospace;padding:0 3px;";
+        label.style.cssText = `position:absolute;top:-2px;left:-2px;background:${colour};color:#fff;` + "font:bold 12px/14px monospace;padding:0 3px;";
         frame.appendChild(label);
         overlay.appendChild(frame);
       }

@@ -123,5 +123,10 @@ export async function harnessScroll(page: Page, settleMs: number): Promise<Actio
   const moved = Math.abs(after - scrolled.before);
   const via = `scrolled ${scrolled.target}`;
   if (moved > PROTOCOL.scrollMinDeltaPx) return { ok: true, scroll: { before: scrolled.before, after }, via };
-  return { ok: false, scroll: { before: scrolled.before, after }, reason: `${via}; window.scrollY moved by ${moved} px (needs > ${PROTOCOL.scrollMinDeltaPx})`, via };
+  return {
+    ok: false,
+    scroll: { before: scrolled.before, after },
+    reason: `${via}; window.scrollY moved by ${moved} px (needs > ${PROTOCOL.scrollMinDeltaPx})`,
+    via,
+  };
 }

@@ -39,8 +39,6 @@ export async function saveTrace(context: BrowserContext, tracePath: string, ms: 
   }
   // A late finish must not leave a half-written temp file behind.
   void stopping.catch(() => undefined).finally(() => fs.promises.rm(temp, { force: true }).catch(() => undefined));
-  logger.warn(
-    `trace not saved to ${tracePath}: ${settled.status === "failed" ? errorMessage(settled.error) : `took over ${ms} ms`}`,
-  );
+  logger.warn(`trace not saved to ${tracePath}: ${settled.status === "failed" ? errorMessage(settled.error) : `took over ${ms} ms`}`);
   return false;
 }

@@ -7,21 +7,21 @@
  * did is kept as incidents; the next task gets a working browser either way.
  */
 import type { Browser, BrowserContext, Page } from "playwright";
-import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
 import { MAX_VIEWPORT_SIDE, PROTOCOL } from "../protocol.ts";
-import { closeSharedBrowser, sharedBrowser, type Scrollbars } from "./launch.ts";
 import { settleWithin } from "./deadline.ts";
-import { browserAnswers, type TargetIds } from "./teardown.ts";
-import { startStaticServer, type Mount, type StaticServer } from "./static-server.ts";
-import { IncidentLog, type PageIncident, type PageIncidentKind } from "./incidents.ts";
-import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";
-import { installDeterminism, type Determinism } from "./determinism.ts";
+import { type Determinism, installDeterminism } from "./determinism.ts";
 import { readTargetIds, saveTrace } from "./host-support.ts";
 import { HostedPage, type HostLimits, type HostTimeouts, type PageMemoryRecord } from "./hosted-page.ts";
+import { IncidentLog, type PageIncident, type PageIncidentKind } from "./incidents.ts";
+import { closeSharedBrowser, type Scrollbars, sharedBrowser } from "./launch.ts";
 import { canWatchRendererMemory, defaultPageMemoryLimitMiB, rendererPids as rendererPids_ } from "./renderer-memory.ts";
+import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";
+import { type Mount, type StaticServer, startStaticServer } from "./static-server.ts";
+import { browserAnswers, type TargetIds } from "./teardown.ts";
 
-export type { PageIncident, PageIncidentKind } from "./incidents.ts";
 export type { HostLimits, HostTimeouts, PageMemoryRecord } from "./hosted-page.ts";
+export type { PageIncident, PageIncidentKind } from "./incidents.ts";
 export { defaultPageMemoryLimitMiB } from "./renderer-memory.ts";
 export type { Mount, StaticServer } from "./static-server.ts";
 

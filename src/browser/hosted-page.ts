@@ -3,17 +3,17 @@
  * call into the page is raced against its time limit and against the page dying, so
  * no caller waits on a renderer that will never answer.
  */
-import { errors, type Browser, type BrowserContext, type Page } from "playwright";
-import { errorMessage, IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { type Browser, type BrowserContext, errors, type Page } from "playwright";
+import { type ErrorRecord, errorMessage, IwrError, toErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { settleWithin, type Settled } from "./deadline.ts";
+import { type Settled, settleWithin } from "./deadline.ts";
 import type { SandboxedPage } from "./host.ts";
 import type { IncidentLog, PageIncident, PageIncidentKind } from "./incidents.ts";
+import { openEntry } from "./open-entry.ts";
+import { rendererResidentMiB } from "./renderer-memory.ts";
 import type { PageWatchHandlers } from "./sandbox-guards.ts";
 import type { StaticServer } from "./static-server.ts";
-import { openEntry } from "./open-entry.ts";
 import { forceCloseContext, type TargetIds } from "./teardown.ts";
-import { rendererResidentMiB } from "./renderer-memory.ts";
 
 const logger = log("browser");
 
@@ -131,11 +131,15 @@ export class HostedPage implements SandboxedPage {
       if (resident + 2 * growth <= limitMiB) return;
       this.stopMemoryWatch();
       void this.tearDown(
-        new IwrError("PAGE_MEMORY", `the page grew past its memory limit of ${limitMiB} MiB (${Math.round(resident)} MiB resident, growing ${Math.round(growth)} MiB a reading); it was torn down`, {
-          reason: "memory",
-          limitMiB,
-          residentMiB: Math.round(resident),
-        }),
+        new IwrError(
+          "PAGE_MEMORY",
+          `the page grew past its memory limit of ${limitMiB} MiB (${Math.round(resident)} MiB resident, growing ${Math.round(growth)} MiB a reading); it was torn down`,
+          {
+            reason: "memory",
+            limitMiB,
+            residentMiB: Math.round(resident),
+          },
+        ),
       );
     }, this.parts.limits.memoryPollMs);
     this.memoryTimer.unref();
@@ -228,11 +232,10 @@ export class HostedPage implements SandboxedPage {
     // Slow but alive (a resource that never finishes): keep it, as a browser would show it.
     if (await this.answers()) return;
     await this.tearDown(
-      new IwrError(
-        "PAGE_TIMEOUT",
-        `the page did not load within ${navigationMs} ms and stopped responding (a script that never yields?); it was torn down`,
-        { label: "load", ms: navigationMs },
-      ),
+      new IwrError("PAGE_TIMEOUT", `the page did not load within ${navigationMs} ms and stopped responding (a script that never yields?); it was torn down`, {
+        label: "load",
+        ms: navigationMs,
+      }),
     );
     this.loadError = this.tornDown;
   }

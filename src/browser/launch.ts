@@ -2,9 +2,9 @@
  * One Chromium per process. Every task gets its own context from it; the browser
  * itself is shared, relaunched only if it died.
  */
-import { chromium, type Browser } from "playwright";
-import { requireTools } from "../setup/find-tools.ts";
+import { type Browser, chromium } from "playwright";
 import { log } from "../log/logger.ts";
+import { requireTools } from "../setup/find-tools.ts";
 
 /** Flags that work as root on our machines with no network (STACK.md). */
 export const CHROMIUM_ARGS: readonly string[] = [

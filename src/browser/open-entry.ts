@@ -11,7 +11,7 @@
  * data. The load wait uses the page's "load" event and the status comes from the
  * navigation's "response" event.
  */
-import { errors, type BrowserContext, type Page, type Response } from "playwright";
+import { type BrowserContext, errors, type Page, type Response } from "playwright";
 
 export interface OpenedEntry {
   /** The HTTP status of the main document, when a response came (absent for a failed load). */

@@ -80,6 +80,6 @@ export function canWatchRendererMemory(): boolean {
 export function defaultPageMemoryLimitMiB(workers: number, env: NodeJS.ProcessEnv = process.env, totalBytes = os.totalmem()): number {
   const fromEnv = Number(env.IWR_PAGE_MEMORY_MB);
   if (env.IWR_PAGE_MEMORY_MB !== undefined && Number.isFinite(fromEnv) && fromEnv > 0) return Math.round(fromEnv);
-  const share = (totalBytes / 2 ** 20) * 0.6 / (Math.max(1, workers) + 1);
+  const share = ((totalBytes / 2 ** 20) * 0.6) / (Math.max(1, workers) + 1);
   return Math.round(Math.min(4096, Math.max(512, share)));
 }

@@ -4,8 +4,8 @@
  * <video> can seek the way it does on a real web server.
  */
 import fs from "node:fs";
-import path from "node:path";
 import type http from "node:http";
+import path from "node:path";
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -14,8 +14,8 @@
  */
 import fs from "node:fs";
 import http from "node:http";
-import path from "node:path";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { sendFile, sendPlain } from "./static-files.ts";
 
@@ -88,11 +88,7 @@ export function decodeRequestPath(rawPath: string): string | undefined {
   return decoded;
 }
 
-type Lookup =
-  | { kind: "file"; file: string; size: number }
-  | { kind: "redirect"; location: string }
-  | { kind: "forbidden" }
-  | { kind: "missing" };
+type Lookup = { kind: "file"; file: string; size: number } | { kind: "redirect"; location: string } | { kind: "forbidden" } | { kind: "missing" };
 
 async function lookUp(mounts: readonly Mount[], decodedPath: string, rawPath: string): Promise<Lookup> {
   const mount = mounts.find((candidate) => decodedPath.startsWith(candidate.urlPath));

@@ -64,12 +64,7 @@ export async function closeTargetsThroughCdp(browser: Browser, targets: readonly
  * Closes `context` within about 3 × `stepMs`, escalating as described above.
  * Never throws; says which step finished the job.
  */
-export async function forceCloseContext(
-  browser: Browser,
-  context: BrowserContext,
-  targets: readonly TargetIds[],
-  stepMs: number,
-): Promise<TeardownOutcome> {
+export async function forceCloseContext(browser: Browser, context: BrowserContext, targets: readonly TargetIds[], stepMs: number): Promise<TeardownOutcome> {
   const closed = await settleWithin(context.close(), stepMs);
   if (closed.status === "done") return "context-closed";
   logger.warn(

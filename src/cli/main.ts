@@ -2,11 +2,12 @@
  * The `iwr` command line. Each command lives in its own module under
  * `commands/` and is registered in `commands/index.ts`.
  */
-import { Command, CommanderError } from "commander";
-import { configureLogger, type LogLevel } from "../log/logger.ts";
+
 import fs from "node:fs";
 import path from "node:path";
-import { IwrError, errorMessage } from "../errors.ts";
+import { Command, CommanderError } from "commander";
+import { errorMessage, IwrError } from "../errors.ts";
+import { configureLogger, type LogLevel } from "../log/logger.ts";
 import { registerCommands } from "./commands/index.ts";
 import { EXIT_CODES, exitCodeForError } from "./exit-codes.ts";
 
@@ -36,11 +37,12 @@ export function buildProgram(): Command {
 
 /** A log file the run can write, or a usage error naming the flag. */
 function checkLogFile(file: string): void {
-  const problem = file.trim() === ""
-    ? "expected a file path, got an empty one"
-    : fs.existsSync(file) && fs.statSync(file).isDirectory()
-      ? `${file} is a folder; give a file path such as ${file.replace(/\/+$/, "")}/run.jsonl`
-      : undefined;
+  const problem =
+    file.trim() === ""
+      ? "expected a file path, got an empty one"
+      : fs.existsSync(file) && fs.statSync(file).isDirectory()
+        ? `${file} is a folder; give a file path such as ${file.replace(/\/+$/, "")}/run.jsonl`
+        : undefined;
   if (problem) throw new IwrError("CONFIG_INVALID", `--log-file: ${problem}`);
   try {
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });

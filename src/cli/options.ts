@@ -16,7 +16,10 @@ export function positiveInteger(text: string): number {
  * ("," or "") is refused: it would otherwise read as "no filter", i.e. every task.
  */
 export function taskIdList(text: string, previous: number[] = []): number[] {
-  const parts = text.split(",").map((part) => part.trim()).filter((part) => part !== "");
+  const parts = text
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
   const bad = parts.filter((part) => !/^\d+$/.test(part));
   if (bad.length > 0) throw new InvalidArgumentError(`expected task ids (non-negative integers), got '${bad[0]}'`);
   if (parts.length === 0) throw new InvalidArgumentError(`expected task ids like 1,2,7, got '${text}' (no id in it)`);

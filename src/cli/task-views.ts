@@ -75,7 +75,10 @@ export interface ValidateOptions {
 /** `iwr tasks validate`: every problem on stdout, then a one-line verdict. */
 export async function validateTaskFile(jsonlPath: string, options: ValidateOptions = {}, io: Output = standardOutput): Promise<number> {
   const started = Date.now();
-  const set = await loadTaskSet(jsonlPath, { checkMedia: options.checkMedia ?? true, ...(options.resolutionFallback ? { resolutionFallback: options.resolutionFallback } : {}) });
+  const set = await loadTaskSet(jsonlPath, {
+    checkMedia: options.checkMedia ?? true,
+    ...(options.resolutionFallback ? { resolutionFallback: options.resolutionFallback } : {}),
+  });
   logger.info(`checked ${jsonlPath} in ${Date.now() - started} ms`);
   printWarnings(set, io.out);
   if (set.problems.length === 0) {

@@ -16,9 +16,9 @@
  * Keys are never interpolated: a file's shape does not depend on the environment.
  */
 import fs from "node:fs";
-import YAML, { LineCounter, isNode, isPair, isScalar, isSeq, type Document, type Scalar } from "yaml";
+import YAML, { type Document, isNode, isPair, isScalar, isSeq, LineCounter, type Scalar } from "yaml";
 import type { z } from "zod";
-import { IwrError, errorMessage, type IwrErrorCode } from "../errors.ts";
+import { errorMessage, IwrError, type IwrErrorCode } from "../errors.ts";
 import { fieldProblemText, formatFieldPath, formatZodIssue } from "./zod-issues.ts";
 
 export interface YamlReadOptions {

@@ -9,9 +9,9 @@ import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { canonicalJson } from "../models/request-key.ts";
+import { PROTOCOL } from "../protocol.ts";
 import { confinedAssetsDir } from "../replay/candidate-serving.ts";
 import { RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
-import { PROTOCOL } from "../protocol.ts";
 import type { Task } from "../tasks/schema.ts";
 import { comparableSettings, type EvalSettings } from "./eval-record.ts";
 
@@ -53,7 +53,10 @@ async function hashFiles(root: string, files: readonly string[]): Promise<string
 
 /** The page files the evaluator serves (see stageCandidate); null without an index.html. */
 export async function candidateKey(candidateDir: string): Promise<string | null> {
-  const present = await fs.stat(path.join(candidateDir, RESULT_FILES.page)).then((stat) => stat.isFile(), () => false);
+  const present = await fs.stat(path.join(candidateDir, RESULT_FILES.page)).then(
+    (stat) => stat.isFile(),
+    () => false,
+  );
   if (!present) return null;
   const files = await listFiles(candidateDir, (name) => RECORD_ENTRIES.has(name) || name.startsWith("."));
   return hashFiles(candidateDir, files);

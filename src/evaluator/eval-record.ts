@@ -9,14 +9,14 @@
  */
 import fs from "node:fs";
 import { z } from "zod";
-import { writeFileAtomicSync } from "../files/atomic.ts";
 import { IwrError } from "../errors.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import { redactString } from "../log/redact.ts";
-import { aggregateTask } from "./aggregate.ts";
-import type { PairingResult } from "./pairing.ts";
 import { PROTOCOL_PROFILES } from "../protocol.ts";
+import { aggregateTask } from "./aggregate.ts";
+import { type HarnessAssertion, HarnessKeysSchema, harnessKeys } from "./harness-keys.ts";
+import type { PairingResult } from "./pairing.ts";
 import { PAIRING_MODES } from "./settings.ts";
-import { HarnessKeysSchema, harnessKeys, type HarnessAssertion } from "./harness-keys.ts";
 
 export const EVAL_RECORD_VERSION = 1;
 
@@ -99,37 +99,39 @@ export const EvalInputKeysSchema = z.object({
   settings: z.string(),
 });
 
-export const EvalRecordSchema = z.object({
-  version: z.literal(EVAL_RECORD_VERSION),
-  taskId: z.number().int().nonnegative(),
-  model: z.string(),
-  createdAt: z.string(),
-  totalSteps: z.number().int().nonnegative(),
-  executedSteps: z.number().int().nonnegative(),
-  successStep: z.number().int().nonnegative(),
-  /** Why the replay stopped early (action failure, page load failure), if it did. */
-  stopReason: ErrorRecordSchema.optional(),
-  assertions: z.array(AssertionResultSchema),
-  /** The per-step lists as §3.6 reads them (already at most success_step + 1 entries). */
-  lists: z.object({ ocr: z.array(unit), dino: z.array(unit), mllm: z.array(z.number().min(0).max(100)) }),
-  steps: z.array(VisualStepSchema),
-  /** Visual-list entries cut by the success_step + 1 rule (recorded, not scored). */
-  truncated: z.array(z.object({ position: z.number().int(), actionIndex: z.number().int().nullable(), evalpoint: z.number().int() })),
-  scores: TaskScoresSchema,
-  settings: EvalSettingsSchema,
-  /** Absent in records written before results were keyed: such a record is always redone. */
-  inputs: EvalInputKeysSchema.optional(),
-  /**
-   * Requests the sandbox refused (anything not served from 127.0.0.1: a CDN, a web font,
-   * an API). The harness opens pages from file:// with the network open, so a page that
-   * relied on the network may score differently there; this count shows when.
-   */
-  network: z.object({ blockedRequests: z.number().int().nonnegative() }).optional(),
-  /** Whether the replay ran in deterministic mode (the task's seed and clock start), and why. Absent in older records. */
-  determinism: z
-    .object({ seeded: z.boolean(), randomSeed: z.number().int().nonnegative().optional(), clockStart: z.string().optional(), reason: z.string() })
-    .optional(),
-}).extend(HarnessKeysSchema.shape);
+export const EvalRecordSchema = z
+  .object({
+    version: z.literal(EVAL_RECORD_VERSION),
+    taskId: z.number().int().nonnegative(),
+    model: z.string(),
+    createdAt: z.string(),
+    totalSteps: z.number().int().nonnegative(),
+    executedSteps: z.number().int().nonnegative(),
+    successStep: z.number().int().nonnegative(),
+    /** Why the replay stopped early (action failure, page load failure), if it did. */
+    stopReason: ErrorRecordSchema.optional(),
+    assertions: z.array(AssertionResultSchema),
+    /** The per-step lists as §3.6 reads them (already at most success_step + 1 entries). */
+    lists: z.object({ ocr: z.array(unit), dino: z.array(unit), mllm: z.array(z.number().min(0).max(100)) }),
+    steps: z.array(VisualStepSchema),
+    /** Visual-list entries cut by the success_step + 1 rule (recorded, not scored). */
+    truncated: z.array(z.object({ position: z.number().int(), actionIndex: z.number().int().nullable(), evalpoint: z.number().int() })),
+    scores: TaskScoresSchema,
+    settings: EvalSettingsSchema,
+    /** Absent in records written before results were keyed: such a record is always redone. */
+    inputs: EvalInputKeysSchema.optional(),
+    /**
+     * Requests the sandbox refused (anything not served from 127.0.0.1: a CDN, a web font,
+     * an API). The harness opens pages from file:// with the network open, so a page that
+     * relied on the network may score differently there; this count shows when.
+     */
+    network: z.object({ blockedRequests: z.number().int().nonnegative() }).optional(),
+    /** Whether the replay ran in deterministic mode (the task's seed and clock start), and why. Absent in older records. */
+    determinism: z
+      .object({ seeded: z.boolean(), randomSeed: z.number().int().nonnegative().optional(), clockStart: z.string().optional(), reason: z.string() })
+      .optional(),
+  })
+  .extend(HarnessKeysSchema.shape);
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
 
 function describeIssue(file: string, error: z.ZodError): string {
@@ -182,7 +184,7 @@ export function comparableSettings(settings: EvalSettings): Record<string, strin
   const flat: Record<string, string> = {};
   for (const [key, value] of Object.entries(settings)) {
     if (key === "promptHashes") continue;
-    flat[key] = key === "dinoStatus" ? String(value).split(":")[0] ?? "" : String(value);
+    flat[key] = key === "dinoStatus" ? (String(value).split(":")[0] ?? "") : String(value);
   }
   for (const [name, hash] of Object.entries(settings.promptHashes)) flat[`promptHashes.${name}`] = hash;
   return flat;

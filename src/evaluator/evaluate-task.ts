@@ -10,26 +10,26 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
-import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
-import { IwrError, type ErrorRecord } from "../errors.ts";
-import { log } from "../log/logger.ts";
+import path from "node:path";
 import type { Page } from "playwright";
 import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
-import path from "node:path";
+import { type ErrorRecord, IwrError } from "../errors.ts";
+import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
+import { log } from "../log/logger.ts";
+import { type ProtocolProfile, profileRules } from "../protocol.ts";
+import type { Grounder } from "../replay/grounding/types.ts";
+import { type HostedPageRecord, type PageSlots, replayHostedCandidate } from "../replay/hosted-replay.ts";
+import { type ReplayResult, type ReplayStep, replayActionOf } from "../replay/replay.ts";
 import { candidateFiles, evalFileForMode } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
-import { replayHostedCandidate, type HostedPageRecord, type PageSlots } from "../replay/hosted-replay.ts";
-import { replayActionOf, type ReplayResult, type ReplayStep } from "../replay/replay.ts";
-import type { Grounder } from "../replay/grounding/types.ts";
-import { readImageText } from "./metrics/ocr.ts";
-import { visualSettings, type VisualScorers } from "./metrics/index.ts";
-import { writeEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
-import { candidateKey, settingsKey, taskKey, type EvalInputKeys } from "./eval-keys.ts";
-import type { PairingMode } from "./settings.ts";
+import { candidateKey, type EvalInputKeys, settingsKey, taskKey } from "./eval-keys.ts";
+import { type EvalRecord, type EvalSettings, writeEvalRecord } from "./eval-record.ts";
 import type { AssertionJudge } from "./judge/types.ts";
-import { AssertionQueue, type AssertionOutcome } from "./judge-queue.ts";
+import { type AssertionOutcome, AssertionQueue } from "./judge-queue.ts";
+import { type VisualScorers, visualSettings } from "./metrics/index.ts";
+import { readImageText } from "./metrics/ocr.ts";
+import type { PairingMode } from "./settings.ts";
 import { scoreTaskRecords } from "./task-records.ts";
-import { profileRules, type ProtocolProfile } from "../protocol.ts";
 
 export type { PageSlots } from "../replay/hosted-replay.ts";
 export type { AssertionOutcome } from "./judge-queue.ts";
@@ -111,7 +111,9 @@ export function replayDeterminism(task: Task, profile: ProtocolProfile, calibrat
     seeded: true,
     randomSeed: recorded.randomSeed,
     clockStart: new Date(recorded.clockStartMs).toISOString(),
-    reason: calibration ? "calibration candidate: replayed with the task's seed and clock start" : `${profile} profile: replayed with the task's seed and clock start`,
+    reason: calibration
+      ? "calibration candidate: replayed with the task's seed and clock start"
+      : `${profile} profile: replayed with the task's seed and clock start`,
   };
 }
 
@@ -196,7 +198,10 @@ function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position
     const checkpoint = checkpointPaths[position];
     if (checkpoint === undefined || started.has(position)) return;
     started.add(position);
-    void fsp.readFile(checkpoint).then((png) => readImageText(png, { reference: true })).catch(() => undefined);
+    void fsp
+      .readFile(checkpoint)
+      .then((png) => readImageText(png, { reference: true }))
+      .catch(() => undefined);
   };
   return { at, rest: () => checkpointPaths.forEach((_, position) => at(position)) };
 }
@@ -207,7 +212,12 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
   if (!fs.existsSync(files.page)) {
     const stopReason = { code: "CANDIDATE_MISSING", message: `no candidate page at ${files.page}` };
     const closed = Promise.resolve({ incidents: [], closeMs: 0 });
-    return { replay: { executed: 0, steps: [], evalpoints: [], error: stopReason }, assertions: [], closed, timings: { slotWaitMs: 0, openMs: 0, replayMs: 0, judgeWaitMs: 0 } };
+    return {
+      replay: { executed: 0, steps: [], evalpoints: [], error: stopReason },
+      assertions: [],
+      closed,
+      timings: { slotWaitMs: 0, openMs: 0, replayMs: 0, judgeWaitMs: 0 },
+    };
   }
   const queue = new AssertionQueue(evaluator.judge, task.truth.actions, evaluator.judgeRepeats ?? 1);
   const prefetch = checkpointPrefetcher(task.truth.checkpointPaths);
@@ -297,6 +307,8 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   if (primary) writeEvalRecord(files.eval, primary.record, { replace: options.replace ?? false });
   // The other modes beside it, so a calibration's every number has its file.
   for (const other of others) writeEvalRecord(path.join(candidateDir, evalFileForMode(other.mode)), other.record, { replace: true });
-  logger.debug(`task ${task.id}: executed ${replay.executed}/${actions.length}, success_step ${successStep}, final ${primary?.record.scores.final.toFixed(4)} in ${replayRecord.wallMs} ms`);
+  logger.debug(
+    `task ${task.id}: executed ${replay.executed}/${actions.length}, success_step ${successStep}, final ${primary?.record.scores.final.toFixed(4)} in ${replayRecord.wallMs} ms`,
+  );
   return { taskId: task.id, records, replay: replayRecord };
 }

@@ -89,7 +89,9 @@ function flaggedWithinBoundary(input: PairingInput, executed: number): number[] 
   const last =
     (input.boundary ?? "through-no") === "harness"
       ? // The harness breaks at the No before adding that action; otherwise i ≤ executed.
-        input.stoppedByAssertion ? input.successStep - 1 : executed
+        input.stoppedByAssertion
+        ? input.successStep - 1
+        : executed
       : Math.min(input.successStep, executed - 1);
   const indices: number[] = [];
   for (let index = 0; index <= Math.min(last, input.flags.length - 1); index += 1) if (input.flags[index]) indices.push(index);
@@ -110,7 +112,11 @@ export function pairEvalpoints(input: PairingInput): PairingResult {
   const all = entries.map((entry, position): VisualPair => {
     const checkpointPath = input.checkpointPaths[position];
     if (checkpointPath === undefined) {
-      throw new IwrError("EVALUATOR", `reference checkpoint step_${position}.png is missing (the task has ${input.checkpointPaths.length} checkpoints, the visual list needs step_${position})`, { position });
+      throw new IwrError(
+        "EVALUATOR",
+        `reference checkpoint step_${position}.png is missing (the task has ${input.checkpointPaths.length} checkpoints, the visual list needs step_${position})`,
+        { position },
+      );
     }
     const evalpointPath = input.evalpointPaths[entry.evalpoint];
     if (evalpointPath === undefined) throw new IwrError("EVALUATOR", `evalpoint ${entry.evalpoint} is missing`);

@@ -15,11 +15,12 @@
  * engine, DINO or its fallback, pairing mode, prompt hashes): anything else is refused
  * with the keys that differ, so no table silently blends two evaluators.
  */
-import { writeFileAtomicSync } from "../files/atomic.ts";
+
 import { IwrError } from "../errors.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import { redactString } from "../log/redact.ts";
+import { type ProtocolProfile, profileRules } from "../protocol.ts";
 import { metricsReportPath, modelFolderName } from "../results/layout.ts";
-import { profileRules, type ProtocolProfile } from "../protocol.ts";
 import { averageScores, type TaskScores } from "./aggregate.ts";
 import { comparableSettings, type EvalSettings } from "./eval-record.ts";
 import { EVALUATOR_SETTINGS } from "./settings.ts";
@@ -126,9 +127,18 @@ export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[],
   const cells = (values: Record<ScoreColumn["key"], number>) => columns.map((column) => percent(values[column.key]));
   const row = (label: string, values: string[], coverage: number) => `| ${label} | ${[...values, percent(coverage)].join(" | ")} |`;
   const table = sorted.map((entry) =>
-    hasPage(entry) || rules.averageOver === "all-tasks" ? row(String(entry.taskId), cells(entry.scores), hasPage(entry) ? 1 : 0) : row(String(entry.taskId), columns.map(() => "—"), 0),
+    hasPage(entry) || rules.averageOver === "all-tasks"
+      ? row(String(entry.taskId), cells(entry.scores), hasPage(entry) ? 1 : 0)
+      : row(
+          String(entry.taskId),
+          columns.map(() => "—"),
+          0,
+        ),
   );
-  const averageRow = averaged.length > 0 ? row(EVALUATOR_SETTINGS.report.avgRowLabel, cells(averageScores(averaged.map((entry) => entry.scores))), withPage / sorted.length) : `| ${EVALUATOR_SETTINGS.report.avgRowLabel} | ${[...columns.map(() => "—"), percent(0)].join(" | ")} |`;
+  const averageRow =
+    averaged.length > 0
+      ? row(EVALUATOR_SETTINGS.report.avgRowLabel, cells(averageScores(averaged.map((entry) => entry.scores))), withPage / sorted.length)
+      : `| ${EVALUATOR_SETTINGS.report.avgRowLabel} | ${[...columns.map(() => "—"), percent(0)].join(" | ")} |`;
   const coverageHeader = style === "harness" ? "Coverage(%)" : "Coverage";
   const title = style === "harness" ? `# model: ${reportStem(model, profile)} result` : `# ${model} metrics`;
   const meanOver =

@@ -15,12 +15,12 @@
  */
 import fs from "node:fs";
 import { z } from "zod";
-import { IwrError, errorMessage } from "../errors.ts";
+import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { candidateDirFor, candidateFiles, modelFolderName } from "../results/layout.ts";
-import { aggregateTask, type AggregationInput } from "./aggregate.ts";
-import { EVAL_RECORD_VERSION, parseEvalRecord, readJsonFile, type EvalSettings } from "./eval-record.ts";
-import { writeMetricsReport, type ReportRow } from "./report-md.ts";
+import { type AggregationInput, aggregateTask } from "./aggregate.ts";
+import { EVAL_RECORD_VERSION, type EvalSettings, parseEvalRecord, readJsonFile } from "./eval-record.ts";
+import { type ReportRow, writeMetricsReport } from "./report-md.ts";
 
 const logger = log("evaluator");
 
@@ -63,10 +63,15 @@ export function readHarnessEval(raw: unknown, file: string): AggregationInput {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join(".") : "(root)";
-    throw new IwrError("EVALUATOR", `${file}: ${where}: ${issue?.message ?? "invalid"} (a harness eval.json needs total_step, success_step, all_ocr_scores, all_dino_scores, all_mllm_scores)`, { file });
+    throw new IwrError(
+      "EVALUATOR",
+      `${file}: ${where}: ${issue?.message ?? "invalid"} (a harness eval.json needs total_step, success_step, all_ocr_scores, all_dino_scores, all_mllm_scores)`,
+      { file },
+    );
   }
   const data = parsed.data;
-  if (data.success_step > data.total_step) throw new IwrError("EVALUATOR", `${file}: success_step ${data.success_step} exceeds total_step ${data.total_step}`, { file });
+  if (data.success_step > data.total_step)
+    throw new IwrError("EVALUATOR", `${file}: success_step ${data.success_step} exceeds total_step ${data.total_step}`, { file });
   return {
     successStep: data.success_step,
     totalSteps: data.total_step,
@@ -124,7 +129,10 @@ export function rescore(resultsDir: string, model: string, options: { taskOrder?
     rows.push({ taskId, ...rescoreFile(file) });
   }
   if (rows.length === 0) {
-    throw new IwrError("EVALUATOR", `no eval.json for model '${model}' under ${resultsDir} (looked in <id>/${modelDir}/eval.json for ${taskIds.length} task folder(s))`);
+    throw new IwrError(
+      "EVALUATOR",
+      `no eval.json for model '${model}' under ${resultsDir} (looked in <id>/${modelDir}/eval.json for ${taskIds.length} task folder(s))`,
+    );
   }
   if (missing.length > 0) logger.warn("tasks without eval.json are left out of the report", { model, missing });
   const reportPath = writeMetricsReport(resultsDir, model, rows, { missing, ...(options.taskOrder ? { taskOrder: options.taskOrder } : {}) });

@@ -5,11 +5,11 @@
  * Pure of the page: it reads screenshots and checkpoints from disk, nothing else.
  */
 import type { ErrorRecord } from "../errors.ts";
-import { profileRules, type ProtocolProfile } from "../protocol.ts";
+import { type ProtocolProfile, profileRules } from "../protocol.ts";
 import type { ReplayResult } from "../replay/replay.ts";
 import type { Task } from "../tasks/schema.ts";
-import { buildEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
 import type { EvalInputKeys } from "./eval-keys.ts";
+import { buildEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
 import type { HarnessAssertion } from "./harness-keys.ts";
 import type { AssertionOutcome } from "./judge-queue.ts";
 import { scoreVisualPairs, type VisualScorers } from "./metrics/index.ts";
@@ -26,7 +26,11 @@ function recordedResult(outcome: AssertionOutcome, profile: ProtocolProfile): "Y
 }
 
 /** success_step and whether an assertion's No set it (rather than the executed count). */
-export function successStepOf(executed: number, assertions: readonly AssertionOutcome[], profile: ProtocolProfile): { successStep: number; stoppedByAssertion: boolean } {
+export function successStepOf(
+  executed: number,
+  assertions: readonly AssertionOutcome[],
+  profile: ProtocolProfile,
+): { successStep: number; stoppedByAssertion: boolean } {
   const firstNo = assertions
     .filter((outcome) => outcome.actionIndex < executed && recordedResult(outcome, profile) === "No")
     .reduce((lowest, outcome) => Math.min(lowest, outcome.actionIndex), executed);
@@ -34,7 +38,12 @@ export function successStepOf(executed: number, assertions: readonly AssertionOu
 }
 
 /** The harness's assertion_results: one entry per action, null where no assertion was judged. */
-function harnessAssertions(actionsCount: number, assertions: readonly AssertionOutcome[], evalpointPaths: readonly string[], profile: ProtocolProfile): (HarnessAssertion | null)[] {
+function harnessAssertions(
+  actionsCount: number,
+  assertions: readonly AssertionOutcome[],
+  evalpointPaths: readonly string[],
+  profile: ProtocolProfile,
+): (HarnessAssertion | null)[] {
   const byAction = new Map(assertions.map((outcome) => [outcome.actionIndex, outcome]));
   return Array.from({ length: actionsCount }, (_, index) => {
     const outcome = byAction.get(index);
@@ -54,7 +63,11 @@ function stopReasonOf(replay: ReplayResult, actionsCount: number): ErrorRecord |
   if (replay.stoppedAt === undefined && !replay.error) return undefined;
   const step = replay.stoppedAt !== undefined ? replay.steps[replay.stoppedAt] : undefined;
   if (step) {
-    return { code: "ACTION_FAILED", message: `action ${step.index} (${step.type}): ${step.reason ?? "failed"}`, details: { actionIndex: step.index, of: actionsCount } };
+    return {
+      code: "ACTION_FAILED",
+      message: `action ${step.index} (${step.type}): ${step.reason ?? "failed"}`,
+      details: { actionIndex: step.index, of: actionsCount },
+    };
   }
   return replay.error;
 }
@@ -64,7 +77,14 @@ function assertionEntries(assertions: readonly AssertionOutcome[], profile: Prot
     const { actionIndex, assertion, verdict, repeats } = outcome;
     const think = verdict.failure ? `judge failed (${verdict.failure.kind}): ${verdict.failure.message}` : verdict.think;
     const reply = verdict.replies.length > 0 ? verdict.replies.join("\n---\n") : undefined;
-    return { actionIndex, assertion, result: recordedResult(outcome, profile), ...(think !== undefined ? { think } : {}), ...(reply !== undefined ? { reply } : {}), ...(repeats ? { repeats } : {}) };
+    return {
+      actionIndex,
+      assertion,
+      result: recordedResult(outcome, profile),
+      ...(think !== undefined ? { think } : {}),
+      ...(reply !== undefined ? { reply } : {}),
+      ...(repeats ? { repeats } : {}),
+    };
   });
 }
 

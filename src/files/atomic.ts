@@ -10,7 +10,11 @@ import path from "node:path";
 import { IwrError } from "../errors.ts";
 
 /** This machine, as temp names carry it (a results folder may be shared between machines). */
-const HOST_TAG = os.hostname().replace(/[^A-Za-z0-9-]/g, "-").slice(0, 40) || "host";
+const HOST_TAG =
+  os
+    .hostname()
+    .replace(/[^A-Za-z0-9-]/g, "-")
+    .slice(0, 40) || "host";
 
 /**
  * A temp name beside `file` (a file or a folder), unique across processes, machines and

@@ -96,7 +96,12 @@ async function tileImage(asset: ContactSheetAsset, layout: Layout): Promise<{ pn
     }
   }
   const label = VIDEO_EXTENSIONS.has(path.extname(asset.file).toLowerCase()) ? "video" : "unreadable image";
-  return { png: await sharp(textSvg(box.width, box.height, label, layout.labelSize, "#ffffff", "#555555")).png().toBuffer(), ...box };
+  return {
+    png: await sharp(textSvg(box.width, box.height, label, layout.labelSize, "#ffffff", "#555555"))
+      .png()
+      .toBuffer(),
+    ...box,
+  };
 }
 
 async function renderSheet(assets: readonly ContactSheetAsset[], layout: Layout): Promise<Buffer> {
@@ -145,7 +150,10 @@ export async function buildContactSheets(assets: readonly ContactSheetAsset[], o
 }
 
 /** Where tile `index` of a sheet sits (for tests and for anyone cropping a label back out). */
-export function contactSheetTileBox(index: number, options: ContactSheetOptions = {}): { left: number; top: number; width: number; imageHeight: number; labelHeight: number } {
+export function contactSheetTileBox(
+  index: number,
+  options: ContactSheetOptions = {},
+): { left: number; top: number; width: number; imageHeight: number; labelHeight: number } {
   const layout = layoutFor(options);
   const tileHeight = layout.imageHeight + layout.labelHeight;
   const slot = index % (layout.columns * layout.rowsPerSheet);

@@ -8,7 +8,7 @@
  * quarter of decoding a 20 s recording), and the sizes cannot disagree with the frames.
  * The error lines, a bounded tail of them, name what went wrong.
  */
-import { durationOf, frameSizeOf, pixelLayoutOf, splitTopLevel, type FrameSize, type PixelLayout } from "./ffmpeg-header-fields.ts";
+import { durationOf, type FrameSize, frameSizeOf, type PixelLayout, pixelLayoutOf, splitTopLevel } from "./ffmpeg-header-fields.ts";
 
 export type { FrameSize, PixelLayout };
 

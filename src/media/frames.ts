@@ -14,8 +14,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { findFfmpeg } from "../setup/find-tools.ts";
 import { PROTOCOL } from "../protocol.ts";
+import { findFfmpeg } from "../setup/find-tools.ts";
 import { readMp4DurationSec } from "./mp4-duration.ts";
 import { probeVideo } from "./probe.ts";
 
@@ -67,7 +67,12 @@ const FLOOR_EPSILON = 1e-9;
  * is the harness's extract_frames: int(duration · fps) frames (10.5 s → 10, a 0.5 s video
  * → none), evenly spaced once the duration exceeds maxFrames.
  */
-export function planFrames(durationSec: number, fps: number = PROTOCOL.framesPerSecond, maxFrames: number = PROTOCOL.maxVideoFrames, count: FrameCountRule = "ceil"): FramePlan {
+export function planFrames(
+  durationSec: number,
+  fps: number = PROTOCOL.framesPerSecond,
+  maxFrames: number = PROTOCOL.maxVideoFrames,
+  count: FrameCountRule = "ceil",
+): FramePlan {
   if (!(durationSec > 0) || !Number.isFinite(durationSec)) {
     throw new IwrError("MEDIA", `cannot sample frames: video duration must be a positive number of seconds, got ${durationSec}`);
   }
@@ -170,7 +175,23 @@ export async function sampleFrames(videoPath: string, options: SampleFramesOptio
   if (plan.count === 0) return [];
   const started = performance.now();
   const output = await runFfmpeg(
-    ["-v", "error", "-nostdin", "-i", videoPath, "-an", "-vf", frameFilter(plan, options.maxSide), "-frames:v", String(plan.count), "-f", "image2pipe", "-c:v", "png", "pipe:1"],
+    [
+      "-v",
+      "error",
+      "-nostdin",
+      "-i",
+      videoPath,
+      "-an",
+      "-vf",
+      frameFilter(plan, options.maxSide),
+      "-frames:v",
+      String(plan.count),
+      "-f",
+      "image2pipe",
+      "-c:v",
+      "png",
+      "pipe:1",
+    ],
     videoPath,
   );
   const pngs = splitPngStream(output, videoPath);

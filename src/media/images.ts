@@ -61,7 +61,9 @@ export interface ImageSelection<Sheet, Frame> {
  * Sheets first, then frames up to what the caps leave. When frames must be cut they are
  * thinned evenly rather than truncated, so the whole interaction stays covered.
  */
-export function selectImages<Sheet, Frame>(options: { sheets: readonly Sheet[]; frames: readonly Frame[]; overCap?: "fail" | "sheets-only" } & ImageLimits): ImageSelection<Sheet, Frame> {
+export function selectImages<Sheet, Frame>(
+  options: { sheets: readonly Sheet[]; frames: readonly Frame[]; overCap?: "fail" | "sheets-only" } & ImageLimits,
+): ImageSelection<Sheet, Frame> {
   const budget = frameBudget(options.sheets.length, options, options.overCap);
   const keep = evenlySpacedIndices(options.frames.length, budget);
   const frames = keep.map((index) => options.frames[index]).filter((frame): frame is Frame => frame !== undefined);

@@ -58,7 +58,8 @@ export async function readMp4DurationSec(videoPath: string): Promise<number | un
         const moov = await readAt(file, offset + headerSize, boxSize - headerSize);
         for (let child = 0; child + BOX_HEADER <= moov.length; ) {
           const childSize = moov.readUInt32BE(child);
-          if (moov.toString("latin1", child + 4, child + 8) === "mvhd") return mvhdSeconds(moov.subarray(child + BOX_HEADER, child + Math.max(childSize, BOX_HEADER)));
+          if (moov.toString("latin1", child + 4, child + 8) === "mvhd")
+            return mvhdSeconds(moov.subarray(child + BOX_HEADER, child + Math.max(childSize, BOX_HEADER)));
           if (childSize < BOX_HEADER) return undefined;
           child += childSize;
         }

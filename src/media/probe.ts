@@ -112,8 +112,7 @@ async function probeWithFfprobe(file: string, ffprobe: string): Promise<VideoInf
   if (!video) throw unreadable(file, "it holds no video stream");
   const fps = parseRate(video.avg_frame_rate) ?? parseRate(video.r_frame_rate);
   const frameCount = positiveNumber(video.nb_frames);
-  const durationSec =
-    positiveNumber(info.format?.duration) ?? positiveNumber(video.duration) ?? (frameCount && fps ? frameCount / fps : undefined);
+  const durationSec = positiveNumber(info.format?.duration) ?? positiveNumber(video.duration) ?? (frameCount && fps ? frameCount / fps : undefined);
   if (!video.width || !video.height) throw unreadable(file, "the video stream has no frame size");
   if (!fps) throw unreadable(file, "the video stream has no frame rate");
   if (!durationSec) throw unreadable(file, "the video has no duration");
@@ -179,7 +178,10 @@ async function probeWithFfmpeg(file: string, ffmpeg: string): Promise<VideoInfo>
   }
   const info = parseFfmpegHeader(stderr);
   if (!info) {
-    const errors = stderr.split(/\r?\n/).filter((line) => !/^\s/.test(line) && !/^Input #/.test(line)).join("\n");
+    const errors = stderr
+      .split(/\r?\n/)
+      .filter((line) => !/^\s/.test(line) && !/^Input #/.test(line))
+      .join("\n");
     throw unreadable(file, reasonFrom(errors, file));
   }
   return info;

@@ -39,7 +39,10 @@ export class SampleFrames {
   take(run: Run): number | undefined {
     const middle = (run.firstFrame + run.lastFrame) / 2;
     const inRun = this.frames.filter((entry) => entry >= run.firstFrame && entry <= run.lastFrame);
-    const best = inRun.reduce<number | undefined>((chosen, entry) => (chosen === undefined || Math.abs(entry - middle) < Math.abs(chosen - middle) ? entry : chosen), undefined);
+    const best = inRun.reduce<number | undefined>(
+      (chosen, entry) => (chosen === undefined || Math.abs(entry - middle) < Math.abs(chosen - middle) ? entry : chosen),
+      undefined,
+    );
     for (const entry of this.frames) if (entry <= run.lastFrame && entry !== best) this.drop(entry);
     this.frames = this.frames.filter((entry) => entry > run.lastFrame);
     this.runStart = run.lastFrame + 1;

@@ -306,8 +306,7 @@ export class StateSegmenter {
       }
       return around > region.pixels.length * 1.5 + 2;
     };
-    const persists = (region: Region): boolean =>
-      this.pending.every((frame) => differs(region, frame.data) && !(small(region) && spreads(region, frame.data)));
+    const persists = (region: Region): boolean => this.pending.every((frame) => differs(region, frame.data) && !(small(region) && spreads(region, frame.data)));
     // Near the end the window is cut short: a change seen before in this run and gone again
     // (a caret blinking) cannot be confirmed by persistence, so its history decides.
     const windowCut = this.pending.length < this.lookahead;
@@ -329,7 +328,11 @@ export class StateSegmenter {
     const margin = this.settings.pointerMaxSide;
     const pointer = this.pointer;
     const nearPointer = (region: Region) =>
-      pointer !== undefined && region.maxX >= pointer.minX - margin && region.minX <= pointer.maxX + margin && region.maxY >= pointer.minY - margin && region.minY <= pointer.maxY + margin;
+      pointer !== undefined &&
+      region.maxX >= pointer.minX - margin &&
+      region.minX <= pointer.maxX + margin &&
+      region.maxY >= pointer.minY - margin &&
+      region.minY <= pointer.maxY + margin;
     const ignored = new Set<Region>();
     const isPersistent = new Set(persistent);
     const smallNow = all.filter(small);
@@ -360,5 +363,4 @@ export class StateSegmenter {
     const [bw, bh] = [b.maxX - b.minX + 1, b.maxY - b.minY + 1];
     return Math.abs(aw - bw) <= Math.max(2, aw * 0.5) && Math.abs(ah - bh) <= Math.max(2, ah * 0.5);
   }
-
 }

@@ -11,15 +11,15 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { errorMessage, IwrError } from "../errors.ts";
 import { tempPathBeside } from "../files/atomic.ts";
-import { IwrError, errorMessage } from "../errors.ts";
-import { FfmpegLog, type FfmpegHeader, type FrameSize, type OutputStream, type PixelLayout } from "./ffmpeg-log.ts";
-import { FullFrameFiles } from "./full-frame-files.ts";
+import { BufferPool } from "./buffer-pool.ts";
+import { type FfmpegHeader, FfmpegLog, type FrameSize, type OutputStream, type PixelLayout } from "./ffmpeg-log.ts";
 import { FolderWatch } from "./folder-watch.ts";
 import { FrameSegments } from "./frame-segments.ts";
-import { BufferPool } from "./buffer-pool.ts";
+import { FullFrameFiles } from "./full-frame-files.ts";
 import { SampleFrames } from "./sample-frames.ts";
-import { StateSegmenter, type Run, type SegmentationSettings } from "./state-segmentation.ts";
+import { type Run, type SegmentationSettings, StateSegmenter } from "./state-segmentation.ts";
 import { VIDEO_STATE_SETTINGS } from "./video-state-settings.ts";
 import { yuv420pFrameBytes, yuv420pToRgb } from "./yuv-to-rgb.ts";
 
@@ -185,12 +185,30 @@ const EARLY_SEGMENTS = 100;
 const FRAMES_PER_TURN = 4;
 
 function headlessError(ffmpeg: string, videoPath: string): IwrError {
-  return new IwrError("MEDIA", `ffmpeg (${ffmpeg}) wrote frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`, { file: videoPath });
+  return new IwrError(
+    "MEDIA",
+    `ffmpeg (${ffmpeg}) wrote frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`,
+    { file: videoPath },
+  );
 }
 
 /** The segment muxer's arguments for one output: raw frames, `seconds` of video per file. */
 function segmentOutput(stream: string, seconds: number, pattern: string): string[] {
-  return ["-map", stream, "-fps_mode", "passthrough", "-c:v", "rawvideo", "-f", "segment", "-segment_format", "rawvideo", "-segment_time", String(seconds), pattern];
+  return [
+    "-map",
+    stream,
+    "-fps_mode",
+    "passthrough",
+    "-c:v",
+    "rawvideo",
+    "-f",
+    "segment",
+    "-segment_format",
+    "rawvideo",
+    "-segment_time",
+    String(seconds),
+    pattern,
+  ];
 }
 
 /**
@@ -200,15 +218,25 @@ function segmentOutput(stream: string, seconds: number, pattern: string): string
  */
 export function passArguments(videoPath: string, greyPattern: string, fullPattern: string): string[] {
   return [
-    "-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-y", "-i", videoPath, "-an",
+    "-hide_banner",
+    "-nostats",
+    "-v",
+    "level+info",
+    "-nostdin",
+    "-y",
+    "-i",
+    videoPath,
+    "-an",
     // One filter thread: for the usual yuv420p recording the filters' work per frame is
     // small (fps, split, a scale to a few hundred pixels across, a select; the format filter
     // passes frames through), and handing slices of it to a thread per core cost more in
     // waking them than it saved: about a twentieth of the pass's time with ffmpeg 5.1 on the
     // bundled recordings. Other pixel formats are converted at full size here, on that one
     // thread, for every second analysis frame.
-    "-filter_complex_threads", "1",
-    "-filter_complex", filterGraph(),
+    "-filter_complex_threads",
+    "1",
+    "-filter_complex",
+    filterGraph(),
     ...segmentOutput("[grey]", GREY_SEGMENT_SEC, greyPattern),
     ...segmentOutput("[full]", FULL_SEGMENT_SEC, fullPattern),
   ];
@@ -236,7 +264,12 @@ class PassFolders {
  * runs. Each state's representative frame is handed to `saveFrame` as soon as its run
  * closes, so encoding it overlaps the decoding of what follows instead of waiting for the end.
  */
-export async function analyse(ffmpeg: string, videoPath: string, workDir: string, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<Analysis> {
+export async function analyse(
+  ffmpeg: string,
+  videoPath: string,
+  workDir: string,
+  saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>,
+): Promise<Analysis> {
   const folders = new PassFolders(workDir);
   const grey = new FrameSegments(folders.grey, "grey");
   const files = new FullFrameFiles(folders.full, VIDEO_STATE_SETTINGS.fullFrameEvery);
@@ -270,7 +303,12 @@ interface PassOutcome {
   killedBecause?: "headless" | "layout" | "analysis";
 }
 
-async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }: PassFrames, saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
+async function decode(
+  ffmpeg: string,
+  videoPath: string,
+  { grey, files, watch }: PassFrames,
+  saveFrame: (shown: FrameSize, sample: Sample) => Promise<SavedFrame>,
+): Promise<{ analysis: StreamAnalysis; durationSec: number }> {
   const child = spawn(ffmpeg, passArguments(videoPath, grey.pattern, files.pattern), { stdio: ["ignore", "ignore", "pipe"] });
   let analysis: StreamAnalysis | undefined;
   /** Each grey frame is read into this one buffer in turn. */
@@ -354,7 +392,8 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
     files.ended(reason);
     throw error;
   };
-  if (outcome.killedBecause === "headless" || (outcome.code === 0 && !analysis && !layoutProblem && grey.begun(0))) return fail(headlessError(ffmpeg, videoPath));
+  if (outcome.killedBecause === "headless" || (outcome.code === 0 && !analysis && !layoutProblem && grey.begun(0)))
+    return fail(headlessError(ffmpeg, videoPath));
   const failure = segmentingFailure ?? analysis?.failure;
   // ffmpeg failing on its own comes first: what it says (a broken file, a full disk) is the
   // cause, and a frame it left half-written only a consequence.
@@ -362,7 +401,8 @@ async function decode(ffmpeg: string, videoPath: string, { grey, files, watch }:
     return fail(new IwrError("MEDIA", `ffmpeg cannot read video ${videoPath}: ${reason}`, { file: videoPath }, failure ? { cause: failure } : undefined));
   }
   if (failure) return fail(new IwrError("MEDIA", `cannot analyse video ${videoPath}: ${errorMessage(failure)}`, { file: videoPath }, { cause: failure }));
-  if (analysis.greyFrames === 0) return fail(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
+  if (analysis.greyFrames === 0)
+    return fail(new IwrError("MEDIA", `ffmpeg decoded no frames from video ${videoPath}${log.errors ? `: ${log.errors}` : ""}`, { file: videoPath }));
   analysis.finish();
   // Every frame ffmpeg will write is written: a run's frame still missing is an error.
   files.ended(reason);

@@ -17,7 +17,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
-import { IwrError, errorMessage } from "../errors.ts";
+import { errorMessage, IwrError } from "../errors.ts";
 import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { findFfmpeg } from "../setup/find-tools.ts";
@@ -64,7 +64,9 @@ async function fileSha256(file: string): Promise<string> {
 }
 
 async function writePng(dir: string, rgb: Buffer, width: number, height: number): Promise<{ file: string; sha256: string }> {
-  const png = await sharp(rgb, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
+  const png = await sharp(rgb, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 1, adaptiveFiltering: false })
+    .toBuffer();
   const sha256 = createHash("sha256").update(png).digest("hex");
   const file = path.join(dir, "frames", `${sha256}.png`);
   if (!fs.existsSync(file)) await writeFileAtomic(file, png);
@@ -121,7 +123,9 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
     states.push({ index: 0, startSec: 0, endSec: only.run.endSec, frameSec: only.frame / VIDEO_STATE_SETTINGS.fps, framePath: file, frameSha256 });
     findings.push(`the video is only ${only.run.endSec.toFixed(1)} s (${analysis.frames} analysis frame(s)): it is taken as one state`);
   } else if (states.length === 0) {
-    findings.push(`no stable state: the screen never holds still for ${VIDEO_STATE_SETTINGS.minStateSec} s (constant motion, ${analysis.runs.length} changes in ${analysis.durationSec.toFixed(1)} s)`);
+    findings.push(
+      `no stable state: the screen never holds still for ${VIDEO_STATE_SETTINGS.minStateSec} s (constant motion, ${analysis.runs.length} changes in ${analysis.durationSec.toFixed(1)} s)`,
+    );
   }
   const record: VideoStates = {
     version: VIDEO_STATE_SETTINGS.version,
@@ -134,6 +138,8 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
     cached: false,
   };
   await writeFileAtomic(recordFile, `${JSON.stringify(record, null, 2)}\n`);
-  log("media").debug(`video states of ${videoPath}: ${states.length} state(s), ${record.transitions} transition(s) in ${Math.round(performance.now() - started)} ms`);
+  log("media").debug(
+    `video states of ${videoPath}: ${states.length} state(s), ${record.transitions} transition(s) in ${Math.round(performance.now() - started)} ms`,
+  );
   return record;
 }

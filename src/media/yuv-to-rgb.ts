@@ -57,7 +57,6 @@ function coefficients(layout: PixelLayout): Coefficients {
   };
 }
 
-
 /** The frame in RGB, written into `into` when given (of exactly width × height × 3 bytes): about a millisecond for a 720p frame. */
 export function yuv420pToRgb(frame: Uint8Array, size: FrameSize, layout: PixelLayout, into?: Buffer): Buffer {
   return convert(frame, size, layout, into, simdKernel());

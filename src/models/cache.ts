@@ -18,8 +18,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { errorMessage, IwrError } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
-import { IwrError, errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import type { DescribedRequest, RequestSummary } from "./request-key.ts";

@@ -20,7 +20,7 @@ import type { ResponseCache } from "./cache.ts";
 import { resolveEndpoint } from "./endpoint.ts";
 import { endpointLimiter } from "./limiter.ts";
 import { describeRequest } from "./request-key.ts";
-import { withRetries, type AttemptFailure } from "./retry.ts";
+import { type AttemptFailure, withRetries } from "./retry.ts";
 import { apiModelId, costUsd, type ModelSpec } from "./spec.ts";
 import type { FreshReply, InvokeOptions, ModelCallResult, ModelClient } from "./types.ts";
 
@@ -126,14 +126,24 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
     const reply = await withRetries(() => target.invoke(messages, signal), spec, {
       signal,
       onRetry: (failure, attempt, delayMs) =>
-        logger.warn(`${spec.name}: ${failure.status ? `HTTP ${failure.status}` : failure.kind} on attempt ${attempt} of ${spec.maxRetries + 1}; retrying in ${seconds(delayMs)}`),
+        logger.warn(
+          `${spec.name}: ${failure.status ? `HTTP ${failure.status}` : failure.kind} on attempt ${attempt} of ${spec.maxRetries + 1}; retrying in ${seconds(delayMs)}`,
+        ),
       fail: (last) => failureError(spec, target, last),
     });
     const text = reply.text;
     if (text.trim() === "" && !allowEmpty) {
       const finish = reply.response_metadata?.finish_reason;
-      const why = finish === "length" ? `; finish_reason 'length': the output budget of ${spec.maxTokens} tokens ran out (reasoning models can spend it all thinking)` : finish ? `; finish_reason '${String(finish)}'` : "";
-      throw new IwrError("MODEL_REPLY", `model '${spec.name}' at ${target.where} answered with empty content${why}`, { model: spec.name, finishReason: finish });
+      const why =
+        finish === "length"
+          ? `; finish_reason 'length': the output budget of ${spec.maxTokens} tokens ran out (reasoning models can spend it all thinking)`
+          : finish
+            ? `; finish_reason '${String(finish)}'`
+            : "";
+      throw new IwrError("MODEL_REPLY", `model '${spec.name}' at ${target.where} answered with empty content${why}`, {
+        model: spec.name,
+        finishReason: finish,
+      });
     }
     const usage = { inputTokens: reply.usage_metadata?.input_tokens ?? 0, outputTokens: reply.usage_metadata?.output_tokens ?? 0 };
     return { text, usage, costUsd: costUsd(spec, usage), latencyMs: Date.now() - started };

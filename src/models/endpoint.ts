@@ -10,7 +10,7 @@
  */
 import { IwrError } from "../errors.ts";
 import { registerSecret } from "../log/redact.ts";
-import { DEFAULT_BASE_URL_ENV, NO_API_KEY, type ModelSpec } from "./spec.ts";
+import { DEFAULT_BASE_URL_ENV, type ModelSpec, NO_API_KEY } from "./spec.ts";
 
 export const OPENAI_PUBLIC_BASE_URL = "https://api.openai.com/v1";
 /** Sent when an endpoint takes no key: the openai SDK refuses to start without one. */
@@ -61,10 +61,14 @@ export function resolveBaseURL(spec: ModelSpec, env: NodeJS.ProcessEnv = process
   const fromEnv = env[spec.baseURLEnv];
   const baseURL = spec.baseURL ?? (fromEnv ? fromEnv : spec.baseURLEnv === DEFAULT_BASE_URL_ENV ? OPENAI_PUBLIC_BASE_URL : undefined);
   if (baseURL === undefined) {
-    throw new IwrError("MODEL", `model '${spec.name}' has no endpoint: set ${spec.baseURLEnv} (for example http://127.0.0.1:8000/v1 for vLLM) or give baseURL in its settings`, {
-      model: spec.name,
-      env: spec.baseURLEnv,
-    });
+    throw new IwrError(
+      "MODEL",
+      `model '${spec.name}' has no endpoint: set ${spec.baseURLEnv} (for example http://127.0.0.1:8000/v1 for vLLM) or give baseURL in its settings`,
+      {
+        model: spec.name,
+        env: spec.baseURLEnv,
+      },
+    );
   }
   try {
     new URL(baseURL);

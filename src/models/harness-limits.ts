@@ -36,7 +36,13 @@ export const HARNESS_LIMITS: readonly HarnessLimits[] = Object.freeze([
   { key: "gpt-4.1-2025-04-14", maxTokens: 16_384, maxImages: 70, maxFrames: 64, timeoutMs: 600 * SECOND },
 ]);
 
-export const HARNESS_DEFAULT_LIMITS: HarnessLimits = Object.freeze({ key: "default", maxTokens: 16_384, maxImages: 70, maxFrames: 64, timeoutMs: 300 * SECOND });
+export const HARNESS_DEFAULT_LIMITS: HarnessLimits = Object.freeze({
+  key: "default",
+  maxTokens: 16_384,
+  maxImages: 70,
+  maxFrames: 64,
+  timeoutMs: 300 * SECOND,
+});
 
 /** The harness's entry for a model name (it looks up the name it sends to the API). */
 export function harnessLimitsFor(modelName: string): HarnessLimits {

@@ -1,32 +1,33 @@
 /** The model layer: settings, client, response cache, usage. Import from here. */
+
 export {
-  ModelSpecSchema,
-  PricingSchema,
-  DEFAULT_API_KEY_ENV,
-  DEFAULT_BASE_URL_ENV,
-  NO_API_KEY,
-  apiModelId,
-  costUsd,
-  modelDirName,
-  type ModelSpec,
-  type ModelSpecInput,
-} from "./spec.ts";
-export { loadModelSpec, listModelPresets, PRESETS_DIR, type LoadModelSpecOptions } from "./presets.ts";
-export { resolveEndpoint, resolveBaseURL, displayURL, isLoopbackURL, type ResolvedEndpoint } from "./endpoint.ts";
-export { createModelClient, forRepeat, SAMPLES_PER_REPEAT, type ModelClientOptions } from "./client.ts";
-export {
-  openResponseCache,
-  defaultCacheDir,
-  parseCacheMode,
   CACHE_MODES,
-  type CacheMode,
   type CacheEntry,
+  type CacheMode,
+  defaultCacheDir,
+  openResponseCache,
+  parseCacheMode,
   type ResponseCache,
 } from "./cache.ts";
-export { cacheStats, clearCache, type CacheStats, type ClearResult } from "./cache-admin.ts";
-export { describeRequest, requestHash, canonicalJson, type RequestSummary, type DescribedRequest } from "./request-key.ts";
-export { preflightModel, type PreflightOptions } from "./preflight.ts";
-export { sumUsage, addCallToTotals, emptyUsageTotals, type UsageTotals } from "./usage.ts";
+export { type CacheStats, type ClearResult, cacheStats, clearCache } from "./cache-admin.ts";
+export { createModelClient, forRepeat, type ModelClientOptions, SAMPLES_PER_REPEAT } from "./client.ts";
+export { displayURL, isLoopbackURL, type ResolvedEndpoint, resolveBaseURL, resolveEndpoint } from "./endpoint.ts";
+export { HARNESS_DEFAULT_LIMITS, HARNESS_LIMITS, type HarnessLimits, harnessLimitsFor, withHarnessLimits } from "./harness-limits.ts";
+export { type PreflightOptions, preflightModel } from "./preflight.ts";
+export { type LoadModelSpecOptions, listModelPresets, loadModelSpec, PRESETS_DIR } from "./presets.ts";
+export { canonicalJson, type DescribedRequest, describeRequest, type RequestSummary, requestHash } from "./request-key.ts";
 export { parseRetryAfter } from "./retry.ts";
-export { harnessLimitsFor, withHarnessLimits, HARNESS_LIMITS, HARNESS_DEFAULT_LIMITS, type HarnessLimits } from "./harness-limits.ts";
-export type { ModelCallResult, ModelClient, InvokeOptions, TokenUsage } from "./types.ts";
+export {
+  apiModelId,
+  costUsd,
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_BASE_URL_ENV,
+  type ModelSpec,
+  type ModelSpecInput,
+  ModelSpecSchema,
+  modelDirName,
+  NO_API_KEY,
+  PricingSchema,
+} from "./spec.ts";
+export type { InvokeOptions, ModelCallResult, ModelClient, TokenUsage } from "./types.ts";
+export { addCallToTotals, emptyUsageTotals, sumUsage, type UsageTotals } from "./usage.ts";

@@ -9,7 +9,7 @@
  *
  * A run in cache `replay` mode needs no endpoint and should skip this check.
  */
-import { IwrError, errorMessage } from "../errors.ts";
+import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { resolveEndpoint } from "./endpoint.ts";
@@ -41,10 +41,14 @@ export async function preflightModel(spec: ModelSpec, options: PreflightOptions 
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
     const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : `${errorMessage(error)}${cause}`;
     const source = spec.baseURL ? "baseURL in the model settings" : spec.baseURLEnv;
-    throw new IwrError("MODEL", `model '${spec.name}': endpoint ${endpoint.displayURL} is not reachable (${redactString(reason)}); is the server running, and is ${source} right?`, {
-      model: spec.name,
-      endpoint: endpoint.displayURL,
-    });
+    throw new IwrError(
+      "MODEL",
+      `model '${spec.name}': endpoint ${endpoint.displayURL} is not reachable (${redactString(reason)}); is the server running, and is ${source} right?`,
+      {
+        model: spec.name,
+        endpoint: endpoint.displayURL,
+      },
+    );
   }
   if (response.status === 401) {
     throw new IwrError("MODEL", `model '${spec.name}': endpoint ${endpoint.displayURL} refused the API key from ${spec.apiKeyEnv} (HTTP 401)`, {

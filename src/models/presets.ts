@@ -12,11 +12,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
+import { fieldProblemText, formatZodIssue } from "../config/zod-issues.ts";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { fieldProblemText, formatZodIssue } from "../config/zod-issues.ts";
-import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
-import { ModelSpecSchema, type ModelSpec, type ModelSpecInput } from "./spec.ts";
+import { type ModelSpec, type ModelSpecInput, ModelSpecSchema } from "./spec.ts";
 
 /** configs/models/ of this checkout (src/models/ → ../../configs/models). */
 export const PRESETS_DIR = fileURLToPath(new URL("../../configs/models/", import.meta.url));
@@ -97,7 +97,10 @@ export function loadModelSpec(nameOrFile: string, overrides: Partial<ModelSpecIn
     overridden.error.issues.map((issue) => {
       const at = issue.code === "unrecognized_keys" && issue.keys[0] !== undefined ? [...issue.path, issue.keys[0]] : issue.path;
       const fromOverride = at[0] !== undefined && String(at[0]) in overrides;
-      return { where: fromOverride ? `${file} (overridden by ${options.source ?? "an option"})` : preset.source.where(at), message: fieldProblemText(formatZodIssue(issue, merged)) };
+      return {
+        where: fromOverride ? `${file} (overridden by ${options.source ?? "an option"})` : preset.source.where(at),
+        message: fieldProblemText(formatZodIssue(issue, merged)),
+      };
     }),
   );
 }

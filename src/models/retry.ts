@@ -59,8 +59,21 @@ function firstLine(error: unknown): string {
 
 /** Socket-level error codes (Node and undici) that mean the connection broke, not that the request was wrong. */
 const TRANSPORT_CODES = new Set([
-  "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN", "EAI_AGAIN",
-  "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_ABORTED", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_ABORTED",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
 ]);
 /** What fetch (undici) says when a connection drops while the body is read, or cannot be made. */
 const TRANSPORT_MESSAGES = /^(terminated|fetch failed|other side closed|socket hang up|premature close)$/i;
@@ -149,7 +162,11 @@ export async function withRetries<T>(
       try {
         await sleep(delayMs, hooks.signal);
       } catch (abortReason) {
-        throw hooks.fail({ failure: { kind: "aborted", retryable: false, detail: "cancelled while waiting to retry" }, attempt: attemptNumber, cause: abortReason });
+        throw hooks.fail({
+          failure: { kind: "aborted", retryable: false, detail: "cancelled while waiting to retry" },
+          attempt: attemptNumber,
+          cause: abortReason,
+        });
       }
     }
   }

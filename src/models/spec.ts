@@ -24,10 +24,13 @@ export const PricingSchema = z.strictObject({
 
 export const ModelSpecSchema = z.strictObject({
   /** The name experiments and result folders use (e.g. "gpt-4o", "claude-sonnet-4"); its folder name must be a safe one. */
-  name: z.string().min(1).superRefine((name, ctx) => {
-    const problem = folderNameProblem(modelDirName(name));
-    if (problem) ctx.addIssue({ code: "custom", message: `'${name}' cannot name a result folder: ${problem}` });
-  }),
+  name: z
+    .string()
+    .min(1)
+    .superRefine((name, ctx) => {
+      const problem = folderNameProblem(modelDirName(name));
+      if (problem) ctx.addIssue({ code: "custom", message: `'${name}' cannot name a result folder: ${problem}` });
+    }),
   /** The model id sent to the endpoint when it differs from `name` (e.g. a dated snapshot). */
   apiModel: z.string().min(1).optional(),
   /** The endpoint, e.g. "http://127.0.0.1:8000/v1". Wins over `baseURLEnv`. */

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { candidateDirNamed, candidateFiles } from "../results/layout.ts";
-import { mutantFolderName, mutantLabel, mutatePage, type MutantSpec } from "./operators.ts";
+import { type MutantSpec, mutantFolderName, mutantLabel, mutatePage } from "./operators.ts";
 
 export const MUTANT_RECORD_VERSION = 1;
 

@@ -39,15 +39,20 @@ export function parseMutantSpec(text: string): MutantSpec {
   const [name, value, ...rest] = text.trim().split(":");
   const operator = MUTANT_OPERATORS.find((candidate) => candidate === name);
   if (!operator || rest.length > 0) {
-    throw new IwrError("CONFIG_INVALID", `mutant operator '${text}': expected one of freeze-after:<k>, text:<p>, ${MUTANT_OPERATORS.filter((op) => op !== "freeze-after" && op !== "text").join(", ")}`);
+    throw new IwrError(
+      "CONFIG_INVALID",
+      `mutant operator '${text}': expected one of freeze-after:<k>, text:<p>, ${MUTANT_OPERATORS.filter((op) => op !== "freeze-after" && op !== "text").join(", ")}`,
+    );
   }
   if (operator === "freeze-after") {
-    if (value === undefined || !/^\d+$/.test(value)) throw new IwrError("CONFIG_INVALID", `mutant operator '${text}': freeze-after needs a gesture count, e.g. freeze-after:2`);
+    if (value === undefined || !/^\d+$/.test(value))
+      throw new IwrError("CONFIG_INVALID", `mutant operator '${text}': freeze-after needs a gesture count, e.g. freeze-after:2`);
     return { operator, parameter: Number(value) };
   }
   if (operator === "text") {
     const share = Number(value);
-    if (value === undefined || !Number.isFinite(share) || share <= 0 || share > 1) throw new IwrError("CONFIG_INVALID", `mutant operator '${text}': text needs a share in (0, 1], e.g. text:0.3`);
+    if (value === undefined || !Number.isFinite(share) || share <= 0 || share > 1)
+      throw new IwrError("CONFIG_INVALID", `mutant operator '${text}': text needs a share in (0, 1], e.g. text:0.3`);
     return { operator, parameter: share };
   }
   if (value !== undefined) throw new IwrError("CONFIG_INVALID", `mutant operator '${text}': ${operator} takes no parameter`);
@@ -68,7 +73,25 @@ export function mutantLabel(spec: MutantSpec): string {
  * closures over module scope. `mode` picks the behaviour; nothing is done for others.
  */
 function inputGuard(config: { mode: "freeze" | "lively" | "wrong-state"; allowed: number; gapMs: number }): void {
-  const USER_EVENTS = ["pointerdown", "pointerup", "mousedown", "mouseup", "click", "dblclick", "contextmenu", "keydown", "keypress", "keyup", "beforeinput", "input", "change", "wheel", "touchstart", "touchend", "submit"];
+  const USER_EVENTS = [
+    "pointerdown",
+    "pointerup",
+    "mousedown",
+    "mouseup",
+    "click",
+    "dblclick",
+    "contextmenu",
+    "keydown",
+    "keypress",
+    "keyup",
+    "beforeinput",
+    "input",
+    "change",
+    "wheel",
+    "touchstart",
+    "touchend",
+    "submit",
+  ];
   let gestures = 0;
   let lastInputAt = -Infinity;
   let frozen = config.mode === "lively" || (config.mode === "freeze" && config.allowed === 0);
@@ -84,7 +107,8 @@ function inputGuard(config: { mode: "freeze" | "lively" | "wrong-state"; allowed
       Object.defineProperty(Element.prototype, name, { value: still, configurable: true, writable: true });
     }
   };
-  const startsGesture = (event: Event): boolean => event.type === "pointerdown" || event.type === "mousedown" || event.type === "keydown" || event.type === "scroll";
+  const startsGesture = (event: Event): boolean =>
+    event.type === "pointerdown" || event.type === "mousedown" || event.type === "keydown" || event.type === "scroll";
   const noteInput = (event: Event): void => {
     const now = performance.now();
     if (startsGesture(event) && now - lastInputAt > config.gapMs) gestures += 1;
@@ -222,8 +246,7 @@ function scriptElement(fn: (config: never) => void, config: unknown): string {
 }
 
 const STYLES: Partial<Record<MutantOperator, string>> = {
-  "no-images":
-    "img, picture, video, canvas, svg image, object, embed { visibility: hidden !important; } * { background-image: none !important; }",
+  "no-images": "img, picture, video, canvas, svg image, object, embed { visibility: hidden !important; } * { background-image: none !important; }",
   "layout-shift": "body { transform: translate(44px, 30px) scale(0.95) !important; transform-origin: 0 0 !important; }",
   restyle:
     "html { filter: hue-rotate(150deg) saturate(1.6) !important; } * { font-family: 'DejaVu Serif', 'Liberation Serif', Georgia, serif !important; letter-spacing: 0.04em !important; }",

@@ -31,8 +31,12 @@ function readFactsInPage(): { text: string; signature: string } {
   });
   const visible = (document.body?.innerText ?? "").replace(/\s+/g, " ").trim();
   const text = [visible, ...fields.map((field) => field.split(":")[1] ?? "")].join(" ");
-  const classes = Array.from(document.querySelectorAll("[class]")).map((element) => element.getAttribute("class") ?? "").join("|");
-  const details = Array.from(document.querySelectorAll("details")).map((element) => ((element as HTMLDetailsElement).open ? 1 : 0)).join("");
+  const classes = Array.from(document.querySelectorAll("[class]"))
+    .map((element) => element.getAttribute("class") ?? "")
+    .join("|");
+  const details = Array.from(document.querySelectorAll("details"))
+    .map((element) => ((element as HTMLDetailsElement).open ? 1 : 0))
+    .join("");
   return { text, signature: [visible, fields.join("|"), classes, details, Math.round(window.scrollX), Math.round(window.scrollY)].join("\u0001") };
 }
 
@@ -76,7 +80,8 @@ export function deservedVerdicts(options: {
     }
     const { decisive, reported } = assertionLiterals(action.logical_assertion);
     const falsified = [...decisive, ...reported].filter((literal) => contains(refAfter.text, literal) && !contains(mutAfter.text, literal));
-    if (falsified.length > 0) return { verdict: "No", why: `${falsified.map((literal) => `'${literal}'`).join(", ")} shown by the reference, not by the mutant` };
+    if (falsified.length > 0)
+      return { verdict: "No", why: `${falsified.map((literal) => `'${literal}'`).join(", ")} shown by the reference, not by the mutant` };
     return { verdict: "Yes", why: "behaves as the reference on this step" };
   });
 }

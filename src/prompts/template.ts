@@ -127,7 +127,11 @@ export function renderPrompt(prompt: Prompt, vars: PromptVariables): RenderedPro
  */
 export function renderFromAvailable(prompt: Prompt, available: PromptVariables): RenderedPrompt {
   const unknown = prompt.variables.filter((variable) => !(variable in available));
-  if (unknown.length > 0) throw promptError(prompt.file, `declares variable(s) this prompt cannot be given: ${unknown.join(", ")} (available: ${Object.keys(available).join(", ") || "none"})`);
+  if (unknown.length > 0)
+    throw promptError(
+      prompt.file,
+      `declares variable(s) this prompt cannot be given: ${unknown.join(", ")} (available: ${Object.keys(available).join(", ") || "none"})`,
+    );
   return renderPrompt(prompt, Object.fromEntries(prompt.variables.map((variable) => [variable, available[variable]!])));
 }
 

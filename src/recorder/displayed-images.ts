@@ -44,8 +44,7 @@ function imagesOnScreen(_: null): string[] {
       // An image that failed (a 404, a refused host) shows its alt text or nothing: not an image shown.
       if (element instanceof HTMLImageElement) {
         if (element.complete && element.naturalWidth > 0) add(element.currentSrc || element.src);
-      }
-      else if (element instanceof HTMLInputElement && element.type === "image") add(element.src);
+      } else if (element instanceof HTMLInputElement && element.type === "image") add(element.src);
       else if (element instanceof HTMLVideoElement) {
         add(element.currentSrc || element.src);
         add(element.poster);
@@ -93,8 +92,7 @@ export class DisplayedImages {
     for (const url of urls) {
       if (/^https?:/.test(url)) {
         if (new URL(url).origin === this.siteOrigin) this.shown.add(assetKey(url));
-      }
-      else if (url.startsWith("blob:") && !this.digestedBlobs.has(url)) {
+      } else if (url.startsWith("blob:") && !this.digestedBlobs.has(url)) {
         this.digestedBlobs.add(url);
         const digest = await evaluateInPage(page, blobDigest, url).catch(() => null);
         if (digest) this.shownContent.add(digest);

@@ -47,7 +47,11 @@ export async function resolveSingleTarget(page: Page, selector: string, action: 
   try {
     count = await page.locator(selector).count();
   } catch (error) {
-    throw new IwrError("RECORDER", `${describe(action, stepNumber)}: locator "${selector}" is not a valid selector: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, { step: stepNumber, locator: selector });
+    throw new IwrError(
+      "RECORDER",
+      `${describe(action, stepNumber)}: locator "${selector}" is not a valid selector: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+      { step: stepNumber, locator: selector },
+    );
   }
   if (count !== 1) {
     throw new IwrError(
@@ -122,6 +126,11 @@ export async function performAction(page: Page, action: ScriptAction, stepNumber
     }
   } catch (error) {
     if (error instanceof IwrError) throw error;
-    throw new IwrError("RECORDER", `${label} failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, { step: stepNumber }, { cause: error });
+    throw new IwrError(
+      "RECORDER",
+      `${label} failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+      { step: stepNumber },
+      { cause: error },
+    );
   }
 }

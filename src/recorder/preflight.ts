@@ -7,9 +7,10 @@
  * none is refused unless the script allows it (`allow_no_images: true`, then the task's
  * assets are whatever the recording shows, possibly none).
  */
+
+import type { Determinism } from "../browser/determinism.ts";
 import { IwrError } from "../errors.ts";
 import { PROTOCOL } from "../protocol.ts";
-import type { Determinism } from "../browser/determinism.ts";
 import type { Resolution } from "../tasks/schema.ts";
 import { DisplayedImages } from "./displayed-images.ts";
 import { newRecordingContext, openEntry } from "./session.ts";

@@ -9,23 +9,23 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { startStaticServer, type StaticServer } from "../browser/static-server.ts";
+import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED, type Determinism, determinismLineField } from "../browser/determinism.ts";
+import { type StaticServer, startStaticServer } from "../browser/static-server.ts";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { buildContactSheets, type ContactSheetAsset } from "../media/contact-sheet.ts";
 import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
-import { ResolutionString, parseResolution, type TaskLine } from "../tasks/schema.ts";
-import { readTaskIds, nextFreeTaskId, writeTaskLine } from "../tasks/writer.ts";
+import { parseResolution, ResolutionString, type TaskLine } from "../tasks/schema.ts";
+import { nextFreeTaskId, readTaskIds, writeTaskLine } from "../tasks/writer.ts";
 import { assetNameByUrl, type RecordedAsset } from "./assets.ts";
 import { DEFAULT_PACING, type RecorderPacing } from "./perform.ts";
-import { rewriteAssetUrls } from "./reference.ts";
-import { requireReferenceLoads } from "./reference-check.ts";
 import { preflightSite, requireImagesShown } from "./preflight.ts";
 import { writeRecordingNotes } from "./recording-notes.ts";
-import { shownUrl, snapshotPath, type CapturedFile } from "./site-capture.ts";
-import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED, determinismLineField, type Determinism } from "../browser/determinism.ts";
-import { loadActionScript, type LoadedActionScript } from "./script-schema.ts";
+import { rewriteAssetUrls } from "./reference.ts";
+import { requireReferenceLoads } from "./reference-check.ts";
+import { type LoadedActionScript, loadActionScript } from "./script-schema.ts";
 import { runRecordingSession } from "./session.ts";
+import { type CapturedFile, shownUrl, snapshotPath } from "./site-capture.ts";
 import { buildTaskLine } from "./task-line.ts";
 
 const logger = log("recorder");
@@ -100,7 +100,9 @@ async function openSite(site: string): Promise<ResolvedSite> {
     source = fs.readFileSync(indexFile, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new IwrError("RECORDER", `the site failed to load: cannot read ${indexFile} (${code ?? String(error)}); --site must be a folder holding index.html`, { site });
+    throw new IwrError("RECORDER", `the site failed to load: cannot read ${indexFile} (${code ?? String(error)}); --site must be a folder holding index.html`, {
+      site,
+    });
   }
   const server = await startStaticServer(site);
   return { entryUrl: server.url("index.html"), source, server };
@@ -112,13 +114,20 @@ async function openSite(site: string): Promise<ResolvedSite> {
  */
 function requireEntryAtSiteRoot(entryUrl: string): void {
   if (!snapshotPath(entryUrl).includes("/")) return;
-  throw new IwrError("RECORDER", `--site ${entryUrl}: the page must be at the root of its server (e.g. http://127.0.0.1:8080/ or /index.html); serve its folder as the root`, { site: entryUrl });
+  throw new IwrError(
+    "RECORDER",
+    `--site ${entryUrl}: the page must be at the root of its server (e.g. http://127.0.0.1:8080/ or /index.html); serve its folder as the root`,
+    { site: entryUrl },
+  );
 }
 
 function requireFfmpegPath(): string {
   const ffmpeg = findFfmpeg();
   if (!ffmpeg) {
-    throw new IwrError("SETUP_MISSING", `ffmpeg not found${process.env.IWR_FFMPEG ? ` (IWR_FFMPEG=${process.env.IWR_FFMPEG} is not an executable)` : ""}: run \`npx iwr setup\` or set IWR_FFMPEG`);
+    throw new IwrError(
+      "SETUP_MISSING",
+      `ffmpeg not found${process.env.IWR_FFMPEG ? ` (IWR_FFMPEG=${process.env.IWR_FFMPEG} is not an executable)` : ""}: run \`npx iwr setup\` or set IWR_FFMPEG`,
+    );
   }
   if (!findChromium()) throw new IwrError("SETUP_MISSING", "Chromium not found: run `npx iwr setup` or set IWR_CHROMIUM");
   return ffmpeg.path;
@@ -254,7 +263,10 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
       determinism,
     });
     if (session.assets.length === 0 && !allowNoImages) {
-      throw new IwrError("RECORDER", `the page at ${opened.entryUrl} showed no image during the recording: a task needs its page's images (allow_no_images: true records it with none)`);
+      throw new IwrError(
+        "RECORDER",
+        `the page at ${opened.entryUrl} showed no image during the recording: a task needs its page's images (allow_no_images: true records it with none)`,
+      );
     }
     const sheetCount = await writeSheets(session.sheet.assets, path.join(workDir, "stitched_assets"));
     fs.rmSync(path.join(workDir, ".sheet-tiles"), { recursive: true, force: true });
@@ -262,12 +274,30 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     const reference = rewriteAssetUrls(opened.source, opened.entryUrl, assetNameByUrl(session.assets));
     fs.mkdirSync(referenceDir, { recursive: true });
     fs.writeFileSync(path.join(referenceDir, "index.html"), reference.html);
-    await requireReferenceLoads(workDir, referenceDir, path.join(workDir, "assets"), resolution, determinism, new Set(session.failedOnSite), new Set(session.blockedOnSite));
+    await requireReferenceLoads(
+      workDir,
+      referenceDir,
+      path.join(workDir, "assets"),
+      resolution,
+      determinism,
+      new Set(session.failedOnSite),
+      new Set(session.blockedOnSite),
+    );
     const warnings = [...new Set([...preflight.failures, ...session.warnings]), ...session.sheet.converted.map((converted) => `asset ${converted}`)];
     // Candidate post-processing removes iframes (as the harness's does), so the reference is scored without them.
-    if (/<iframe\b/i.test(opened.source)) warnings.push("the page holds an iframe, which is removed from every candidate, the reference page included: it is scored without it");
+    if (/<iframe\b/i.test(opened.source))
+      warnings.push("the page holds an iframe, which is removed from every candidate, the reference page included: it is scored without it");
     const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }), determinism: determinismLineField(determinism) };
-    writeRecordingNotes(workDir, { site: isUrl(site) ? shownUrl(site) : path.relative(targetDir, path.resolve(site)), entryUrl: opened.entryUrl, source: script.source_website, determinism, session, namedNotLoaded: reference.leftovers, warnings, preflightMs: preflight.ms });
+    writeRecordingNotes(workDir, {
+      site: isUrl(site) ? shownUrl(site) : path.relative(targetDir, path.resolve(site)),
+      entryUrl: opened.entryUrl,
+      source: script.source_website,
+      determinism,
+      session,
+      namedNotLoaded: reference.leftovers,
+      warnings,
+      preflightMs: preflight.ms,
+    });
     installTask(workDir, targetDir, jsonl, line, options.force ?? false);
     for (const warning of warnings) logger.warn(`task ${id}: ${warning}`);
     const totalMs = Date.now() - started;

@@ -9,9 +9,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Determinism } from "../browser/determinism.ts";
-import type { SessionResult } from "./session.ts";
 import { TASK_FILES } from "../tasks/layout.ts";
-
+import type { SessionResult } from "./session.ts";
 
 export interface RecordingNotesInput {
   /** The site: its URL, or its folder relative to the task's folder (so a committed task names no machine's paths). */

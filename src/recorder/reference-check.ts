@@ -8,13 +8,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
-import { startStaticServer } from "../browser/static-server.ts";
 import type { Determinism } from "../browser/determinism.ts";
+import { startStaticServer } from "../browser/static-server.ts";
 import { IwrError } from "../errors.ts";
 import { PROTOCOL } from "../protocol.ts";
 import { candidateMounts } from "../replay/candidate-serving.ts";
 import type { Resolution } from "../tasks/schema.ts";
-import { newRecordingContext, openEntry, type BlockedRequests } from "./session.ts";
+import { type BlockedRequests, newRecordingContext, openEntry } from "./session.ts";
 import { SiteCapture } from "./site-capture.ts";
 
 /**
@@ -56,7 +56,9 @@ export async function requireReferenceLoads(
     const refused = [...blocked.urls].filter((url) => !blockedOnSite.has(url));
     if (missing.length + refused.length > 0) {
       const shown = [...missing.map((file) => `${file.path} (${file.why})`), ...refused.map((key) => `${key} (another origin than the reference's own)`)];
-      throw new IwrError("RECORDER", `the reference page would miss ${shown.length} file(s) the site served, when served as a candidate: ${shown.join("; ")}`, { failures: shown });
+      throw new IwrError("RECORDER", `the reference page would miss ${shown.length} file(s) the site served, when served as a candidate: ${shown.join("; ")}`, {
+        failures: shown,
+      });
     }
   } finally {
     await context.close().catch(() => undefined);

@@ -23,12 +23,7 @@ export interface Screencast {
   stop(): Promise<ScreencastRecording>;
 }
 
-export async function startScreencast(
-  context: BrowserContext,
-  page: Page,
-  framesDir: string,
-  size: { width: number; height: number },
-): Promise<Screencast> {
+export async function startScreencast(context: BrowserContext, page: Page, framesDir: string, size: { width: number; height: number }): Promise<Screencast> {
   fs.mkdirSync(framesDir, { recursive: true });
   const session: CDPSession = await context.newCDPSession(page);
   const frames: TimedFrame[] = [];

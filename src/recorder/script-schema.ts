@@ -9,8 +9,8 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { readYamlSource } from "../config/yaml-source.ts";
 import { MAX_RANDOM_SEED } from "../browser/determinism.ts";
+import { readYamlSource } from "../config/yaml-source.ts";
 import { INTERACTION_CLASSES, ResolutionString, VISUAL_CLASSES } from "../tasks/schema.ts";
 
 export const MIN_SCRIPT_ACTIONS = 3;
@@ -61,12 +61,7 @@ const ScrollActionSchema = z.strictObject({
   visual,
 });
 
-export const ScriptActionSchema = z.discriminatedUnion("type", [
-  ClickActionSchema,
-  TypeActionSchema,
-  PressActionSchema,
-  ScrollActionSchema,
-]);
+export const ScriptActionSchema = z.discriminatedUnion("type", [ClickActionSchema, TypeActionSchema, PressActionSchema, ScrollActionSchema]);
 
 export const ActionScriptSchema = z.strictObject({
   /**

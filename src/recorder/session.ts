@@ -8,22 +8,22 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright";
+import { type Determinism, installDeterminism } from "../browser/determinism.ts";
 import { sharedBrowser } from "../browser/launch.ts";
-import { IwrError, errorMessage } from "../errors.ts";
+import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { encodeFramesToMp4 } from "../media/encode.ts";
 import { PROTOCOL } from "../protocol.ts";
 import type { Resolution } from "../tasks/schema.ts";
-import { installDeterminism, type Determinism } from "../browser/determinism.ts";
 import { AssetCollector, type RecordedAsset } from "./assets.ts";
-import { DisplayedImages } from "./displayed-images.ts";
-import { sheetSourcesFor, type SheetSources } from "./sheet-sources.ts";
-import { SiteCapture, type CapturedFile } from "./site-capture.ts";
 import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";
-import { performAction, type PointerState, type RecorderPacing } from "./perform.ts";
+import { DisplayedImages } from "./displayed-images.ts";
+import { type PointerState, performAction, type RecorderPacing } from "./perform.ts";
 import { sameOriginMediaUrls } from "./reference.ts";
-import { startScreencast, type Screencast } from "./screencast.ts";
+import { type Screencast, startScreencast } from "./screencast.ts";
 import type { ScriptAction } from "./script-schema.ts";
+import { type SheetSources, sheetSourcesFor } from "./sheet-sources.ts";
+import { type CapturedFile, SiteCapture } from "./site-capture.ts";
 
 const logger = log("recorder");
 
@@ -87,7 +87,13 @@ export function blockedRequestKey(url: URL): string {
  * warned about once, since the reference page, served from one origin, could not
  * reach it either.
  */
-export async function newRecordingContext(resolution: Resolution, determinism: Determinism, warnings: string[], siteOrigin: string, blocked?: BlockedRequests): Promise<BrowserContext> {
+export async function newRecordingContext(
+  resolution: Resolution,
+  determinism: Determinism,
+  warnings: string[],
+  siteOrigin: string,
+  blocked?: BlockedRequests,
+): Promise<BrowserContext> {
   const browser = await sharedBrowser();
   // Everything that could differ between two recordings of the same site is pinned.
   const context = await browser.newContext({
@@ -212,7 +218,19 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
       const sheet = await sheetSourcesFor(assets, context, input.outDir);
       for (const name of sheet.unreadable) warnings.push(`asset ${name} cannot be decoded by sharp or Chromium; its sheet tile says "unreadable image"`);
       const failedOnSite = capture.failedFiles().map((file) => file.path);
-      return { checkpointCount: checkpoint + 1, assets, sheet, notShown, captured, failedOnSite, blockedOnSite: [...blocked.urls], videoSec: video.durationSec, frameCount: recording.frames.length, warnings, actionsMs };
+      return {
+        checkpointCount: checkpoint + 1,
+        assets,
+        sheet,
+        notShown,
+        captured,
+        failedOnSite,
+        blockedOnSite: [...blocked.urls],
+        videoSec: video.durationSec,
+        frameCount: recording.frames.length,
+        warnings,
+        actionsMs,
+      };
     } finally {
       if (!stopped) await screencast.stop().catch(() => undefined);
       fs.rmSync(framesDir, { recursive: true, force: true });

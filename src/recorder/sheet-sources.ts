@@ -7,8 +7,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import sharp from "sharp";
 import type { BrowserContext } from "playwright";
+import sharp from "sharp";
 import { evaluateInPage } from "../browser/page-scripts.ts";
 import { contentType } from "../browser/static-files.ts";
 import type { ContactSheetAsset } from "../media/contact-sheet.ts";
@@ -17,7 +17,6 @@ import type { RecordedAsset } from "./assets.ts";
 const VIDEO_EXTENSION = /\.(mp4|webm|ogv|mov|m4v)$/i;
 /** The side an image without an intrinsic size (some SVGs) is drawn at. */
 const SIZELESS_SIDE = 256;
-
 
 export interface SheetSources {
   readonly assets: ContactSheetAsset[];

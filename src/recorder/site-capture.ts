@@ -123,7 +123,10 @@ export class SiteCapture {
     const entryKey = assetKey(entryUrl);
     const byPath = new Map<string, { url: string; body: Buffer }>();
     const files: CapturedFile[] = [];
-    const wanted: Array<[string, string]> = [...this.loaded, ...namedMedia.filter((url) => this.ownOrigin(url) && !this.loaded.has(assetKey(url))).map((url): [string, string] => [assetKey(url), NAMED_IN_SOURCE])];
+    const wanted: Array<[string, string]> = [
+      ...this.loaded,
+      ...namedMedia.filter((url) => this.ownOrigin(url) && !this.loaded.has(assetKey(url))).map((url): [string, string] => [assetKey(url), NAMED_IN_SOURCE]),
+    ];
     for (const [url, kind] of wanted) {
       if (url === entryKey || snapshotPath(url) === snapshotPath(entryUrl)) continue;
       const file = snapshotPath(url);
@@ -132,12 +135,17 @@ export class SiteCapture {
       }
       const top = file.split("/")[0]!;
       if (RECORD_ENTRIES.has(top) || top.startsWith(".")) {
-        throw new IwrError("RECORDER", `the site serves ${url}, whose path '${file}' the results folder reserves (or hides); the reference page could not load it: rename it on the site`, { url });
+        throw new IwrError(
+          "RECORDER",
+          `the site serves ${url}, whose path '${file}' the results folder reserves (or hides); the reference page could not load it: rename it on the site`,
+          { url },
+        );
       }
       const response = await request.get(url, { failOnStatusCode: false, timeout: 30_000 });
       // A name in the source that is not a media file on the site (a string that only looks like one) is nothing to keep.
       if (kind === NAMED_IN_SOURCE && (!response.ok() || !/^(image|video)\//i.test(response.headers()["content-type"] ?? ""))) continue;
-      if (!response.ok()) throw new IwrError("RECORDER", `${url} loaded while recording but answered HTTP ${response.status()} when saved for the reference page`, { url });
+      if (!response.ok())
+        throw new IwrError("RECORDER", `${url} loaded while recording but answered HTTP ${response.status()} when saved for the reference page`, { url });
       const body = await response.body();
       const earlier = byPath.get(file);
       if (earlier) {
@@ -156,7 +164,11 @@ export class SiteCapture {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code !== "EISDIR" && code !== "ENOTDIR" && code !== "EEXIST") throw error;
-        throw new IwrError("RECORDER", `the site serves ${shownUrl(url)} at a path that is also a folder of other files it serves ('${file}'); a folder of files cannot hold both: serve one of them elsewhere`, { url: shownUrl(url) });
+        throw new IwrError(
+          "RECORDER",
+          `the site serves ${shownUrl(url)} at a path that is also a folder of other files it serves ('${file}'); a folder of files cannot hold both: serve one of them elsewhere`,
+          { url: shownUrl(url) },
+        );
       }
       files.push({ path: file, url, kind, bytes: body.length });
     }

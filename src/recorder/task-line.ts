@@ -21,7 +21,10 @@ function parametersFor(action: ScriptAction): LineAction["parameters"] {
   }
 }
 
-export function buildTaskLine(id: number, script: Pick<ActionScript, "classification" | "resolution" | "environment" | "source_website" | "actions">): TaskLine {
+export function buildTaskLine(
+  id: number,
+  script: Pick<ActionScript, "classification" | "resolution" | "environment" | "source_website" | "actions">,
+): TaskLine {
   let checkpoint = 0;
   const action_sequence = script.actions.map((action): LineAction => {
     const base: LineAction = {

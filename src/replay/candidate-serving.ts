@@ -47,10 +47,12 @@ export function confinedAssetsDir(assetsDir: string, confineTo: string): string 
  */
 export function candidateMounts(candidateDir: string, assetsDir: string, servedDir: string = candidateDir): Mount[] {
   const assetsPath = assetsUrlPath(candidateDir, assetsDir);
-  return assetsPath === "/" ? [{ urlPath: "/", dir: servedDir }] : [
-    { urlPath: "/", dir: servedDir },
-    { urlPath: assetsPath, dir: assetsDir },
-  ];
+  return assetsPath === "/"
+    ? [{ urlPath: "/", dir: servedDir }]
+    : [
+        { urlPath: "/", dir: servedDir },
+        { urlPath: assetsPath, dir: assetsDir },
+      ];
 }
 
 /**

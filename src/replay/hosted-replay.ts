@@ -9,16 +9,16 @@
  * so the next replay can start while they finish.
  */
 import fs from "node:fs/promises";
-import { tempPathBeside } from "../files/atomic.ts";
-import type { ErrorRecord } from "../errors.ts";
 import type { Page } from "playwright";
-import { openSandboxedPage, type HostTimeouts, type PageIncident, type PageMemoryRecord, type Resolution } from "../browser/host.ts";
+import type { Determinism } from "../browser/determinism.ts";
+import { type HostTimeouts, openSandboxedPage, type PageIncident, type PageMemoryRecord, type Resolution } from "../browser/host.ts";
+import type { Scrollbars } from "../browser/launch.ts";
+import type { ErrorRecord } from "../errors.ts";
+import { tempPathBeside } from "../files/atomic.ts";
 import { RESULT_FILES } from "../results/layout.ts";
 import { candidateMounts, confinedAssetsDir, stageCandidate } from "./candidate-serving.ts";
-import { replayTrajectory, type ReplayAction, type ReplayResult, type ReplayStyle } from "./replay.ts";
-import type { Scrollbars } from "../browser/launch.ts";
-import type { Determinism } from "../browser/determinism.ts";
 import type { Grounder } from "./grounding/types.ts";
+import { type ReplayAction, type ReplayResult, type ReplayStyle, replayTrajectory } from "./replay.ts";
 
 /** Runs `open` when a page slot is free, holding it until `open` settles. */
 export type PageSlots = <T>(open: () => Promise<T>) => Promise<T>;

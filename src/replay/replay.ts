@@ -15,23 +15,23 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
-import { PROFILE_RULES, PROTOCOL, type ProfileRules } from "../protocol.ts";
-import type { Action, ActionType } from "../tasks/schema.ts";
-import { writeFileAtomic } from "../files/atomic.ts";
-import { evalpointRelativePath } from "../results/layout.ts";
-import { IwrError, toErrorRecord, type ErrorRecord } from "../errors.ts";
-import { log } from "../log/logger.ts";
+import { type ActionOutcome, clickElement, pressKey, scrollDown, typeIntoElement } from "../browser/actions.ts";
+import { settleWithin } from "../browser/deadline.ts";
 import {
   accessibilityTreeText,
   harnessVisibleElements,
   hideHighlights,
+  type InteractiveElement,
   indexInteractiveElements,
   showHighlights,
-  type InteractiveElement,
 } from "../browser/element-index.ts";
-import { clickElement, pressKey, scrollDown, typeIntoElement, type ActionOutcome } from "../browser/actions.ts";
 import { harnessClick, harnessPress, harnessScroll, harnessType } from "../browser/harness-actions.ts";
-import { settleWithin } from "../browser/deadline.ts";
+import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
+import { writeFileAtomic } from "../files/atomic.ts";
+import { log } from "../log/logger.ts";
+import { PROFILE_RULES, PROTOCOL, type ProfileRules } from "../protocol.ts";
+import { evalpointRelativePath } from "../results/layout.ts";
+import type { Action, ActionType } from "../tasks/schema.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange } from "./grounding/types.ts";
 
 const logger = log("replay");
@@ -178,7 +178,9 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
   switch (action.type) {
     case "Scroll":
       if (harness) {
-        const { via, ...outcome } = await surface.withTimeout("scroll", limit + style.timings.scrollExtraSettleMs, () => harnessScroll(page, style.timings.scrollExtraSettleMs));
+        const { via, ...outcome } = await surface.withTimeout("scroll", limit + style.timings.scrollExtraSettleMs, () =>
+          harnessScroll(page, style.timings.scrollExtraSettleMs),
+        );
         return { outcome, via };
       }
       return { outcome: await surface.withTimeout("scroll", limit, () => scrollDown(page, limit)) };
@@ -206,7 +208,10 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
       const context: GroundingContext = {
         elements,
         // The harness sends the whole tree; ours is capped so a huge page cannot crowd out the prompt.
-        accessibilityTree: () => surface.withTimeout("accessibility tree", limit, () => accessibilityTreeText(page, style.grounding === "harness" ? { maxChars: Number.POSITIVE_INFINITY } : {})),
+        accessibilityTree: () =>
+          surface.withTimeout("accessibility tree", limit, () =>
+            accessibilityTreeText(page, style.grounding === "harness" ? { maxChars: Number.POSITIVE_INFINITY } : {}),
+          ),
         highlightedScreenshot: async () => {
           await surface.withTimeout("highlight", limit, () => showHighlights(page, elements));
           try {
@@ -222,9 +227,10 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
       );
       const element = elements.find((el) => el.index === grounding.index);
       if (grounding.index < 0 || !element) {
-        const reason = grounding.index < 0
-          ? `grounding found no element for '${description}'${grounding.reason ? `: ${grounding.reason}` : ""}`
-          : `grounding answered element ${grounding.index}, which is not in the list of ${elements.length}`;
+        const reason =
+          grounding.index < 0
+            ? `grounding found no element for '${description}'${grounding.reason ? `: ${grounding.reason}` : ""}`
+            : `grounding answered element ${grounding.index}, which is not in the list of ${elements.length}`;
         return { outcome: { ok: false, reason }, grounding };
       }
       const target = summarize(element);

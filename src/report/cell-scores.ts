@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { readEvalRecord, type EvalRecord } from "../evaluator/eval-record.ts";
+import { type EvalRecord, readEvalRecord } from "../evaluator/eval-record.ts";
 import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import type { CellRecord } from "../results/cell-record.ts";
 import { RESULT_FILES } from "../results/layout.ts";
@@ -117,7 +117,9 @@ function judgeSpread(evaluation: EvalRecord): Pick<CellScores, "judge"> | Record
   if (repeated.length === 0) return {};
   const repeats = Math.max(...repeated.map((assertion) => assertion.repeats!.length));
   const ifsOf = (repeat: number) => {
-    const failing = evaluation.assertions.filter((assertion) => assertion.actionIndex < evaluation.executedSteps && (assertion.repeats?.[repeat] ?? assertion.result) === "No");
+    const failing = evaluation.assertions.filter(
+      (assertion) => assertion.actionIndex < evaluation.executedSteps && (assertion.repeats?.[repeat] ?? assertion.result) === "No",
+    );
     const success = failing.reduce((lowest, assertion) => Math.min(lowest, assertion.actionIndex), evaluation.executedSteps);
     return evaluation.totalSteps === 0 ? 0 : success / evaluation.totalSteps;
   };
@@ -126,4 +128,3 @@ function judgeSpread(evaluation: EvalRecord): Pick<CellScores, "judge"> | Record
   const ifsSd = Math.sqrt(values.reduce((sum, value) => sum + (value - average) ** 2, 0) / Math.max(1, values.length - 1));
   return { judge: { repeats, judgedSteps: repeated.length, disagreeing: repeated.filter((assertion) => new Set(assertion.repeats).size > 1).length, ifsSd } };
 }
-

@@ -37,12 +37,18 @@ export function terminalTable(data: ReportData): string {
   const lines = [line(rows[0]!), widths.map((width) => "-".repeat(width)).join("  "), ...rows.slice(1).map(line)];
   if (data.comparison) {
     const { a, b, meanDifference, ci95, tasks } = data.comparison;
-    lines.push("", `Final(${a}) − Final(${b}): ${pct(meanDifference)} points over ${tasks} task(s), 95 % bootstrap interval [${pct(ci95[0])}, ${pct(ci95[1])}]`);
+    lines.push(
+      "",
+      `Final(${a}) − Final(${b}): ${pct(meanDifference)} points over ${tasks} task(s), 95 % bootstrap interval [${pct(ci95[0])}, ${pct(ci95[1])}]`,
+    );
   }
   if (data.judgeNoise) lines.push("", judgeNoiseLine(data));
   if (data.selfCheck) {
     const agreement = data.selfCheck;
-    lines.push("", `self-check (given track) against the evaluator: mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise agreement ${fixed(agreement.meanPairwise)} over ${agreement.perTask.length} task(s)`);
+    lines.push(
+      "",
+      `self-check (given track) against the evaluator: mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise agreement ${fixed(agreement.meanPairwise)} over ${agreement.perTask.length} task(s)`,
+    );
   }
   return lines.join("\n");
 }
@@ -57,28 +63,97 @@ function markdownTable(header: string[], rows: string[][]): string {
 }
 
 export function reportMarkdown(data: ReportData): string {
-  const parts = [`# ${data.name}`, "", `Evaluator: ${Object.entries(data.evaluator).map(([key, value]) => `${key} ${String(value)}`).join(", ")}. Scores in percent.`, ""];
-  parts.push(markdownTable(ARM_COLUMNS.map(([title]) => title), data.arms.map((arm) => ARM_COLUMNS.map(([, cell]) => cell(arm)))), "");
-  parts.push("## Other weightings and our extra metric", "", markdownTable(["arm", "Final α=0.5", "Final α=0.7", "Final α=0.9", "VFS (unreached = 0)"], data.arms.map((arm) => [arm.name, pct(arm.finalByAlpha["0.5"] ?? 0), pct(arm.finalByAlpha["0.7"] ?? 0), pct(arm.finalByAlpha["0.9"] ?? 0), pct(arm.vfsAllCheckpoints)])), "");
-  for (const [title, table] of [["interaction class", data.byClass.interaction], ["visual class", data.byClass.visual]] as const) {
-    parts.push(`## Final by ${title}`, "", markdownTable([title, ...data.arms.map((arm) => arm.name)], Object.entries(table).map(([name, byArm]) => [name, ...data.arms.map((arm) => (byArm[arm.name] === undefined ? "–" : pct(byArm[arm.name]!)))])), "");
+  const parts = [
+    `# ${data.name}`,
+    "",
+    `Evaluator: ${Object.entries(data.evaluator)
+      .map(([key, value]) => `${key} ${String(value)}`)
+      .join(", ")}. Scores in percent.`,
+    "",
+  ];
+  parts.push(
+    markdownTable(
+      ARM_COLUMNS.map(([title]) => title),
+      data.arms.map((arm) => ARM_COLUMNS.map(([, cell]) => cell(arm))),
+    ),
+    "",
+  );
+  parts.push(
+    "## Other weightings and our extra metric",
+    "",
+    markdownTable(
+      ["arm", "Final α=0.5", "Final α=0.7", "Final α=0.9", "VFS (unreached = 0)"],
+      data.arms.map((arm) => [
+        arm.name,
+        pct(arm.finalByAlpha["0.5"] ?? 0),
+        pct(arm.finalByAlpha["0.7"] ?? 0),
+        pct(arm.finalByAlpha["0.9"] ?? 0),
+        pct(arm.vfsAllCheckpoints),
+      ]),
+    ),
+    "",
+  );
+  for (const [title, table] of [
+    ["interaction class", data.byClass.interaction],
+    ["visual class", data.byClass.visual],
+  ] as const) {
+    parts.push(
+      `## Final by ${title}`,
+      "",
+      markdownTable(
+        [title, ...data.arms.map((arm) => arm.name)],
+        Object.entries(table).map(([name, byArm]) => [name, ...data.arms.map((arm) => (byArm[arm.name] === undefined ? "–" : pct(byArm[arm.name]!)))]),
+      ),
+      "",
+    );
   }
   if (data.comparison) {
     const c = data.comparison;
-    parts.push(`## ${c.a} against ${c.b}`, "", `Mean paired difference in Final: ${pct(c.meanDifference)} points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples).`, "");
-    parts.push(markdownTable(["task", c.a, c.b, "difference"], c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)])), "");
+    parts.push(
+      `## ${c.a} against ${c.b}`,
+      "",
+      `Mean paired difference in Final: ${pct(c.meanDifference)} points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples).`,
+      "",
+    );
+    parts.push(
+      markdownTable(
+        ["task", c.a, c.b, "difference"],
+        c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)]),
+      ),
+      "",
+    );
   }
   if (data.judgeNoise) parts.push("## The judge's own noise", "", judgeNoiseLine(data), "");
   for (const curve of data.curves) {
-    parts.push(`## ${curve.arm}: score by iteration`, "", markdownTable(["round", "evaluator Final (best self-scored draft so far)", "self-score", "tasks"], curve.rounds.map((round) => [String(round.round), pct(round.final), pct(round.selfScore), String(round.tasks)])), "");
+    parts.push(
+      `## ${curve.arm}: score by iteration`,
+      "",
+      markdownTable(
+        ["round", "evaluator Final (best self-scored draft so far)", "self-score", "tasks"],
+        curve.rounds.map((round) => [String(round.round), pct(round.final), pct(round.selfScore), String(round.tasks)]),
+      ),
+      "",
+    );
   }
   if (data.selfCheck) {
     const agreement = data.selfCheck;
-    parts.push("## The self-check against the evaluator (given track)", "", `Mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise order agreement ${fixed(agreement.meanPairwise)}, over ${agreement.perTask.length} task(s).`, "");
-    parts.push(markdownTable(["task", "pages", "Spearman ρ", "pairs", "pairwise agreement"], agreement.perTask.map((row) => [String(row.taskId), String(row.pages), fixed(row.spearman), String(row.pairs), fixed(row.pairwiseAgreement)])), "");
+    parts.push(
+      "## The self-check against the evaluator (given track)",
+      "",
+      `Mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise order agreement ${fixed(agreement.meanPairwise)}, over ${agreement.perTask.length} task(s).`,
+      "",
+    );
+    parts.push(
+      markdownTable(
+        ["task", "pages", "Spearman ρ", "pairs", "pairwise agreement"],
+        agreement.perTask.map((row) => [String(row.taskId), String(row.pages), fixed(row.spearman), String(row.pairs), fixed(row.pairwiseAgreement)]),
+      ),
+      "",
+    );
   }
   const failures = data.cells.filter((cell) => cell.error);
-  if (failures.length > 0) parts.push("## Failed cells", "", ...failures.map((cell) => `- ${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`), "");
+  if (failures.length > 0)
+    parts.push("## Failed cells", "", ...failures.map((cell) => `- ${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`), "");
   parts.push("## Notes", "", ...data.notes.map((note) => `- ${note}`), "");
   return parts.join("\n");
 }
@@ -117,13 +192,18 @@ function xyChart(title: string, xLabel: string, yLabel: string, series: Series[]
   const sx = (x: number) => left + (x / xMax) * (width - left - right);
   const sy = (y: number) => height - bottom - Math.max(0, Math.min(1, y)) * (height - top - bottom);
   const axes = `<line x1="${left}" y1="${height - bottom}" x2="${width - right}" y2="${height - bottom}" stroke="#444"/><line x1="${left}" y1="${top}" x2="${left}" y2="${height - bottom}" stroke="#444"/>`;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((t) => `<text x="${left - 4}" y="${sy(t) + 4}" text-anchor="end">${pct(t)}</text>`).join("") + [0, 0.5, 1].map((t) => `<text x="${sx(t * xMax)}" y="${height - bottom + 14}" text-anchor="middle">${Number((t * xMax).toPrecision(3))}</text>`).join("");
+  const ticks =
+    [0, 0.25, 0.5, 0.75, 1].map((t) => `<text x="${left - 4}" y="${sy(t) + 4}" text-anchor="end">${pct(t)}</text>`).join("") +
+    [0, 0.5, 1].map((t) => `<text x="${sx(t * xMax)}" y="${height - bottom + 14}" text-anchor="middle">${Number((t * xMax).toPrecision(3))}</text>`).join("");
   const diagonal = options.diagonal ? `<line x1="${sx(0)}" y1="${sy(0)}" x2="${sx(xMax)}" y2="${sy(1)}" stroke="#bbb" stroke-dasharray="4 3"/>` : "";
   const drawn = series
     .map((entry, index) => {
       const color = PALETTE[index % PALETTE.length];
       const dots = entry.points.map((point) => `<circle cx="${sx(point.x).toFixed(1)}" cy="${sy(point.y).toFixed(1)}" r="3.5" fill="${color}"/>`).join("");
-      const path = entry.line && entry.points.length > 1 ? `<polyline fill="none" stroke="${color}" stroke-width="2" points="${entry.points.map((point) => `${sx(point.x).toFixed(1)},${sy(point.y).toFixed(1)}`).join(" ")}"/>` : "";
+      const path =
+        entry.line && entry.points.length > 1
+          ? `<polyline fill="none" stroke="${color}" stroke-width="2" points="${entry.points.map((point) => `${sx(point.x).toFixed(1)},${sy(point.y).toFixed(1)}`).join(" ")}"/>`
+          : "";
       const legend = `<rect x="${width - right + 10}" y="${top + index * 18}" width="10" height="10" fill="${color}"/><text x="${width - right + 24}" y="${top + index * 18 + 9}">${escapeHtml(entry.label)}</text>`;
       return path + dots + legend;
     })
@@ -139,7 +219,14 @@ async function thumbnail(file: string, cache: Map<string, Promise<string>>): Pro
   let pending = cache.get(file);
   if (!pending) {
     pending = fs.existsSync(file)
-      ? sharp(file).resize({ width: 320, withoutEnlargement: true }).jpeg({ quality: 70 }).toBuffer().then((jpeg) => `data:image/jpeg;base64,${jpeg.toString("base64")}`, () => "")
+      ? sharp(file)
+          .resize({ width: 320, withoutEnlargement: true })
+          .jpeg({ quality: 70 })
+          .toBuffer()
+          .then(
+            (jpeg) => `data:image/jpeg;base64,${jpeg.toString("base64")}`,
+            () => "",
+          )
       : Promise.resolve("");
     cache.set(file, pending);
   }
@@ -156,40 +243,153 @@ const STYLE = `body{font-family:system-ui,sans-serif;margin:24px;color:#222}tabl
 export async function reportHtml(data: ReportData): Promise<string> {
   const thumbs = new Map<string, Promise<string>>();
   const sections: string[] = [];
-  sections.push(`<h1>${escapeHtml(data.name)}</h1><p>Evaluator: ${escapeHtml(Object.entries(data.evaluator).map(([key, value]) => `${key} ${String(value)}`).join(", "))}. Scores in percent. Made ${escapeHtml(data.createdAt)}.</p>`);
-  sections.push(htmlTable(ARM_COLUMNS.map(([title]) => escapeHtml(title)), data.arms.map((arm) => ARM_COLUMNS.map(([, cell]) => escapeHtml(cell(arm))))));
-  sections.push(barChart("Final by arm", data.arms.map((arm) => ({ label: arm.name, value: arm.final }))));
+  sections.push(
+    `<h1>${escapeHtml(data.name)}</h1><p>Evaluator: ${escapeHtml(
+      Object.entries(data.evaluator)
+        .map(([key, value]) => `${key} ${String(value)}`)
+        .join(", "),
+    )}. Scores in percent. Made ${escapeHtml(data.createdAt)}.</p>`,
+  );
+  sections.push(
+    htmlTable(
+      ARM_COLUMNS.map(([title]) => escapeHtml(title)),
+      data.arms.map((arm) => ARM_COLUMNS.map(([, cell]) => escapeHtml(cell(arm)))),
+    ),
+  );
+  sections.push(
+    barChart(
+      "Final by arm",
+      data.arms.map((arm) => ({ label: arm.name, value: arm.final })),
+    ),
+  );
   sections.push(`<h2>Other weightings, and VFS with unreached checkpoints as 0 (our extra metric)</h2>`);
-  sections.push(htmlTable(["arm", "Final α=0.5", "Final α=0.7 (benchmark)", "Final α=0.9", "VFS (published)", "VFS (unreached = 0)"], data.arms.map((arm) => [escapeHtml(arm.name), pct(arm.finalByAlpha["0.5"] ?? 0), pct(arm.finalByAlpha["0.7"] ?? 0), pct(arm.finalByAlpha["0.9"] ?? 0), pct(arm.vfs), pct(arm.vfsAllCheckpoints)])));
-  sections.push(xyChart("Final against cost", "cost (US $)", "Final", data.arms.map((arm) => ({ label: arm.name, points: [{ x: arm.costUsd, y: arm.final }] })), { xMax: Math.max(0.01, ...data.arms.map((arm) => arm.costUsd)) * 1.1 }));
-  for (const [title, table] of [["interaction class", data.byClass.interaction], ["visual class", data.byClass.visual]] as const) {
-    sections.push(`<h2>Final by ${title}</h2>`, htmlTable([escapeHtml(title), ...data.arms.map((arm) => escapeHtml(arm.name))], Object.entries(table).map(([name, byArm]) => [escapeHtml(name), ...data.arms.map((arm) => (byArm[arm.name] === undefined ? "–" : pct(byArm[arm.name]!)))])));
+  sections.push(
+    htmlTable(
+      ["arm", "Final α=0.5", "Final α=0.7 (benchmark)", "Final α=0.9", "VFS (published)", "VFS (unreached = 0)"],
+      data.arms.map((arm) => [
+        escapeHtml(arm.name),
+        pct(arm.finalByAlpha["0.5"] ?? 0),
+        pct(arm.finalByAlpha["0.7"] ?? 0),
+        pct(arm.finalByAlpha["0.9"] ?? 0),
+        pct(arm.vfs),
+        pct(arm.vfsAllCheckpoints),
+      ]),
+    ),
+  );
+  sections.push(
+    xyChart(
+      "Final against cost",
+      "cost (US $)",
+      "Final",
+      data.arms.map((arm) => ({ label: arm.name, points: [{ x: arm.costUsd, y: arm.final }] })),
+      { xMax: Math.max(0.01, ...data.arms.map((arm) => arm.costUsd)) * 1.1 },
+    ),
+  );
+  for (const [title, table] of [
+    ["interaction class", data.byClass.interaction],
+    ["visual class", data.byClass.visual],
+  ] as const) {
+    sections.push(
+      `<h2>Final by ${title}</h2>`,
+      htmlTable(
+        [escapeHtml(title), ...data.arms.map((arm) => escapeHtml(arm.name))],
+        Object.entries(table).map(([name, byArm]) => [
+          escapeHtml(name),
+          ...data.arms.map((arm) => (byArm[arm.name] === undefined ? "–" : pct(byArm[arm.name]!))),
+        ]),
+      ),
+    );
   }
   if (data.comparison) {
     const c = data.comparison;
-    sections.push(`<h2>${escapeHtml(c.a)} against ${escapeHtml(c.b)}</h2><p>Mean paired difference in Final: <b>${pct(c.meanDifference)}</b> points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples over tasks).</p>`);
-    sections.push(htmlTable(["task", escapeHtml(c.a), escapeHtml(c.b), "difference"], c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)])));
+    sections.push(
+      `<h2>${escapeHtml(c.a)} against ${escapeHtml(c.b)}</h2><p>Mean paired difference in Final: <b>${pct(c.meanDifference)}</b> points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples over tasks).</p>`,
+    );
+    sections.push(
+      htmlTable(
+        ["task", escapeHtml(c.a), escapeHtml(c.b), "difference"],
+        c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)]),
+      ),
+    );
   }
   if (data.judgeNoise) {
-    sections.push(`<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. This is the spread of one task's Final from the judge alone; the mean over n tasks moves about √n less.</p>`);
-    sections.push(htmlTable(["arm", "judged steps", "steps whose judgements disagreed", "mean SD of IFS", "SD of Final from the judge"], data.judgeNoise.perArm.map((arm) => [escapeHtml(arm.arm), String(arm.judgedSteps), String(arm.disagreeing), pct(arm.meanIfsSd), pct(arm.finalSdFromJudge)])));
+    sections.push(
+      `<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. This is the spread of one task's Final from the judge alone; the mean over n tasks moves about √n less.</p>`,
+    );
+    sections.push(
+      htmlTable(
+        ["arm", "judged steps", "steps whose judgements disagreed", "mean SD of IFS", "SD of Final from the judge"],
+        data.judgeNoise.perArm.map((arm) => [
+          escapeHtml(arm.arm),
+          String(arm.judgedSteps),
+          String(arm.disagreeing),
+          pct(arm.meanIfsSd),
+          pct(arm.finalSdFromJudge),
+        ]),
+      ),
+    );
   }
   for (const curve of data.curves) {
-    sections.push(`<h2>${escapeHtml(curve.arm)}: score by iteration</h2><p>The evaluator's Final of each draft the agent saved, scored after the agent finished (never fed back to it).</p>`);
-    sections.push(xyChart("best self-scored draft so far, mean over tasks", "round", "score", [
-      { label: "evaluator Final", points: curve.rounds.map((round) => ({ x: round.round, y: round.final })), line: true },
-      { label: "self-score", points: curve.rounds.map((round) => ({ x: round.round, y: round.selfScore })), line: true },
-    ], { xMax: Math.max(1, curve.rounds.length - 1) }));
-    sections.push(xyChart("self-score against the evaluator's Final, every draft", "self-score", "evaluator Final", [{ label: "draft", points: curve.points.filter((point) => point.selfScore !== undefined && point.final !== undefined).map((point) => ({ x: point.selfScore!, y: point.final! })) }], { diagonal: true, xMax: 1 }));
+    sections.push(
+      `<h2>${escapeHtml(curve.arm)}: score by iteration</h2><p>The evaluator's Final of each draft the agent saved, scored after the agent finished (never fed back to it).</p>`,
+    );
+    sections.push(
+      xyChart(
+        "best self-scored draft so far, mean over tasks",
+        "round",
+        "score",
+        [
+          { label: "evaluator Final", points: curve.rounds.map((round) => ({ x: round.round, y: round.final })), line: true },
+          { label: "self-score", points: curve.rounds.map((round) => ({ x: round.round, y: round.selfScore })), line: true },
+        ],
+        { xMax: Math.max(1, curve.rounds.length - 1) },
+      ),
+    );
+    sections.push(
+      xyChart(
+        "self-score against the evaluator's Final, every draft",
+        "self-score",
+        "evaluator Final",
+        [
+          {
+            label: "draft",
+            points: curve.points
+              .filter((point) => point.selfScore !== undefined && point.final !== undefined)
+              .map((point) => ({ x: point.selfScore!, y: point.final! })),
+          },
+        ],
+        { diagonal: true, xMax: 1 },
+      ),
+    );
   }
   if (data.selfCheck) {
     const agreement = data.selfCheck;
-    sections.push(`<h2>The self-check against the evaluator (given track)</h2><p>The agent's feedback signal computed on each arm's page from the task's inputs and its action descriptions, against the evaluator's Final. Mean Spearman ρ <b>${fixed(agreement.meanSpearman)}</b>, mean pairwise order agreement <b>${fixed(agreement.meanPairwise)}</b> over ${agreement.perTask.length} task(s).</p>`);
-    sections.push(htmlTable(["task", "pages", "Spearman ρ", "pairs", "pairwise agreement"], agreement.perTask.map((row) => [String(row.taskId), String(row.pages), fixed(row.spearman), String(row.pairs), fixed(row.pairwiseAgreement)])));
+    sections.push(
+      `<h2>The self-check against the evaluator (given track)</h2><p>The agent's feedback signal computed on each arm's page from the task's inputs and its action descriptions, against the evaluator's Final. Mean Spearman ρ <b>${fixed(agreement.meanSpearman)}</b>, mean pairwise order agreement <b>${fixed(agreement.meanPairwise)}</b> over ${agreement.perTask.length} task(s).</p>`,
+    );
+    sections.push(
+      htmlTable(
+        ["task", "pages", "Spearman ρ", "pairs", "pairwise agreement"],
+        agreement.perTask.map((row) => [String(row.taskId), String(row.pages), fixed(row.spearman), String(row.pairs), fixed(row.pairwiseAgreement)]),
+      ),
+    );
     const arms = [...new Set(agreement.points.map((point) => point.arm))];
-    sections.push(xyChart("self-score against the evaluator's Final, every page", "self-score", "evaluator Final", arms.map((arm) => ({ label: arm, points: agreement.points.filter((point) => point.arm === arm).map((point) => ({ x: point.selfScore, y: point.final })) })), { diagonal: true, xMax: 1 }));
+    sections.push(
+      xyChart(
+        "self-score against the evaluator's Final, every page",
+        "self-score",
+        "evaluator Final",
+        arms.map((arm) => ({
+          label: arm,
+          points: agreement.points.filter((point) => point.arm === arm).map((point) => ({ x: point.selfScore, y: point.final })),
+        })),
+        { diagonal: true, xMax: 1 },
+      ),
+    );
   }
-  sections.push(`<h2>Per task and step</h2><p>Each row: the task's checkpoint, then each arm's screenshot at that evalpoint (first repeat), with OCR, DINO (or its fallback) and MLLM scores and the judge's verdict on the step's assertion.</p>`);
+  sections.push(
+    `<h2>Per task and step</h2><p>Each row: the task's checkpoint, then each arm's screenshot at that evalpoint (first repeat), with OCR, DINO (or its fallback) and MLLM scores and the judge's verdict on the step's assertion.</p>`,
+  );
   const arms = data.arms.map((arm) => arm.name);
   for (const task of data.tasks) {
     const cellsOf = new Map(arms.map((arm) => [arm, data.cells.find((cell) => cell.arm === arm && cell.taskId === task.id && cell.repeat === 0)]));
@@ -197,7 +397,9 @@ export async function reportHtml(data: ReportData): Promise<string> {
     const rows: string[] = [];
     for (const position of positions) {
       const checkpoint = [...cellsOf.values()].flatMap((cell) => cell?.steps.filter((step) => step.position === position) ?? [])[0];
-      const cells = [`<td><figure><img alt="checkpoint ${position}" src="${await thumbnail(checkpoint?.checkpointPath ?? "", thumbs)}"><figcaption>checkpoint ${position}${checkpoint?.actionIndex !== null && checkpoint?.actionIndex !== undefined ? ` (after action ${checkpoint.actionIndex})` : " (initial)"}</figcaption></figure></td>`];
+      const cells = [
+        `<td><figure><img alt="checkpoint ${position}" src="${await thumbnail(checkpoint?.checkpointPath ?? "", thumbs)}"><figcaption>checkpoint ${position}${checkpoint?.actionIndex !== null && checkpoint?.actionIndex !== undefined ? ` (after action ${checkpoint.actionIndex})` : " (initial)"}</figcaption></figure></td>`,
+      ];
       for (const arm of arms) {
         const step = cellsOf.get(arm)?.steps.find((entry) => entry.position === position);
         if (!step) {
@@ -205,15 +407,22 @@ export async function reportHtml(data: ReportData): Promise<string> {
           continue;
         }
         const verdict = step.verdict ? ` · judge <span class="${step.verdict === "Yes" ? "yes" : "no"}">${step.verdict}</span>` : "";
-        cells.push(`<td><figure><img alt="${escapeHtml(arm)} evalpoint ${position}" src="${await thumbnail(step.evalpointPath, thumbs)}"><figcaption>OCR ${pct(step.ocr)} · DINO ${pct(step.dino)} · MLLM ${step.mllm.toFixed(0)}${verdict}</figcaption></figure></td>`);
+        cells.push(
+          `<td><figure><img alt="${escapeHtml(arm)} evalpoint ${position}" src="${await thumbnail(step.evalpointPath, thumbs)}"><figcaption>OCR ${pct(step.ocr)} · DINO ${pct(step.dino)} · MLLM ${step.mllm.toFixed(0)}${verdict}</figcaption></figure></td>`,
+        );
       }
       rows.push(`<tr data-step-row="${task.id}:${position}">${cells.join("")}</tr>`);
     }
     const finals = arms.map((arm) => `${escapeHtml(arm)} ${pct(cellsOf.get(arm)?.final ?? 0)}`).join(" · ");
-    sections.push(`<h3>Task ${task.id} — ${escapeHtml(task.site)} (${task.interaction}/${task.visual})</h3><p>Final: ${finals}</p><table class="steps"><thead><tr><th>checkpoint</th>${arms.map((arm) => `<th>${escapeHtml(arm)}</th>`).join("")}</tr></thead><tbody>${rows.join("")}</tbody></table>`);
+    sections.push(
+      `<h3>Task ${task.id} — ${escapeHtml(task.site)} (${task.interaction}/${task.visual})</h3><p>Final: ${finals}</p><table class="steps"><thead><tr><th>checkpoint</th>${arms.map((arm) => `<th>${escapeHtml(arm)}</th>`).join("")}</tr></thead><tbody>${rows.join("")}</tbody></table>`,
+    );
   }
   const failures = data.cells.filter((cell) => cell.error);
-  if (failures.length > 0) sections.push(`<h2>Failed cells</h2><ul>${failures.map((cell) => `<li>${escapeHtml(`${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`)}</li>`).join("")}</ul>`);
+  if (failures.length > 0)
+    sections.push(
+      `<h2>Failed cells</h2><ul>${failures.map((cell) => `<li>${escapeHtml(`${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`)}</li>`).join("")}</ul>`,
+    );
   sections.push(`<h2>Notes</h2><ul>${data.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("")}</ul>`);
   return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'"><title>${escapeHtml(data.name)}</title><style>${STYLE}</style></head><body>${sections.join("\n")}</body></html>\n`;
 }

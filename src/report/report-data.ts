@@ -18,7 +18,7 @@ import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import type { CellRecord } from "../results/cell-record.ts";
 import { trackingOf } from "../selfcheck/tracking.ts";
 import type { Task } from "../tasks/schema.ts";
-import { cellScores, type CellScores } from "./cell-scores.ts";
+import { type CellScores, cellScores } from "./cell-scores.ts";
 import { bootstrapMeanInterval, mean, sum } from "./statistics.ts";
 
 export type { CellScores, StepRow } from "./cell-scores.ts";
@@ -98,7 +98,6 @@ export interface ReportData {
   notes: string[];
 }
 
-
 /** Per task, the mean over repeats of one score of an arm's cells. */
 function perTask(cells: readonly CellScores[], arm: string, pick: (cell: CellScores) => number): Map<number, number> {
   const byTask = new Map<number, number[]>();
@@ -111,7 +110,14 @@ export function iterationCurve(arm: string, records: readonly Pick<CellRecord, "
   const mine = records.filter((record) => record.arm === arm && record.iterations.length > 0);
   if (mine.length === 0) return undefined;
   const points = mine.flatMap((record) =>
-    record.iterations.map((entry) => ({ taskId: record.taskId, repeat: record.repeat, draft: entry.draft, round: entry.round, ...(entry.selfScore !== undefined ? { selfScore: entry.selfScore } : {}), ...(entry.final !== undefined ? { final: entry.final } : {}) })),
+    record.iterations.map((entry) => ({
+      taskId: record.taskId,
+      repeat: record.repeat,
+      draft: entry.draft,
+      round: entry.round,
+      ...(entry.selfScore !== undefined ? { selfScore: entry.selfScore } : {}),
+      ...(entry.final !== undefined ? { final: entry.final } : {}),
+    })),
   );
   const lastRound = Math.max(...points.map((point) => point.round));
   const rounds = [];
@@ -125,8 +131,16 @@ export function iterationCurve(arm: string, records: readonly Pick<CellRecord, "
     // As every other number of the report: a task's repeats averaged first, then the tasks.
     const byTask = new Map<number, Array<{ final: number; selfScore: number }>>();
     for (const cell of perCell) byTask.set(cell.taskId, [...(byTask.get(cell.taskId) ?? []), cell]);
-    const perTaskMeans = [...byTask.values()].map((cells) => ({ final: mean(cells.map((cell) => cell.final)), selfScore: mean(cells.map((cell) => cell.selfScore)) }));
-    rounds.push({ round, final: mean(perTaskMeans.map((entry) => entry.final)), selfScore: mean(perTaskMeans.map((entry) => entry.selfScore)), tasks: perTaskMeans.length });
+    const perTaskMeans = [...byTask.values()].map((cells) => ({
+      final: mean(cells.map((cell) => cell.final)),
+      selfScore: mean(cells.map((cell) => cell.selfScore)),
+    }));
+    rounds.push({
+      round,
+      final: mean(perTaskMeans.map((entry) => entry.final)),
+      selfScore: mean(perTaskMeans.map((entry) => entry.selfScore)),
+      tasks: perTaskMeans.length,
+    });
   }
   return { arm, rounds, points };
 }
@@ -216,9 +230,22 @@ export function buildReportData(input: {
     const finalsA = perTask(cells, a, (cell) => cell.final);
     const finalsB = perTask(cells, b, (cell) => cell.final);
     const shared = [...finalsA.keys()].filter((taskId) => finalsB.has(taskId)).sort((x, y) => x - y);
-    const rows = shared.map((taskId) => ({ taskId, a: finalsA.get(taskId)!, b: finalsB.get(taskId)!, difference: finalsA.get(taskId)! - finalsB.get(taskId)! }));
+    const rows = shared.map((taskId) => ({
+      taskId,
+      a: finalsA.get(taskId)!,
+      b: finalsB.get(taskId)!,
+      difference: finalsA.get(taskId)! - finalsB.get(taskId)!,
+    }));
     const differences = rows.map((row) => row.difference);
-    comparison = { a, b, tasks: rows.length, meanDifference: mean(differences), ci95: bootstrapMeanInterval(differences, input.resamples), resamples: input.resamples, perTask: rows };
+    comparison = {
+      a,
+      b,
+      tasks: rows.length,
+      meanDifference: mean(differences),
+      ci95: bootstrapMeanInterval(differences, input.resamples),
+      resamples: input.resamples,
+      perTask: rows,
+    };
   }
 
   const records = input.records.map(({ record }) => record);
@@ -233,7 +260,15 @@ export function buildReportData(input: {
             const mine = judged.filter((cell) => cell.arm === arm.name);
             if (mine.length === 0) return [];
             const meanIfsSd = mean(mine.map((cell) => cell.judge!.ifsSd));
-            return [{ arm: arm.name, judgedSteps: sum(mine.map((cell) => cell.judge!.judgedSteps)), disagreeing: sum(mine.map((cell) => cell.judge!.disagreeing)), meanIfsSd, finalSdFromJudge: EVALUATOR_SETTINGS.protocol.weights.ifs * meanIfsSd }];
+            return [
+              {
+                arm: arm.name,
+                judgedSteps: sum(mine.map((cell) => cell.judge!.judgedSteps)),
+                disagreeing: sum(mine.map((cell) => cell.judge!.disagreeing)),
+                meanIfsSd,
+                finalSdFromJudge: EVALUATOR_SETTINGS.protocol.weights.ifs * meanIfsSd,
+              },
+            ];
           }),
         };
   const curves = input.arms.flatMap((arm) => iterationCurve(arm.name, records) ?? []);
@@ -244,7 +279,13 @@ export function buildReportData(input: {
     createdAt: new Date().toISOString(),
     evaluator: input.evaluator,
     arms,
-    tasks: usedTasks.map((task) => ({ id: task.id, site: task.meta.sourceWebsite, interaction: task.meta.interactionComplexity, visual: task.meta.visualComplexity, checkpointPaths: [...task.truth.checkpointPaths] })),
+    tasks: usedTasks.map((task) => ({
+      id: task.id,
+      site: task.meta.sourceWebsite,
+      interaction: task.meta.interactionComplexity,
+      visual: task.meta.visualComplexity,
+      checkpointPaths: [...task.truth.checkpointPaths],
+    })),
     cells,
     byClass: { interaction: classTable((task) => task.meta.interactionComplexity), visual: classTable((task) => task.meta.visualComplexity) },
     ...(comparison ? { comparison } : {}),

@@ -5,16 +5,16 @@
  * self-contained report.html.
  */
 import fs from "node:fs";
-import { PROTOCOL_PROFILES, profileRules, type ProtocolProfile } from "../protocol.ts";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { redactString } from "../log/redact.ts";
+import { PROTOCOL_PROFILES, type ProtocolProfile, profileRules } from "../protocol.ts";
+import { type CellRecord, readCellRecord } from "../results/cell-record.ts";
 import { RESULT_FILES, runFiles } from "../results/layout.ts";
 import { loadTasks } from "../tasks/loader.ts";
-import { buildReportData, type ReportData } from "./report-data.ts";
 import { reportHtml, reportMarkdown } from "./render.ts";
-import { readCellRecord, type CellRecord } from "../results/cell-record.ts";
+import { buildReportData, type ReportData } from "./report-data.ts";
 
 interface RunRecord {
   name: string;
@@ -47,7 +47,10 @@ function cellRecords(runDir: string): Array<{ record: CellRecord; dir: string }>
   return found;
 }
 
-export async function writeReport(runDir: string, options: { compare?: [string, string]; resamples?: number } = {}): Promise<{ data: ReportData; files: ReturnType<typeof runFiles> }> {
+export async function writeReport(
+  runDir: string,
+  options: { compare?: [string, string]; resamples?: number } = {},
+): Promise<{ data: ReportData; files: ReturnType<typeof runFiles> }> {
   const files = runFiles(runDir);
   if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
   const run = JSON.parse(fs.readFileSync(files.record, "utf8")) as RunRecord;
@@ -59,11 +62,23 @@ export async function writeReport(runDir: string, options: { compare?: [string, 
   const current = run.cells ? new Set(run.cells) : undefined;
   const records = cellRecords(runDir).filter(({ record }) => known.has(record.arm) && (!current || current.has(record.cellKey)));
   const order = new Map(run.arms.map((arm, index) => [arm.name, index]));
-  records.sort((a, b) => (order.get(a.record.arm)! - order.get(b.record.arm)!) || a.record.repeat - b.record.repeat || a.record.taskId - b.record.taskId);
+  records.sort((a, b) => order.get(a.record.arm)! - order.get(b.record.arm)! || a.record.repeat - b.record.repeat || a.record.taskId - b.record.taskId);
   const compare = options.compare ?? run.compare;
   const unknown = options.compare?.filter((arm) => !known.has(arm)) ?? [];
-  if (unknown.length > 0) throw new IwrError("CONFIG_INVALID", `--compare: no arm named ${unknown.map((arm) => `'${arm}'`).join(", ")} in ${runDir} (arms: ${[...known].join(", ")})`);
-  const data = buildReportData({ name: run.name, evaluator: run.evaluator, arms: run.arms, tasks, records, ...(compare ? { compare } : {}), resamples: options.resamples ?? run.bootstrapResamples ?? 10_000 });
+  if (unknown.length > 0)
+    throw new IwrError(
+      "CONFIG_INVALID",
+      `--compare: no arm named ${unknown.map((arm) => `'${arm}'`).join(", ")} in ${runDir} (arms: ${[...known].join(", ")})`,
+    );
+  const data = buildReportData({
+    name: run.name,
+    evaluator: run.evaluator,
+    arms: run.arms,
+    tasks,
+    records,
+    ...(compare ? { compare } : {}),
+    resamples: options.resamples ?? run.bootstrapResamples ?? 10_000,
+  });
   // Redacted like every record: an error message in a cell may quote what a key looked like.
   writeFileAtomicSync(files.reportJson, redactString(`${JSON.stringify(data, null, 2)}\n`));
   writeFileAtomicSync(files.reportMd, redactString(reportMarkdown(data)));

@@ -35,4 +35,3 @@ export function bootstrapMeanInterval(values: readonly number[], resamples: numb
   const at = (q: number) => means[Math.min(means.length - 1, Math.max(0, Math.floor(q * means.length)))]!;
   return [at(0.025), at(0.975)];
 }
-

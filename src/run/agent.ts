@@ -15,34 +15,34 @@
  * in agent.json and the run goes on.
  */
 import fs from "node:fs";
+import pLimit from "p-limit";
 import {
+  type AgentProgressEvent,
+  type AgentSettings,
+  type AgentSettingsInput,
+  AgentSettingsSchema,
+  type AgentValues,
   addUsage,
   NO_USAGE,
   runReconstructionAgent,
   settingsHash,
   totalUsage,
-  AgentSettingsSchema,
-  type AgentProgressEvent,
-  type AgentSettings,
-  type AgentSettingsInput,
-  type AgentValues,
 } from "../../agents/reconstruct/index.ts";
 import { writePageTo } from "../../agents/reconstruct/pages.ts";
 import { defaultPageMemoryLimitMiB } from "../browser/host.ts";
 import { closeSharedBrowser } from "../browser/launch.ts";
-import { errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
+import { type ErrorRecord, errorMessage, toErrorRecord } from "../errors.ts";
 import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../evaluator/metrics/ocr.ts";
 import { createVisualMetric } from "../evaluator/metrics/visual.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
-import { createModelClient, forRepeat, openResponseCache, preflightModel, type CacheMode, type ModelSpec } from "../models/index.ts";
+import { type CacheMode, createModelClient, forRepeat, type ModelSpec, openResponseCache, preflightModel } from "../models/index.ts";
 import { replayActionOf } from "../replay/replay.ts";
 import { agentDirFor, agentFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { publicModelSpec } from "./generate.ts";
 import { createPageSlots } from "./task-pipeline.ts";
-import pLimit from "p-limit";
 
 export const AGENT_RECORD_VERSION = 1;
 
@@ -87,7 +87,8 @@ export function usageSummaryLines(results: readonly AgentTaskResult[]): string[]
     for (const [node, usage] of Object.entries(result.usageByNode ?? {})) byNode.set(node, addUsage(byNode.get(node) ?? NO_USAGE, usage));
   }
   return [...byNode].map(
-    ([node, usage]) => `  ${node.padEnd(9)} ${usage.calls} call(s), ${usage.images} image(s), ${usage.inputTokens} in / ${usage.outputTokens} out tokens, $${usage.costUsd.toFixed(4)}, ${(usage.latencyMs / 1000).toFixed(1)} s${usage.cacheHits ? `, ${usage.cacheHits} from cache` : ""}`,
+    ([node, usage]) =>
+      `  ${node.padEnd(9)} ${usage.calls} call(s), ${usage.images} image(s), ${usage.inputTokens} in / ${usage.outputTokens} out tokens, $${usage.costUsd.toFixed(4)}, ${(usage.latencyMs / 1000).toFixed(1)} s${usage.cacheHits ? `, ${usage.cacheHits} from cache` : ""}`,
   );
 }
 
@@ -203,7 +204,17 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
             const outcome = await runReconstructionAgent(
               // What the agent may see: the task's inputs; in the "given" track also the line's action descriptions.
               task.inputs,
-              { drafter, critic, workDir: dir, metric, host: { pageSlots, memoryLimitMiB: defaultPageMemoryLimitMiB(workers), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } },
+              {
+                drafter,
+                critic,
+                workDir: dir,
+                metric,
+                host: {
+                  pageSlots,
+                  memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
+                  ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
+                },
+              },
               {
                 settings,
                 ...(settings.trajectory === "given" ? { givenActions: task.line.action_sequence.map(replayActionOf) } : {}),
@@ -235,7 +246,14 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
               checkpoint: outcome.checkpoint,
               timings: { modelMs: usage.latencyMs, otherMs: Math.max(0, finishedAt.getTime() - started.getTime() - usage.latencyMs) },
             };
-            result = { id: task.id, status, dir, usageByNode: state.usageByNode, ...(state.stopReason ? { stopReason: state.stopReason } : {}), ...(best?.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}) };
+            result = {
+              id: task.id,
+              status,
+              dir,
+              usageByNode: state.usageByNode,
+              ...(state.stopReason ? { stopReason: state.stopReason } : {}),
+              ...(best?.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}),
+            };
             if (status === "finished" && !best?.page) {
               const error = { code: "MODEL_REPLY", message: "no draft produced a page (see each draft's error in agent.json)" };
               record = { ...record, status: "failed", error };

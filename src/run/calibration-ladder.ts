@@ -12,10 +12,10 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { type DeservedVerdict, deservedVerdicts } from "../mutants/oracle.ts";
 import { candidateFiles } from "../results/layout.ts";
-import { deservedVerdicts, type DeservedVerdict } from "../mutants/oracle.ts";
 import type { Task } from "../tasks/schema.ts";
-import { scoresOf, type CalibrationRow } from "./calibration.ts";
+import { type CalibrationRow, scoresOf } from "./calibration.ts";
 
 export const LADDER_TARGETS = Object.freeze({ agreementMin: 0.9 });
 
@@ -42,7 +42,11 @@ function evalpointHashes(candidateDir: string): string[] {
   return fs
     .readdirSync(dir)
     .sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10))
-    .map((name) => createHash("sha256").update(fs.readFileSync(path.join(dir, name))).digest("hex"));
+    .map((name) =>
+      createHash("sha256")
+        .update(fs.readFileSync(path.join(dir, name)))
+        .digest("hex"),
+    );
 }
 
 const pct = (value: number) => (value * 100).toFixed(2);
@@ -73,7 +77,9 @@ export function analyseLadder(tasks: readonly Task[], rows: readonly Calibration
         continue;
       }
       if (record.scores.final >= referenceFinal) {
-        problems.push(`task ${task.id}: mutant ${row.candidate} scores ${pct(record.scores.final)} %, not below the true page's ${pct(referenceFinal)} % (aligned Final)`);
+        problems.push(
+          `task ${task.id}: mutant ${row.candidate} scores ${pct(record.scores.final)} %, not below the true page's ${pct(referenceFinal)} % (aligned Final)`,
+        );
       }
     }
     const freezes = mutants
@@ -82,20 +88,29 @@ export function analyseLadder(tasks: readonly Task[], rows: readonly Calibration
       .sort((a, b) => a.k - b.k);
     for (let index = 1; index < freezes.length; index++) {
       const [lower, higher] = [freezes[index - 1]!, freezes[index]!];
-      if (higher.final < lower.final) problems.push(`task ${task.id}: freeze-after:${higher.k} scores ${pct(higher.final)} %, below freeze-after:${lower.k}'s ${pct(lower.final)} % (not monotone in k)`);
+      if (higher.final < lower.final)
+        problems.push(
+          `task ${task.id}: freeze-after:${higher.k} scores ${pct(higher.final)} %, below freeze-after:${lower.k}'s ${pct(lower.final)} % (not monotone in k)`,
+        );
     }
   }
   const agreed = judged.filter((step) => step.judge === step.deserved.verdict).length;
   const agreement = judged.length === 0 ? 1 : agreed / judged.length;
   if (judged.length > 0 && agreement < LADDER_TARGETS.agreementMin) {
-    problems.push(`the offline judge agrees with the deserved verdict on ${pct(agreement)} % of the ladder's ${judged.length} judged steps (target ≥ ${LADDER_TARGETS.agreementMin * 100} %)`);
+    problems.push(
+      `the offline judge agrees with the deserved verdict on ${pct(agreement)} % of the ladder's ${judged.length} judged steps (target ≥ ${LADDER_TARGETS.agreementMin * 100} %)`,
+    );
     for (const step of judged.filter((entry) => entry.judge !== entry.deserved.verdict).slice(0, 30)) {
-      problems.push(`  task ${step.taskId} ${step.candidate} action ${step.actionIndex}: judge ${step.judge}, deserved ${step.deserved.verdict} (${step.deserved.why})`);
+      problems.push(
+        `  task ${step.taskId} ${step.candidate} action ${step.actionIndex}: judge ${step.judge}, deserved ${step.deserved.verdict} (${step.deserved.why})`,
+      );
     }
   }
 
   // One row per operator: means over the tasks it was run on.
-  const labels = [...new Set(rows.filter((row) => row.spec).map((row) => (row.spec?.operator === "freeze-after" ? `freeze-after:${row.spec.parameter}` : row.candidate)))];
+  const labels = [
+    ...new Set(rows.filter((row) => row.spec).map((row) => (row.spec?.operator === "freeze-after" ? `freeze-after:${row.spec.parameter}` : row.candidate))),
+  ];
   const lines = [
     "| candidate | tasks | mean IFS | mean Final aligned | mean Final official | below the true page | judged steps | judge agrees |",
     "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -107,7 +122,10 @@ export function analyseLadder(tasks: readonly Task[], rows: readonly Calibration
     const steps = judged.filter((step) => chosen.some((row) => row.task.id === step.taskId && row.candidate === step.candidate));
     const below = chosen.filter((row) => {
       if (identical.some((entry) => entry.taskId === row.task.id && entry.candidate === row.candidate)) return false;
-      return (row.evaluation.records.find((entry) => entry.mode === "aligned")?.record.scores.final ?? 0) < (scoresOf(rows, row.task, "reference", "aligned")?.final ?? 0);
+      return (
+        (row.evaluation.records.find((entry) => entry.mode === "aligned")?.record.scores.final ?? 0) <
+        (scoresOf(rows, row.task, "reference", "aligned")?.final ?? 0)
+      );
     }).length;
     const same = chosen.filter((row) => identical.some((entry) => entry.taskId === row.task.id && entry.candidate === row.candidate)).length;
     const agree = steps.length === 0 ? "–" : `${pct(steps.filter((step) => step.judge === step.deserved.verdict).length / steps.length)} %`;

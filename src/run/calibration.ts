@@ -5,21 +5,22 @@
  * can give a perfect page full marks and an empty one nothing; `npm run calibrate`
  * and `npm run bench:evaluator` build on this.
  */
-import type { ProtocolProfile } from "../protocol.ts";
+
 import fs from "node:fs";
 import path from "node:path";
+import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
 import { IwrError } from "../errors.ts";
+import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+import type { PairingMode } from "../evaluator/settings.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { mutantDir, writeMutant } from "../mutants/ladder.ts";
+import { type MutantSpec, mutantLabel } from "../mutants/operators.ts";
+import { factsProbe, type PageFacts } from "../mutants/oracle.ts";
+import type { ProtocolProfile } from "../protocol.ts";
 import { candidateDirNamed, candidateFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
-import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
-import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
-import { runPipelined, trajectoryLength } from "./task-pipeline.ts";
-import type { PairingMode } from "../evaluator/settings.ts";
 import { createEvaluator } from "./evaluate.ts";
-import { mutantDir, writeMutant } from "../mutants/ladder.ts";
-import { mutantLabel, type MutantSpec } from "../mutants/operators.ts";
-import { factsProbe, type PageFacts } from "../mutants/oracle.ts";
+import { runPipelined, trajectoryLength } from "./task-pipeline.ts";
 
 export const CALIBRATION_CANDIDATES = ["reference", "blank"] as const;
 export type CalibrationCandidate = (typeof CALIBRATION_CANDIDATES)[number];
@@ -29,7 +30,7 @@ export function referencePagePath(task: Task): string {
   return path.join(task.dir, "reference", "index.html");
 }
 
-export const BLANK_PAGE = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>blank</title></head><body></body></html>\n";
+export const BLANK_PAGE = '<!doctype html>\n<html><head><meta charset="utf-8"><title>blank</title></head><body></body></html>\n';
 
 /**
  * The task's true page as a candidate in `candidateDir`: the same post-processing a
@@ -127,7 +128,16 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
     await runPipelined(runs, { workers: options.workers, weight: (run) => trajectoryLength(run.task) }, async ({ task, candidate, spec, write }) => {
       const candidateDir = write();
       const facts: PageFacts[] = [];
-      const evaluation = await evaluateTask({ task, candidateDir, model: candidate, pairingModes: options.pairingModes ?? CALIBRATION_MODES, evaluator, replace: true, probe: factsProbe(facts), calibration: true });
+      const evaluation = await evaluateTask({
+        task,
+        candidateDir,
+        model: candidate,
+        pairingModes: options.pairingModes ?? CALIBRATION_MODES,
+        evaluator,
+        replace: true,
+        probe: factsProbe(facts),
+        calibration: true,
+      });
       const row: CalibrationRow = { task, candidate, ...(spec ? { spec } : {}), evaluation, facts, candidateDir };
       rows.push(row);
       options.onRow?.(row);
@@ -192,7 +202,8 @@ export function calibrationProblems(tasks: readonly Task[], rows: readonly Calib
     if ((scoresOf(rows, task, "blank", "aligned")?.ifs ?? 1) > 0) problems.push(`blank page of task ${task.id} reached IFS > 0`);
   }
   const meanFinal = (candidate: CalibrationCandidate) => mean(tasks.map((task) => scoresOf(rows, task, candidate, "aligned")?.final ?? 0));
-  if (meanFinal("reference") < CALIBRATION_TARGETS.referenceFinalMin) problems.push(`reference mean Final (aligned) below ${CALIBRATION_TARGETS.referenceFinalMin * 100} %`);
+  if (meanFinal("reference") < CALIBRATION_TARGETS.referenceFinalMin)
+    problems.push(`reference mean Final (aligned) below ${CALIBRATION_TARGETS.referenceFinalMin * 100} %`);
   if (meanFinal("blank") > CALIBRATION_TARGETS.blankFinalMax) problems.push(`blank mean Final (aligned) above ${CALIBRATION_TARGETS.blankFinalMax * 100} %`);
   return problems;
 }

@@ -7,28 +7,28 @@
  * goes on; a finished eval.json is skipped unless `force` is set.
  */
 import fs from "node:fs";
-import { IwrError, errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
-import { log } from "../log/logger.ts";
-import { closeSharedBrowser } from "../browser/launch.ts";
 import { defaultPageMemoryLimitMiB, type HostTimeouts } from "../browser/host.ts";
-import { loadTasks } from "../tasks/loader.ts";
-import type { Task } from "../tasks/schema.ts";
-import { createModelClient, loadModelSpec, openResponseCache, preflightModel, type ModelClient, type ModelSpec } from "../models/index.ts";
-import { createVisualScorers, shutdownVisualScorers, type VisualScorers } from "../evaluator/metrics/index.ts";
-import { ocrPoolSizeFor, setOcrPoolSize } from "../evaluator/metrics/ocr.ts";
-import { createClientJudge } from "../evaluator/metrics/judge-call.ts";
-import { rescore } from "../evaluator/rescore.ts";
-import { writeFileAtomicSync } from "../files/atomic.ts";
-import { redactString } from "../log/redact.ts";
-import type { PairingMode } from "../evaluator/settings.ts";
-import { createGrounder, type GrounderKind } from "../replay/grounding/index.ts";
-import { createAssertionJudge, type JudgeKind } from "../evaluator/judge/index.ts";
-import { createPageSlots, runPipelined, trajectoryLength } from "./task-pipeline.ts";
-import { evaluateTask, evaluationInputs, type Evaluator, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+import { closeSharedBrowser } from "../browser/launch.ts";
+import { type ErrorRecord, errorMessage, IwrError, toErrorRecord } from "../errors.ts";
 import { sameInputs } from "../evaluator/eval-keys.ts";
 import { readEvalRecord } from "../evaluator/eval-record.ts";
+import { type Evaluator, evaluateTask, evaluationInputs, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
+import { createAssertionJudge, type JudgeKind } from "../evaluator/judge/index.ts";
+import { createVisualScorers, shutdownVisualScorers, type VisualScorers } from "../evaluator/metrics/index.ts";
+import { createClientJudge } from "../evaluator/metrics/judge-call.ts";
+import { ocrPoolSizeFor, setOcrPoolSize } from "../evaluator/metrics/ocr.ts";
+import { rescore } from "../evaluator/rescore.ts";
+import type { PairingMode } from "../evaluator/settings.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
+import { log } from "../log/logger.ts";
+import { redactString } from "../log/redact.ts";
+import { createModelClient, loadModelSpec, type ModelClient, type ModelSpec, openResponseCache, preflightModel } from "../models/index.ts";
+import { type ProtocolProfile, profileRules } from "../protocol.ts";
+import { createGrounder, type GrounderKind } from "../replay/grounding/index.ts";
 import { candidateDirFor, candidateFiles, modelFolderName } from "../results/layout.ts";
-import { profileRules, type ProtocolProfile } from "../protocol.ts";
+import { loadTasks } from "../tasks/loader.ts";
+import type { Task } from "../tasks/schema.ts";
+import { createPageSlots, runPipelined, trajectoryLength } from "./task-pipeline.ts";
 
 const logger = log("evaluate");
 
@@ -115,7 +115,8 @@ async function evaluatorClients(choice: EvaluatorChoice, rules: ReturnType<typeo
   const groundingSpec = choice.groundingModel ? loadModelSpec(choice.groundingModel, overrides) : judgeSpec;
   for (const spec of new Set([needsJudge ? judgeSpec : undefined, needsGrounding ? groundingSpec : undefined])) if (spec) await preflightModel(spec);
   const timeouts = rules.modelTimeoutsMs;
-  const withLimit = (spec: ModelSpec, timeoutMs: number | undefined, extra: Partial<ModelSpec> = {}) => createModelClient({ ...spec, ...(timeoutMs ? { timeoutMs } : {}), ...extra }, cache);
+  const withLimit = (spec: ModelSpec, timeoutMs: number | undefined, extra: Partial<ModelSpec> = {}) =>
+    createModelClient({ ...spec, ...(timeoutMs ? { timeoutMs } : {}), ...extra }, cache);
   return {
     ...(needsGrounding
       ? {
@@ -139,7 +140,9 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
   const clients = await evaluatorClients(choice, rules);
   setOcrPoolSize(ocrPoolSizeFor(choice.workers ?? 1));
   const promptsDir = choice.promptsDir ? { promptsDir: choice.promptsDir } : {};
-  const scorers: VisualScorers = await createVisualScorers(clients.visual ? { judge: createClientJudge(clients.visual, { promptName: rules.prompts.visual, ...promptsDir }) } : {});
+  const scorers: VisualScorers = await createVisualScorers(
+    clients.visual ? { judge: createClientJudge(clients.visual, { promptName: rules.prompts.visual, ...promptsDir }) } : {},
+  );
   const grounderOptions = {
     ...(clients.grounding ? { client: clients.grounding } : {}),
     ...(clients.groundingVision ? { visionClient: clients.groundingVision } : {}),
@@ -151,7 +154,13 @@ export async function createEvaluator(choice: EvaluatorChoice): Promise<Evaluato
   return {
     grounder: createGrounder(choice.grounding, grounderOptions),
     profile,
-    judge: createAssertionJudge(choice.judge, { ...(clients.assertion ? { client: clients.assertion } : {}), maxAttempts: rules.judgeAttempts, parse: rules.judgeParse, promptName: rules.prompts.assertion, ...promptsDir }),
+    judge: createAssertionJudge(choice.judge, {
+      ...(clients.assertion ? { client: clients.assertion } : {}),
+      maxAttempts: rules.judgeAttempts,
+      parse: rules.judgeParse,
+      promptName: rules.prompts.assertion,
+      ...promptsDir,
+    }),
     scorers,
     groundingModel: clients.grounding?.spec.name ?? "none",
     judgeModel: clients.assertion?.spec.name ?? "none",
@@ -231,10 +240,22 @@ export async function evaluateOneTask(
   warnOnProtocolMix(files.generation, evaluator.profile, task.id);
   try {
     const primaryMode = modes[0];
-    if (!options.force && primaryMode && unchangedRecord(files.eval, await evaluationInputs(task, candidateDir, evaluator, primaryMode, options.calibration ?? false))) {
+    if (
+      !options.force &&
+      primaryMode &&
+      unchangedRecord(files.eval, await evaluationInputs(task, candidateDir, evaluator, primaryMode, options.calibration ?? false))
+    ) {
       return { outcome: { taskId: task.id, status: "skipped", candidateDir, wallMs: 0 } };
     }
-    const evaluation = await evaluateTask({ task, candidateDir, model: options.model, pairingModes: modes, evaluator, replace: true, calibration: options.calibration ?? false });
+    const evaluation = await evaluateTask({
+      task,
+      candidateDir,
+      model: options.model,
+      pairingModes: modes,
+      evaluator,
+      replace: true,
+      calibration: options.calibration ?? false,
+    });
     fs.rmSync(files.evalError, { force: true });
     const scores = evaluation.records[0]?.record.scores;
     return {
@@ -259,7 +280,11 @@ export async function runEvaluation(options: EvaluateRunOptions): Promise<Evalua
   const workers = options.workers ?? 1;
   if (!Number.isInteger(workers) || workers < 1) throw new IwrError("CONFIG_INVALID", `--workers: expected a positive integer, got ${workers}`);
   modelFolderName(options.model);
-  const tasks = selectTasks(await loadTasks(options.dataPath, { resolutionFallback: profileRules(options.profile ?? "corrected").missingResolution }), options.ids, options.dataPath);
+  const tasks = selectTasks(
+    await loadTasks(options.dataPath, { resolutionFallback: profileRules(options.profile ?? "corrected").missingResolution }),
+    options.ids,
+    options.dataPath,
+  );
   const evaluator = await createEvaluator(options);
   try {
     const outcomes = await runPipelined(tasks, { workers, weight: trajectoryLength }, async (task) => {

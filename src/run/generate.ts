@@ -16,26 +16,27 @@
  * without its record. Per-task failures are recorded and the run goes on; only a dead
  * endpoint (preflight) stops it before any work.
  */
-import { type ProtocolProfile } from "../protocol.ts";
-import { withHarnessLimits } from "../models/harness-limits.ts";
+
 import fs from "node:fs";
 import pLimit from "p-limit";
-import { runSinglePass, singlePassRequestHash, type SinglePassOutcome } from "../../agents/single-pass/index.ts";
-import { errorMessage, type ErrorRecord } from "../errors.ts";
+import { runSinglePass, type SinglePassOutcome, singlePassRequestHash } from "../../agents/single-pass/index.ts";
+import { type ErrorRecord, errorMessage } from "../errors.ts";
+import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
+import { withHarnessLimits } from "../models/harness-limits.ts";
 import {
   addCallToTotals,
+  type CacheMode,
   createModelClient,
   displayURL,
   emptyUsageTotals,
+  type ModelSpec,
   openResponseCache,
   preflightModel,
-  type CacheMode,
-  type ModelSpec,
   type UsageTotals,
 } from "../models/index.ts";
-import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
+import { type ProtocolProfile } from "../protocol.ts";
 import { candidateDirFor, candidateFiles, modelDirName } from "../results/layout.ts";
 import type { TaskInputs } from "../tasks/schema.ts";
 
@@ -149,7 +150,14 @@ function buildRecord(inputs: TaskInputs, spec: ModelSpec, outcome: SinglePassOut
     durationMs: finished.getTime() - started.getTime(),
     ...(state.prompt ? { prompt: { name: state.prompt.name, hash: state.prompt.hash } } : {}),
     ...(state.imageCounts
-      ? { images: { ...state.imageCounts, maxImages: spec.maxImages, maxFrames: spec.maxFrames, ...(spec.maxImageSide ? { maxImageSide: spec.maxImageSide } : {}) } }
+      ? {
+          images: {
+            ...state.imageCounts,
+            maxImages: spec.maxImages,
+            maxFrames: spec.maxFrames,
+            ...(spec.maxImageSide ? { maxImageSide: spec.maxImageSide } : {}),
+          },
+        }
       : {}),
     ...(state.assetsBase !== undefined ? { assetsBase: state.assetsBase } : {}),
     ...(state.reply ? { reply: state.reply } : {}),
@@ -192,7 +200,8 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
     }
     try {
       // The same request under the other profile is another page: post-processing follows the profile.
-      if (recorded.protocol === protocol && (await singlePassRequestHash(task, { model, outputDir, ...variant })) === recorded.requestHash) return { generate: false, skipReason: "unchanged" };
+      if (recorded.protocol === protocol && (await singlePassRequestHash(task, { model, outputDir, ...variant })) === recorded.requestHash)
+        return { generate: false, skipReason: "unchanged" };
       logger.info(`task ${task.id}: its page was made by another request (prompt, images or model settings changed); generating it again`);
     } catch (error) {
       logger.warn(`task ${task.id}: cannot rebuild its request to compare (${errorMessage(error)}); generating it again`);

@@ -2,10 +2,10 @@
 import fs from "node:fs";
 import { IwrError } from "../errors.ts";
 import { mutantDir, mutantLadder, writeMutant } from "../mutants/ladder.ts";
-import { mutantLabel, parseMutantSpec, type MutantSpec } from "../mutants/operators.ts";
+import { type MutantSpec, mutantLabel, parseMutantSpec } from "../mutants/operators.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
-import { referencePagePath, referencePageHtml, stageReferenceSiteFiles } from "./calibration.ts";
+import { referencePageHtml, referencePagePath, stageReferenceSiteFiles } from "./calibration.ts";
 
 export interface MutateOptions {
   dataPath: string;
@@ -27,7 +27,12 @@ export function writeTaskMutants(task: Task, resultDir: string, specs: readonly 
     const dir = mutantDir(resultDir, task.id, spec);
     const html = referencePageHtml(task, dir);
     stageReferenceSiteFiles(task, dir);
-    return { taskId: task.id, label: mutantLabel(spec), spec, dir: writeMutant(dir, html, spec, `reference page of task ${task.id} (${referencePagePath(task)})`) };
+    return {
+      taskId: task.id,
+      label: mutantLabel(spec),
+      spec,
+      dir: writeMutant(dir, html, spec, `reference page of task ${task.id} (${referencePagePath(task)})`),
+    };
   });
 }
 

@@ -9,20 +9,20 @@
  */
 import fs from "node:fs";
 import { z } from "zod";
-import { closeSharedBrowser } from "../browser/launch.ts";
 import { defaultPageMemoryLimitMiB } from "../browser/host.ts";
-import { IwrError, errorMessage, toErrorRecord, type ErrorRecord } from "../errors.ts";
-import { writeFileAtomicSync } from "../files/atomic.ts";
+import { closeSharedBrowser } from "../browser/launch.ts";
 import { readYamlSource } from "../config/yaml-source.ts";
+import { type ErrorRecord, errorMessage, IwrError, toErrorRecord } from "../errors.ts";
+import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../evaluator/metrics/ocr.ts";
 import { createVisualMetric } from "../evaluator/metrics/visual.ts";
-import { setOcrPoolSize, ocrPoolSizeFor, shutdownOcr } from "../evaluator/metrics/ocr.ts";
+import { writeFileAtomicSync } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
-import { replayActionOf, type ReplayAction } from "../replay/replay.ts";
+import { type ReplayAction, replayActionOf } from "../replay/replay.ts";
 import { candidateDirFor, candidateFiles } from "../results/layout.ts";
 import { runSelfCheck, type SelfCheckRecord, type Trajectory } from "../selfcheck/self-check.ts";
-import { ACTION_TYPES } from "../tasks/schema.ts";
 import { loadTasks } from "../tasks/loader.ts";
+import { ACTION_TYPES } from "../tasks/schema.ts";
 import { createPageSlots, runPipelined } from "./task-pipeline.ts";
 
 const logger = log("selfcheck");
@@ -39,7 +39,9 @@ const ActionListSchema = z.array(
 export const InferredActionsSchema = z.record(z.string().regex(/^\d+$/, { message: "keys are task ids" }), ActionListSchema);
 
 export function loadInferredActions(file: string): Map<number, ReplayAction[]> {
-  const parsed = readYamlSource(file, { code: "CONFIG_INVALID", what: "actions file", expected: "a mapping of task id to actions" }).validate(InferredActionsSchema);
+  const parsed = readYamlSource(file, { code: "CONFIG_INVALID", what: "actions file", expected: "a mapping of task id to actions" }).validate(
+    InferredActionsSchema,
+  );
   return new Map(Object.entries(parsed).map(([id, actions]) => [Number(id), actions.map((action) => ({ ...action }))]));
 }
 
@@ -64,7 +66,10 @@ export interface SelfCheckOutcome {
 
 export async function runSelfCheckRun(options: SelfCheckRunOptions): Promise<SelfCheckOutcome[]> {
   if (options.trajectory === "inferred" && !options.actionsFile) {
-    throw new IwrError("CONFIG_INVALID", "--trajectory inferred needs --actions <file> (task id → actions); --trajectory given uses the tasks' own action descriptions");
+    throw new IwrError(
+      "CONFIG_INVALID",
+      "--trajectory inferred needs --actions <file> (task id → actions); --trajectory given uses the tasks' own action descriptions",
+    );
   }
   const inferred = options.actionsFile ? loadInferredActions(options.actionsFile) : undefined;
   const workers = options.workers ?? 1;
@@ -91,7 +96,8 @@ export async function runSelfCheckRun(options: SelfCheckRunOptions): Promise<Sel
       const actions = actionsOf(task);
       try {
         const page = candidateFiles(candidateDir).page;
-        if (!fs.existsSync(page)) throw new IwrError("CANDIDATE_MISSING", `no candidate page at ${page} (write one with iwr generate or iwr mutate, or check --model)`);
+        if (!fs.existsSync(page))
+          throw new IwrError("CANDIDATE_MISSING", `no candidate page at ${page} (write one with iwr generate or iwr mutate, or check --model)`);
         const record: SelfCheckRecord = await runSelfCheck({
           inputs: task.inputs,
           actions,

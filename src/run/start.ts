@@ -15,12 +15,12 @@
  */
 import path from "node:path";
 import { validateAndList } from "../cli/task-views.ts";
-import { loadExperimentConfig } from "./experiment/config.ts";
-import { writeReport } from "../report/report.ts";
 import { terminalTable } from "../report/render.ts";
-import { runExperiment } from "./experiment/run.ts";
+import { writeReport } from "../report/report.ts";
 import type { ReportData } from "../report/report-data.ts";
 import { CALIBRATION_TARGETS } from "./calibration.ts";
+import { loadExperimentConfig } from "./experiment/config.ts";
+import { runExperiment } from "./experiment/run.ts";
 
 export const DEMO_CONFIG = "configs/demo.yaml";
 
@@ -48,8 +48,10 @@ export function calibrationMisses(data: ReportData): string[] {
   const armFinal = (name: string) => data.arms.find((arm) => arm.name === name)?.final;
   const referenceFinal = armFinal("reference");
   const blankFinal = armFinal("blank");
-  if (referenceFinal !== undefined && referenceFinal < CALIBRATION_TARGETS.referenceFinalMin) problems.push(`the true pages' mean Final is ${pct(referenceFinal)} % (target ≥ ${pct(CALIBRATION_TARGETS.referenceFinalMin)} %)`);
-  if (blankFinal !== undefined && blankFinal > CALIBRATION_TARGETS.blankFinalMax) problems.push(`the empty pages' mean Final is ${pct(blankFinal)} % (target ≤ ${pct(CALIBRATION_TARGETS.blankFinalMax)} %)`);
+  if (referenceFinal !== undefined && referenceFinal < CALIBRATION_TARGETS.referenceFinalMin)
+    problems.push(`the true pages' mean Final is ${pct(referenceFinal)} % (target ≥ ${pct(CALIBRATION_TARGETS.referenceFinalMin)} %)`);
+  if (blankFinal !== undefined && blankFinal > CALIBRATION_TARGETS.blankFinalMax)
+    problems.push(`the empty pages' mean Final is ${pct(blankFinal)} % (target ≤ ${pct(CALIBRATION_TARGETS.blankFinalMax)} %)`);
   return problems;
 }
 
@@ -71,9 +73,13 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   const listed = await validateAndList(options.data ?? (relative && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : config.taskFile));
   if (listed !== 0) return listed;
   if (config.skippedArms.length > 0) {
-    console.log(`\nmodel arms left out (${config.skippedArms.map((arm) => arm.name).join(", ")}): no model configured; set IWR_MODEL=<preset or model id> and OPENAI_API_KEY / OPENAI_BASE_URL (or pass --model, --base-url) to run them`);
+    console.log(
+      `\nmodel arms left out (${config.skippedArms.map((arm) => arm.name).join(", ")}): no model configured; set IWR_MODEL=<preset or model id> and OPENAI_API_KEY / OPENAI_BASE_URL (or pass --model, --base-url) to run them`,
+    );
   }
-  console.log(`\n${config.name}: ${config.arms.length} arm(s) (${config.arms.map((arm) => arm.name).join(", ")}); evaluator: ${config.evaluator.protocol} protocol (judge ${config.evaluator.judge}, grounding ${config.evaluator.grounding}, ${config.evaluator.pairing} pairing)${config.selfCheck === "given" ? "; every page self-checked (given track)" : ""}`);
+  console.log(
+    `\n${config.name}: ${config.arms.length} arm(s) (${config.arms.map((arm) => arm.name).join(", ")}); evaluator: ${config.evaluator.protocol} protocol (judge ${config.evaluator.judge}, grounding ${config.evaluator.grounding}, ${config.evaluator.pairing} pairing)${config.selfCheck === "given" ? "; every page self-checked (given track)" : ""}`,
+  );
   const summary = await runExperiment(config, {
     onEvent: (event) => {
       if (event.type === "start") {
@@ -91,7 +97,8 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   console.log(`\n${terminalTable(data)}\n`);
   const problems = calibrationMisses(data);
   if (problems.length > 0) console.log(`evaluator calibration targets missed:\n${problems.map((line) => `  ${line}`).join("\n")}`);
-  else if (data.arms.some((arm) => arm.name === "reference")) console.log("evaluator calibration targets met: the true pages at IFS 100 % and mean Final ≥ 90 %, the empty pages at mean Final ≤ 15 %");
+  else if (data.arms.some((arm) => arm.name === "reference"))
+    console.log("evaluator calibration targets met: the true pages at IFS 100 % and mean Final ≥ 90 %, the empty pages at mean Final ≤ 15 %");
   if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
   console.log(`\nreport: ${files.reportHtml}`);
   return problems.length === 0 && summary.failed === 0 ? 0 : 1;

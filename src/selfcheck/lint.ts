@@ -33,7 +33,8 @@ function readLintFactsInPage(): PageLintFacts {
   const imagesWithoutSize = Array.from(document.querySelectorAll("img"))
     .filter((image) => !image.hasAttribute("width") || !image.hasAttribute("height"))
     .map((image) => `<img src="${(image.getAttribute("src") ?? "").slice(0, 80)}">`);
-  const clickableSelector = "button, a[href], [onclick], [role=button], input[type=button], input[type=submit], input[type=checkbox], input[type=radio], summary, select";
+  const clickableSelector =
+    "button, a[href], [onclick], [role=button], input[type=button], input[type=submit], input[type=checkbox], input[type=radio], summary, select";
   const visible = (element: Element): boolean => {
     const box = element.getBoundingClientRect();
     const style = getComputedStyle(element);
@@ -52,7 +53,13 @@ export async function readLintFacts(page: Page): Promise<PageLintFacts> {
 /** Off-origin URLs written in the page's source (http(s), protocol-relative, ws). */
 export function offOriginUrls(html: string): string[] {
   const urls = html.match(/(?:https?:|wss?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'<>)]*/gi) ?? [];
-  return [...new Set(urls.filter((url) => !/\/\/(?:127\.0\.0\.1|localhost)(?::\d+)?/i.test(url) && !/^\/\/www\.w3\.org\//i.test(url) && !/w3\.org\/(?:2000|1999)\//i.test(url)))];
+  return [
+    ...new Set(
+      urls.filter(
+        (url) => !/\/\/(?:127\.0\.0\.1|localhost)(?::\d+)?/i.test(url) && !/^\/\/www\.w3\.org\//i.test(url) && !/w3\.org\/(?:2000|1999)\//i.test(url),
+      ),
+    ),
+  ];
 }
 
 /**
@@ -69,7 +76,8 @@ export function lintFindings(options: { html: string; facts?: PageLintFacts; inc
     }
   }
   for (const url of offOriginUrls(options.html)) {
-    if (!findings.some((finding) => finding.kind === "off-origin" && finding.detail.includes(url))) findings.push({ kind: "off-origin", detail: `in the source: ${url}` });
+    if (!findings.some((finding) => finding.kind === "off-origin" && finding.detail.includes(url)))
+      findings.push({ kind: "off-origin", detail: `in the source: ${url}` });
   }
   for (const image of options.facts?.imagesWithoutSize ?? []) findings.push({ kind: "img-without-size", detail: image });
   for (const clickable of options.facts?.clickablesWithoutBtn ?? []) findings.push({ kind: "clickable-without-btn", detail: clickable });

@@ -20,8 +20,8 @@
  * nothing but is listed. Each names the screenshot and the video frame it concerns.
  */
 import type { VideoState } from "../media/video-states.ts";
-import type { LintFinding } from "./lint.ts";
 import type { Alignment } from "./compare.ts";
+import type { LintFinding } from "./lint.ts";
 import type { SelfReplayResult } from "./self-replay.ts";
 import type { StepEvidence } from "./step-evidence.ts";
 
@@ -76,7 +76,11 @@ export interface ScoreInputs {
   screenshotLabel: (index: number) => string;
 }
 
-const quoteWords = (words: readonly string[]) => words.slice(0, 6).map((word) => `'${word}'`).join(", ") + (words.length > 6 ? ", …" : "");
+const quoteWords = (words: readonly string[]) =>
+  words
+    .slice(0, 6)
+    .map((word) => `'${word}'`)
+    .join(", ") + (words.length > 6 ? ", …" : "");
 
 /** Why a change was not the video's, in a critic's words. */
 function wrongChangeDetail(evidence: StepEvidence): string {
@@ -133,15 +137,36 @@ export function scoreSelfCheck(inputs: ScoreInputs): SelfScore {
         const common = { cost: SELF_SCORE_WEIGHTS.behaviour / n, step: k, screenshot: inputs.screenshotLabel(k + 1) };
         findings.push(
           evidence
-            ? { kind: "wrong-change", ...common, message: `${what} changed the page, but not as the video does here (to the state at ${states[after]?.startSec.toFixed(1)} s): ${wrongChangeDetail(evidence)}`, ...frame(after) }
+            ? {
+                kind: "wrong-change",
+                ...common,
+                message: `${what} changed the page, but not as the video does here (to the state at ${states[after]?.startSec.toFixed(1)} s): ${wrongChangeDetail(evidence)}`,
+                ...frame(after),
+              }
             : videoChanged
-              ? { kind: "no-change", ...common, message: `${what} changed the page by only ${step.changedPixels} pixels, but the video changes here (to the state at ${states[after]?.startSec.toFixed(1)} s)`, ...frame(after === before ? next : after) }
-              : { kind: "unexpected-change", ...common, message: `${what} changed ${step.changedPixels} pixels of the page, but the video shows no change here`, ...frame(after) },
+              ? {
+                  kind: "no-change",
+                  ...common,
+                  message: `${what} changed the page by only ${step.changedPixels} pixels, but the video changes here (to the state at ${states[after]?.startSec.toFixed(1)} s)`,
+                  ...frame(after === before ? next : after),
+                }
+              : {
+                  kind: "unexpected-change",
+                  ...common,
+                  message: `${what} changed ${step.changedPixels} pixels of the page, but the video shows no change here`,
+                  ...frame(after),
+                },
         );
       }
     }
     for (const error of step.pageErrors) {
-      findings.push({ kind: "page-error", cost: 0, message: `action ${k} raised a script error: ${error}`, step: k, screenshot: inputs.screenshotLabel(k + 1) });
+      findings.push({
+        kind: "page-error",
+        cost: 0,
+        message: `action ${k} raised a script error: ${error}`,
+        step: k,
+        screenshot: inputs.screenshotLabel(k + 1),
+      });
     }
     steps.push(verdict);
   }
@@ -162,8 +187,14 @@ export function scoreSelfCheck(inputs: ScoreInputs): SelfScore {
       ...frame(state),
     });
   });
-  if (states.length === 0) findings.push({ kind: "video", cost: SELF_SCORE_WEIGHTS.appearance, message: "the video has no stable state to compare the page with: appearance counts 0, steps count when they changed the screen" });
-  if (n === 0) findings.push({ kind: "step-failed", cost: 0, message: "no action to replay: the page's behaviour was not checked (behaviour counts 1), only its look" });
+  if (states.length === 0)
+    findings.push({
+      kind: "video",
+      cost: SELF_SCORE_WEIGHTS.appearance,
+      message: "the video has no stable state to compare the page with: appearance counts 0, steps count when they changed the screen",
+    });
+  if (n === 0)
+    findings.push({ kind: "step-failed", cost: 0, message: "no action to replay: the page's behaviour was not checked (behaviour counts 1), only its look" });
   if (replay.error) findings.push({ kind: "step-failed", cost: 0, message: `the page broke down: ${replay.error.code}: ${replay.error.message}` });
   for (const item of inputs.lint) findings.push({ kind: "lint", cost: 0, message: `${item.kind}: ${item.detail}` });
 

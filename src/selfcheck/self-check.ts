@@ -11,19 +11,19 @@
  */
 import fs from "node:fs";
 import type { HostTimeouts } from "../browser/host.ts";
-import type { PageSlots } from "../replay/hosted-replay.ts";
-import type { ReplayAction } from "../replay/replay.ts";
-import { toErrorRecord, type ErrorRecord } from "../errors.ts";
-import { writeFileAtomic } from "../files/atomic.ts";
+import { type ErrorRecord, toErrorRecord } from "../errors.ts";
 import { ocrEngineInfo } from "../evaluator/metrics/ocr.ts";
 import type { VisualMetric } from "../evaluator/metrics/visual.ts";
-import { videoStates, type VideoState, type VideoStates } from "../media/video-states.ts";
+import { writeFileAtomic } from "../files/atomic.ts";
+import { type VideoState, type VideoStates, videoStates } from "../media/video-states.ts";
+import type { PageSlots } from "../replay/hosted-replay.ts";
+import type { ReplayAction } from "../replay/replay.ts";
 import { candidateFiles, RESULT_FILES } from "../results/layout.ts";
 import type { TaskInputs } from "../tasks/schema.ts";
-import { alignTrajectory, isBlankPicture, pairSimilarity, readImage, type ImageReading } from "./compare.ts";
-import { lintFindings, type LintFinding } from "./lint.ts";
-import { SELF_SCORE_WEIGHTS, scoreSelfCheck, type Finding, type StepVerdict } from "./score.ts";
-import { selfReplay, type SelfReplayStep } from "./self-replay.ts";
+import { alignTrajectory, type ImageReading, isBlankPicture, pairSimilarity, readImage } from "./compare.ts";
+import { type LintFinding, lintFindings } from "./lint.ts";
+import { type Finding, SELF_SCORE_WEIGHTS, type StepVerdict, scoreSelfCheck } from "./score.ts";
+import { type SelfReplayStep, selfReplay } from "./self-replay.ts";
 import { StepEvidenceSource } from "./step-evidence.ts";
 
 export const SELF_CHECK_RECORD_VERSION = 1;
@@ -66,7 +66,12 @@ export interface SelfCheckRecord {
   /** Ranked by cost, highest first. */
   findings: Finding[];
   lint: LintFinding[];
-  video: { sha256?: string; states: Array<Pick<VideoState, "index" | "startSec" | "endSec" | "frameSec" | "framePath">>; findings: string[]; error?: ErrorRecord };
+  video: {
+    sha256?: string;
+    states: Array<Pick<VideoState, "index" | "startSec" | "endSec" | "frameSec" | "framePath">>;
+    findings: string[];
+    error?: ErrorRecord;
+  };
   /** The screenshot before the first action: its aligned state and similarity. */
   initial?: { state: number; similarity: { text: number; image: number; combined: number } };
   page: { error?: ErrorRecord; memory?: unknown; screenshots: string[] };
@@ -136,7 +141,12 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
   // The page's own source, for links it writes to other origins (none when it is missing).
   const page = candidateFiles(options.candidateDir).page;
   const html = fs.existsSync(page) ? fs.readFileSync(page, "utf8") : "";
-  const lint = lintFindings({ html, ...(replay.lint ? { facts: replay.lint } : {}), incidents: replay.incidents, ...(replay.loadedAtMs !== undefined ? { loadedAtMs: replay.loadedAtMs } : {}) });
+  const lint = lintFindings({
+    html,
+    ...(replay.lint ? { facts: replay.lint } : {}),
+    incidents: replay.incidents,
+    ...(replay.loadedAtMs !== undefined ? { loadedAtMs: replay.loadedAtMs } : {}),
+  });
   const score = scoreSelfCheck({ replay, states, alignment, lint, evidence, screenshotLabel: label });
   if (video.error) score.findings.push({ kind: "video", cost: 0, message: `the video could not be read: ${video.error.message}` });
   for (const finding of video.states?.findings ?? []) score.findings.push({ kind: "video", cost: 0, message: finding });
@@ -171,8 +181,14 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
       findings: video.states?.findings ?? [],
       ...(video.error ? { error: video.error } : {}),
     },
-    ...(alignment.states[0] !== undefined && alignment.similarities[0] ? { initial: { state: alignment.states[0], similarity: alignment.similarities[0] } } : {}),
-    page: { ...(replay.error ? { error: replay.error } : {}), ...(replay.memory ? { memory: replay.memory } : {}), screenshots: replay.screenshots.map((_, index) => label(index)) },
+    ...(alignment.states[0] !== undefined && alignment.similarities[0]
+      ? { initial: { state: alignment.states[0], similarity: alignment.similarities[0] } }
+      : {}),
+    page: {
+      ...(replay.error ? { error: replay.error } : {}),
+      ...(replay.memory ? { memory: replay.memory } : {}),
+      screenshots: replay.screenshots.map((_, index) => label(index)),
+    },
     settings: {
       grounding: "heuristic",
       ocrEngine: `${scorers.ocr.name} ${scorers.ocr.version} ${scorers.ocr.detail}`,

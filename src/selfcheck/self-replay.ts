@@ -13,13 +13,13 @@ import path from "node:path";
 import type { Page } from "playwright";
 import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
 import type { ErrorRecord } from "../errors.ts";
-import { pixelDiff } from "../evaluator/judge/pixel-diff.ts";
 import { HEURISTIC_JUDGE_SETTINGS } from "../evaluator/judge/heuristic.ts";
+import { pixelDiff } from "../evaluator/judge/pixel-diff.ts";
 import { createHeuristicGrounder } from "../replay/grounding/heuristic.ts";
-import { replayHostedCandidate, type PageSlots } from "../replay/hosted-replay.ts";
+import { type PageSlots, replayHostedCandidate } from "../replay/hosted-replay.ts";
 import type { ReplayAction, ReplayStep } from "../replay/replay.ts";
 import type { TaskInputs } from "../tasks/schema.ts";
-import { readLintFacts, type PageLintFacts } from "./lint.ts";
+import { type PageLintFacts, readLintFacts } from "./lint.ts";
 
 export interface SelfReplayOptions {
   inputs: TaskInputs;

@@ -27,7 +27,13 @@ export interface Tracking {
 }
 
 export function trackingOf(pages: readonly ScoredPage[]): Tracking {
-  const spearman = pages.length < 2 ? Number.NaN : sampleRankCorrelation(pages.map((page) => page.evaluator), pages.map((page) => page.signal));
+  const spearman =
+    pages.length < 2
+      ? Number.NaN
+      : sampleRankCorrelation(
+          pages.map((page) => page.evaluator),
+          pages.map((page) => page.signal),
+        );
   let pairs = 0;
   let agreed = 0;
   for (let i = 0; i < pages.length; i++) {

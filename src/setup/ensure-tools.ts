@@ -5,10 +5,11 @@
  * installed the same way, but only queue mode needs it: without it everything else
  * works and setup says so in one line.
  */
-import fs from "node:fs";
+
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import { IwrError } from "../errors.ts";
-import { findChromium, findFfmpeg, findRedisServer, type FoundTool } from "./find-tools.ts";
+import { type FoundTool, findChromium, findFfmpeg, findRedisServer } from "./find-tools.ts";
 
 export interface SetupReport {
   chromium: FoundTool;
@@ -55,7 +56,10 @@ function isRoot(): boolean {
 function aptInstall(packages: string[], say: (line: string) => void): void {
   say(`installing ${packages.join(" ")} with apt-get (root on Debian/Ubuntu)…`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", ...packages]]) {
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", ...packages],
+  ]) {
     const result = spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env });
     if (result.status !== 0) {
       throw new IwrError("SETUP_MISSING", `apt-get ${args[0]} failed (exit ${result.status ?? result.signal}); run: ${INSTALL_COMMAND}`);
@@ -90,9 +94,12 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   }
   const missingFonts = isDebianLike() ? missingFontPackages() : [];
   if (missingFonts.length > 0) {
-    say(`warning: font packages ${missingFonts.join(", ")} are missing; pages will render differently from the bundled checkpoints. Install: ${INSTALL_COMMAND}`);
+    say(
+      `warning: font packages ${missingFonts.join(", ")} are missing; pages will render differently from the bundled checkpoints. Install: ${INSTALL_COMMAND}`,
+    );
   }
   const redisServer = findRedisServer();
-  if (!redisServer) say(`note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. Install: ${INSTALL_COMMAND}  (or set IWR_REDIS_SERVER)`);
+  if (!redisServer)
+    say(`note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. Install: ${INSTALL_COMMAND}  (or set IWR_REDIS_SERVER)`);
   return { chromium, ffmpeg, installed, missingFonts, ...(redisServer ? { redisServer } : {}) };
 }

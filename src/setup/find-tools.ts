@@ -5,9 +5,9 @@
  * shipped by @ffmpeg-installer (no ffprobe: probing falls back to `ffmpeg -i`).
  */
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { createRequire } from "node:module";
 
 export interface FoundTool {
   path: string;
@@ -41,7 +41,10 @@ function playwrightCacheChromium(): string | undefined {
     return undefined;
   }
   // Newest revision first; both full Chromium and the headless shell will do.
-  const dirs = entries.filter((name) => /^chromium(_headless_shell)?-\d+$/.test(name)).sort().reverse();
+  const dirs = entries
+    .filter((name) => /^chromium(_headless_shell)?-\d+$/.test(name))
+    .sort()
+    .reverse();
   for (const dir of dirs) {
     for (const rel of ["chrome-linux/chrome", "chrome-linux64/chrome", "chrome-linux/headless_shell", "chrome-headless-shell-linux64/chrome-headless-shell"]) {
       const candidate = path.join(root, dir, rel);

@@ -4,8 +4,8 @@
  */
 import fs from "node:fs/promises";
 import { fieldProblemText, formatZodIssue } from "../config/zod-issues.ts";
-import { TaskLineSchema, lineWarnings, type TaskLine } from "./schema.ts";
 import type { TaskProblem } from "./problems.ts";
+import { lineWarnings, type TaskLine, TaskLineSchema } from "./schema.ts";
 
 export interface TaskLineEntry {
   /** 1-based line number in the file. */
@@ -123,7 +123,10 @@ export async function readTaskLines(file: string): Promise<TaskLinesResult> {
   }
 
   if (syntaxProblems > MAX_SYNTAX_PROBLEMS) {
-    problems.push({ file, message: `${syntaxProblems - MAX_SYNTAX_PROBLEMS} more line(s) are not valid JSON either (${syntaxProblems} of ${taskLines}); is this a task file?` });
+    problems.push({
+      file,
+      message: `${syntaxProblems - MAX_SYNTAX_PROBLEMS} more line(s) are not valid JSON either (${syntaxProblems} of ${taskLines}); is this a task file?`,
+    });
   }
   if (taskLines === 0) problems.push({ file, message: "the file holds no tasks (it is empty)" });
   return { entries, problems, warnings, fileRead: true };

@@ -10,15 +10,15 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
+import { determinismFromLine } from "../browser/determinism.ts";
+import { errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import type { VideoInfo } from "../media/probe.ts";
 import { readTaskLines, type TaskLineEntry } from "./jsonl.ts";
-import { sortProblems, taskProblemsError, type TaskProblem } from "./problems.ts";
-import { ResolutionString, UNKNOWN_CLASS, parseResolution, type Task, type TaskInputs, type TaskLine, type TaskTruth } from "./schema.ts";
 import { taskDir } from "./layout.ts";
-import { errorMessage } from "../errors.ts";
+import { sortProblems, type TaskProblem, taskProblemsError } from "./problems.ts";
+import { parseResolution, ResolutionString, type Task, type TaskInputs, type TaskLine, type TaskTruth, UNKNOWN_CLASS } from "./schema.ts";
 import { checkTaskFolder, type TaskFiles } from "./validate.ts";
-import { determinismFromLine } from "../browser/determinism.ts";
 
 export interface LoadOptions {
   /** Probe every video with ffprobe and read every PNG header (slower, thorough). Default false. */
@@ -53,18 +53,28 @@ const FOLDER_CHECK_CONCURRENCY = 2;
 const logger = log("tasks");
 
 /** The line's resolution, or the harness's fallback with where it came from; undefined when refused. */
-async function resolutionOf(task: TaskLine, dir: string, fallback: LoadOptions["resolutionFallback"]): Promise<{ resolution?: string; problem?: string; warning?: string }> {
+async function resolutionOf(
+  task: TaskLine,
+  dir: string,
+  fallback: LoadOptions["resolutionFallback"],
+): Promise<{ resolution?: string; problem?: string; warning?: string }> {
   const own = task.recording_details?.resolution;
   if (own) return { resolution: own };
   if (fallback !== "harness") {
-    return { problem: "recording_details.resolution: missing (the official profile falls back to the task folder's metadata.json, then 1920x1080, as the harness's generation does)" };
+    return {
+      problem:
+        "recording_details.resolution: missing (the official profile falls back to the task folder's metadata.json, then 1920x1080, as the harness's generation does)",
+    };
   }
   const metadataFile = path.join(dir, "metadata.json");
   let text: string | undefined;
   try {
     text = await fs.readFile(metadataFile, "utf8");
   } catch {
-    return { resolution: HARNESS_DEFAULT_RESOLUTION, warning: `recording_details.resolution: missing and no ${metadataFile}; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does` };
+    return {
+      resolution: HARNESS_DEFAULT_RESOLUTION,
+      warning: `recording_details.resolution: missing and no ${metadataFile}; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does`,
+    };
   }
   let metadata: unknown;
   try {
@@ -74,7 +84,11 @@ async function resolutionOf(task: TaskLine, dir: string, fallback: LoadOptions["
   }
   const details = typeof metadata === "object" && metadata !== null ? (metadata as { recording_details?: unknown }).recording_details : undefined;
   const fromFile = typeof details === "object" && details !== null ? (details as { resolution?: unknown }).resolution : undefined;
-  if (fromFile === undefined) return { resolution: HARNESS_DEFAULT_RESOLUTION, warning: `recording_details.resolution: missing, and ${metadataFile} names none; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does` };
+  if (fromFile === undefined)
+    return {
+      resolution: HARNESS_DEFAULT_RESOLUTION,
+      warning: `recording_details.resolution: missing, and ${metadataFile} names none; using ${HARNESS_DEFAULT_RESOLUTION}, as the harness does`,
+    };
   const checked = ResolutionString.safeParse(fromFile);
   if (!checked.success) return { problem: `${metadataFile}: recording_details.resolution: ${checked.error.issues[0]?.message ?? "invalid"}` };
   return { resolution: checked.data, warning: `recording_details.resolution: missing; using ${checked.data} from ${metadataFile}, as the harness does` };

@@ -9,22 +9,53 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { ASSET_PLACEHOLDER } from "./schema.ts";
 import { TASK_FILES } from "./layout.ts";
+import { ASSET_PLACEHOLDER } from "./schema.ts";
 
 /** `src`/`href`/`poster`/`data` values (quoted or not) of elements that load something. */
-const LOADING_ATTRIBUTE = /<(script|link|img|source|video|audio|embed|object|input|track)\b[^>]*?\s(src|href|poster|data)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi;
+const LOADING_ATTRIBUTE =
+  /<(script|link|img|source|video|audio|embed|object|input|track)\b[^>]*?\s(src|href|poster|data)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi;
 const LINK_REL = /\brel\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i;
 const BASE_HREF = /<base\b[^>]*?\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i;
 /** Which attribute loads something on which element (an input's `data` or an object's `src` loads nothing). */
-const LOADING_PAIRS = new Set(["script:src", "link:href", "img:src", "source:src", "video:src", "video:poster", "audio:src", "embed:src", "object:data", "input:src", "track:src"]);
+const LOADING_PAIRS = new Set([
+  "script:src",
+  "link:href",
+  "img:src",
+  "source:src",
+  "video:src",
+  "video:poster",
+  "audio:src",
+  "embed:src",
+  "object:data",
+  "input:src",
+  "track:src",
+]);
 /**
  * Links that load nothing the page shows: navigation and metadata, and the icons a
  * headless browser never fetches (favicons, iOS home-screen icons and start images).
  */
 const NON_LOADING_RELS = new Set([
-  "canonical", "alternate", "author", "help", "license", "next", "prev", "search", "bookmark", "external", "nofollow", "noopener", "noreferrer", "manifest",
-  "icon", "shortcut", "apple-touch-icon", "apple-touch-icon-precomposed", "apple-touch-startup-image", "mask-icon",
+  "canonical",
+  "alternate",
+  "author",
+  "help",
+  "license",
+  "next",
+  "prev",
+  "search",
+  "bookmark",
+  "external",
+  "nofollow",
+  "noopener",
+  "noreferrer",
+  "manifest",
+  "icon",
+  "shortcut",
+  "apple-touch-icon",
+  "apple-touch-icon-precomposed",
+  "apple-touch-startup-image",
+  "mask-icon",
 ]);
 /** Where the reference is served, for resolving names as the browser does. */
 const SERVED_AT = "http://reference.invalid/";
@@ -118,8 +149,14 @@ export async function missingReferenceFiles(taskDir: string, assetsDir: string):
       problems.push(`${page}: names ${named}, outside ${placeholder ? "assets/" : "reference/"}: it cannot be served`);
       continue;
     }
-    const exists = await fs.stat(target).then((stat) => stat.isFile(), () => false);
-    if (!exists) problems.push(`${page}: names ${named}, which is not in ${placeholder ? "assets/" : "reference/"} (record the task again: the reference page keeps the site's files beside it)`);
+    const exists = await fs.stat(target).then(
+      (stat) => stat.isFile(),
+      () => false,
+    );
+    if (!exists)
+      problems.push(
+        `${page}: names ${named}, which is not in ${placeholder ? "assets/" : "reference/"} (record the task again: the reference page keeps the site's files beside it)`,
+      );
   }
   return problems;
 }

@@ -13,8 +13,8 @@
  * do not need is a warning (`lineWarnings`), listed apart from errors.
  */
 import { z } from "zod";
+import { type Determinism, MAX_RANDOM_SEED } from "../browser/determinism.ts";
 import { MAX_VIEWPORT_SIDE } from "../protocol.ts";
-import { MAX_RANDOM_SEED, type Determinism } from "../browser/determinism.ts";
 
 export const ACTION_TYPES = ["Click", "Type", "Scroll", "Press"] as const;
 export const INTERACTION_CLASSES = ["L1", "L2", "L3", "L4"] as const;
@@ -40,7 +40,11 @@ export const ActionSchema = z.looseObject({
   type: z.enum(ACTION_TYPES),
   parameters: ActionParametersSchema,
   /** The harness skips a null or empty assertion. */
-  logical_assertion: z.string().nullable().default("").transform((assertion) => assertion ?? ""),
+  logical_assertion: z
+    .string()
+    .nullable()
+    .default("")
+    .transform((assertion) => assertion ?? ""),
   /** The harness reads a missing flag as false. */
   visual_evaluation_flag: z.boolean().default(false),
   checkpoint_screenshot: z.string().nullable().optional(),
@@ -84,20 +88,29 @@ export function lineWarnings(raw: unknown): Array<{ path: string; message: strin
   if (typeof raw !== "object" || raw === null) return [];
   const line = raw as Record<string, unknown>;
   const warnings: Array<{ path: string; message: string }> = [];
-  const record = (value: unknown): Record<string, unknown> | undefined => (typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined);
+  const record = (value: unknown): Record<string, unknown> | undefined =>
+    typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined;
   const classification = record(line.classification);
-  if (!classification) warnings.push({ path: "classification", message: "missing: the task counts as class 'unknown' in per-class tables and is left out by class filters" });
-  else for (const key of ["interaction_complexity", "visual_complexity", "domain"]) if (classification[key] === undefined) warnings.push({ path: `classification.${key}`, message: "missing ('unknown' in reports)" });
+  if (!classification)
+    warnings.push({ path: "classification", message: "missing: the task counts as class 'unknown' in per-class tables and is left out by class filters" });
+  else
+    for (const key of ["interaction_complexity", "visual_complexity", "domain"])
+      if (classification[key] === undefined) warnings.push({ path: `classification.${key}`, message: "missing ('unknown' in reports)" });
   if (line.source_website === undefined) warnings.push({ path: "source_website", message: "missing ('unknown' in reports)" });
   const actions = Array.isArray(line.action_sequence) ? line.action_sequence : [];
   actions.forEach((value, index) => {
     const action = record(value);
     if (!action) return;
-    if (!("visual_evaluation_flag" in action)) warnings.push({ path: `action_sequence[${index}].visual_evaluation_flag`, message: "missing: read as false, as the harness does" });
-    if (action.logical_assertion === null) warnings.push({ path: `action_sequence[${index}].logical_assertion`, message: "null: no assertion is judged for this action" });
+    if (!("visual_evaluation_flag" in action))
+      warnings.push({ path: `action_sequence[${index}].visual_evaluation_flag`, message: "missing: read as false, as the harness does" });
+    if (action.logical_assertion === null)
+      warnings.push({ path: `action_sequence[${index}].logical_assertion`, message: "null: no assertion is judged for this action" });
     const parameters = record(action.parameters);
     if (action.type === "Type" && parameters && parameters.text === undefined) {
-      warnings.push({ path: `action_sequence[${index}].parameters.text`, message: "missing: the text to type is read from the description (by the grounding model, or the first quoted string for the heuristic grounding)" });
+      warnings.push({
+        path: `action_sequence[${index}].parameters.text`,
+        message: "missing: the text to type is read from the description (by the grounding model, or the first quoted string for the heuristic grounding)",
+      });
     }
   });
   return warnings;

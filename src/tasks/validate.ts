@@ -15,12 +15,12 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { missingReferenceFiles } from "./reference-files.ts";
-import { errorMessage } from "../errors.ts";
 import sharp from "sharp";
+import { errorMessage } from "../errors.ts";
 import { checkVideoDecodes } from "../media/decode-check.ts";
 import { probeVideo, type VideoInfo } from "../media/probe.ts";
-import { TASK_FILES, checkpointFileName, checkpointStep, isSheetFileName, sortSheetNames, taskDir, taskSetDir } from "./layout.ts";
+import { checkpointFileName, checkpointStep, isSheetFileName, sortSheetNames, TASK_FILES, taskDir, taskSetDir } from "./layout.ts";
+import { missingReferenceFiles } from "./reference-files.ts";
 import { expectedCheckpointCount, parseResolution, type TaskLine } from "./schema.ts";
 
 /** The files of a task folder that passed every check. */
@@ -132,7 +132,8 @@ async function checkSheets(sheetsDir: string, assetCount: number, problems: stri
   if (!(await requireFolder(sheetsDir, "the asset sheet folder", problems))) return [];
   const sheets = sortSheetNames((await fileNames(sheetsDir)).filter(isSheetFileName));
   if (sheets.length === 0 && assetCount > 0) problems.push(`${sheetsDir}: no asset sheet (stitched_image*.png) in the folder`);
-  if (sheets.length === 0 && assetCount === 0) warnings.push(`${sheetsDir}: no asset sheet and no asset: the page shows no image (a generator gets the video alone)`);
+  if (sheets.length === 0 && assetCount === 0)
+    warnings.push(`${sheetsDir}: no asset sheet and no asset: the page shows no image (a generator gets the video alone)`);
   return sheets.map((name) => path.join(sheetsDir, name));
 }
 
@@ -174,7 +175,9 @@ async function checkImages(files: readonly string[], problems: string[], warning
     try {
       const { info } = await sharp(file).raw().toBuffer({ resolveWithObject: true });
       if (expected && (info.width !== expected.width || info.height !== expected.height)) {
-        warnings.push(`${file}: ${info.width}x${info.height}, not the task's resolution ${expected.width}x${expected.height} (the evaluator compares it with screenshots of that size)`);
+        warnings.push(
+          `${file}: ${info.width}x${info.height}, not the task's resolution ${expected.width}x${expected.height} (the evaluator compares it with screenshots of that size)`,
+        );
       }
     } catch (error) {
       problems.push(`${file}: not a readable image: ${errorMessage(error)}`);
@@ -199,8 +202,20 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
   const checkpointsDir = path.join(dir, TASK_FILES.checkpointsDir);
   const checkpointPaths = options.needsCheckpoints === false ? [] : await checkCheckpoints(checkpointsDir, task, problems);
   // lstat: a dangling link is there (and gets reported), not missing.
-  const present = (target: string) => fs.lstat(target).then(() => true, () => false);
-  const linked = [videoPath, sheetsDir, ...sheetPaths, assetsDir, ...assetFiles.map((name) => path.join(assetsDir, name)), ...(options.needsCheckpoints === false ? [] : [checkpointsDir]), ...checkpointPaths];
+  const present = (target: string) =>
+    fs.lstat(target).then(
+      () => true,
+      () => false,
+    );
+  const linked = [
+    videoPath,
+    sheetsDir,
+    ...sheetPaths,
+    assetsDir,
+    ...assetFiles.map((name) => path.join(assetsDir, name)),
+    ...(options.needsCheckpoints === false ? [] : [checkpointsDir]),
+    ...checkpointPaths,
+  ];
   const existing: string[] = [];
   for (const target of linked) if (await present(target)) existing.push(target);
   // Nothing outside the dataset is opened, not even to check it.

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
-import { TaskLineSchema, type TaskLine } from "./schema.ts";
+import { type TaskLine, TaskLineSchema } from "./schema.ts";
 
 interface ExistingLine {
   readonly id: number;
@@ -32,7 +32,10 @@ function readExistingLines(jsonlPath: string): ExistingLine[] {
       id = (JSON.parse(line) as { id?: unknown }).id;
     } catch {
       // Rewriting a file we cannot read would silently drop a line: refuse instead.
-      throw new IwrError("TASK_INVALID", `${jsonlPath}:${index + 1}: not valid JSON; fix or remove the line before adding tasks`, { file: jsonlPath, line: index + 1 });
+      throw new IwrError("TASK_INVALID", `${jsonlPath}:${index + 1}: not valid JSON; fix or remove the line before adding tasks`, {
+        file: jsonlPath,
+        line: index + 1,
+      });
     }
     if (typeof id !== "number" || !Number.isInteger(id)) {
       throw new IwrError("TASK_INVALID", `${jsonlPath}:${index + 1}: id: expected an integer, got ${JSON.stringify(id)}`, { file: jsonlPath, line: index + 1 });

@@ -6,14 +6,15 @@ import { describe, expect, it } from "vitest";
 import { applyEdits, parseEdits } from "../../agents/reconstruct/edits.ts";
 import { parseJsonReply } from "../../agents/reconstruct/json-reply.ts";
 import { AgentSettingsSchema, recursionLimitFor, settingsHash } from "../../agents/reconstruct/settings.ts";
-import { StoryboardSchema, actionsOfStoryboard } from "../../agents/reconstruct/storyboard.ts";
+import { actionsOfStoryboard, StoryboardSchema } from "../../agents/reconstruct/storyboard.ts";
 import { withoutDevServerPreload } from "../../agents/reconstruct/studio-workers.ts";
 
 const PAGE = "<html>\n<body>\n<h1>Cart</h1>\n<p>Total: 0</p>\n<p>Total: 0</p>\n</body>\n</html>\n";
 
 describe("search/replace edits", () => {
   it("applies edits whose SEARCH part occurs once, in order", () => {
-    const reply = "Here:\n<<<<<<< SEARCH\n<h1>Cart</h1>\n=======\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n<<<<<<< SEARCH\n<body>\n<h1>Your cart</h1>\n=======\n<body class=\"shop\">\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n";
+    const reply =
+      'Here:\n<<<<<<< SEARCH\n<h1>Cart</h1>\n=======\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n<<<<<<< SEARCH\n<body>\n<h1>Your cart</h1>\n=======\n<body class="shop">\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n';
     const outcome = applyEdits(PAGE, parseEdits(reply));
     expect(outcome).toMatchObject({ proposed: 2, applied: 2, failed: [] });
     expect(outcome.page).toContain('<body class="shop">\n<h1>Your cart</h1>');
@@ -31,7 +32,11 @@ describe("search/replace edits", () => {
 
 describe("JSON replies", () => {
   it("takes the fenced block, or the outermost braces, and validates the shape", () => {
-    const storyboard = parseJsonReply('Sure.\n```json\n{"actions":[{"type":"Type","target":"the search box","text":"milk","effect":"results"}]}\n```', StoryboardSchema, "analyze");
+    const storyboard = parseJsonReply(
+      'Sure.\n```json\n{"actions":[{"type":"Type","target":"the search box","text":"milk","effect":"results"}]}\n```',
+      StoryboardSchema,
+      "analyze",
+    );
     expect(actionsOfStoryboard(storyboard)).toEqual([{ type: "Type", description: "the search box", text: "milk" }]);
     expect(parseJsonReply('{"regions": []} and more', StoryboardSchema, "analyze").regions).toEqual([]);
   });
@@ -39,7 +44,9 @@ describe("JSON replies", () => {
   it("garbage is a MODEL_REPLY error naming what is wrong", () => {
     expect(() => parseJsonReply("<html>no json</html>", StoryboardSchema, "analyze")).toThrow(/analyze: the reply holds no JSON object/);
     expect(() => parseJsonReply("```json\n{oops}\n```", StoryboardSchema, "analyze")).toThrow(/does not parse/);
-    expect(() => parseJsonReply('{"actions":[{"type":"Hover","target":"x"}]}', StoryboardSchema, "analyze")).toThrow(/not the expected shape: actions\[0\]\.type/);
+    expect(() => parseJsonReply('{"actions":[{"type":"Hover","target":"x"}]}', StoryboardSchema, "analyze")).toThrow(
+      /not the expected shape: actions\[0\]\.type/,
+    );
   });
 });
 

@@ -7,10 +7,10 @@
  * self-checked in real Chromium and its model calls answered by a local OpenAI-compatible
  * server from a script (a fixture).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildReconstructionGraph } from "../../agents/reconstruct/graph.ts";
 import { replayActionOf } from "../../src/replay/replay.ts";
@@ -18,7 +18,7 @@ import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { CRITIQUE_REPLY, requestKind, scriptedAgentModel, scriptlessPageReply, storyboardReply, truePageReply } from "../support/agent-scripts.ts";
 import { until } from "../support/iwr-processes.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
+import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
 import { freePort } from "../support/redis-server.ts";
 
 const TASK_ID = 4;
@@ -49,7 +49,9 @@ async function api<T>(method: "GET" | "POST", route: string, body?: unknown): Pr
  * reach it, its usage analytics are off, and the model endpoint is the local server.
  */
 function studioEnv(baseURL: string, draftsDir: string): NodeJS.ProcessEnv {
-  const passed = Object.entries(process.env).filter(([name]) => ["PATH", "HOME", "TMPDIR", "LANG", "CI"].includes(name) || name.startsWith("IWR_") || name.startsWith("PLAYWRIGHT_"));
+  const passed = Object.entries(process.env).filter(
+    ([name]) => ["PATH", "HOME", "TMPDIR", "LANG", "CI"].includes(name) || name.startsWith("IWR_") || name.startsWith("PLAYWRIGHT_"),
+  );
   return {
     ...Object.fromEntries(passed),
     OPENAI_BASE_URL: baseURL,
@@ -85,21 +87,29 @@ beforeAll(async () => {
   const port = await freePort();
   studioUrl = `http://127.0.0.1:${port}`;
   // Its own process group: the server runs two levels down (CLI, tsx, node) and is ended with the group.
-  studio = spawn(process.execPath, [CLI, "dev", "--config", path.join(dir, "langgraph.json"), "--host", "127.0.0.1", "--port", String(port), "--no-browser", "--no-reload"], {
-    cwd: dir,
-    env: studioEnv(server.baseURL, path.join(dir, "studio")),
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+  studio = spawn(
+    process.execPath,
+    [CLI, "dev", "--config", path.join(dir, "langgraph.json"), "--host", "127.0.0.1", "--port", String(port), "--no-browser", "--no-reload"],
+    {
+      cwd: dir,
+      env: studioEnv(server.baseURL, path.join(dir, "studio")),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
   const collect = (chunk: Buffer) => studioLines.push(...chunk.toString().split("\n").filter(Boolean));
   studio.stdout!.on("data", collect);
   studio.stderr!.on("data", collect);
   let ready = false;
   try {
-    await until(`the LangGraph dev server on ${studioUrl}`, () => {
-      void answers(`${studioUrl}/ok`).then((ok) => (ready ||= ok));
-      return ready || exited(studio);
-    }, 120_000);
+    await until(
+      `the LangGraph dev server on ${studioUrl}`,
+      () => {
+        void answers(`${studioUrl}/ok`).then((ok) => (ready ||= ok));
+        return ready || exited(studio);
+      },
+      120_000,
+    );
   } catch (error) {
     throw new Error(`${String(error)}; its output:\n${studioLines.join("\n")}`);
   }
@@ -115,10 +125,14 @@ afterAll(async () => {
     clearTimeout(killer);
     // The CLI ends its children from its own exit handler: wait until nothing answers on the port.
     let closed = false;
-    await until("the dev server's port to close", () => {
-      void answers(`${studioUrl}/ok`).then((ok) => (closed ||= !ok));
-      return closed;
-    }, 30_000).catch(() => process.kill(-studio.pid!, "SIGKILL"));
+    await until(
+      "the dev server's port to close",
+      () => {
+        void answers(`${studioUrl}/ok`).then((ok) => (closed ||= !ok));
+        return closed;
+      },
+      30_000,
+    ).catch(() => process.kill(-studio.pid!, "SIGKILL"));
   }
   await server?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
@@ -128,48 +142,69 @@ describe("LangGraph Studio's dev server", () => {
   it("lists the reconstruct graph and draws the compiled graph's nodes and edges", async () => {
     const assistants = await api<Array<{ assistant_id: string; graph_id: string }>>("POST", "/assistants/search", { graph_id: "reconstruct" });
     expect(assistants.map((assistant) => assistant.graph_id)).toEqual(["reconstruct"]);
-    const drawn = await api<{ nodes: Array<{ id: string }>; edges: Array<{ source: string; target: string; conditional?: boolean }> }>("GET", `/assistants/${assistants[0]!.assistant_id}/graph`);
+    const drawn = await api<{ nodes: Array<{ id: string }>; edges: Array<{ source: string; target: string; conditional?: boolean }> }>(
+      "GET",
+      `/assistants/${assistants[0]!.assistant_id}/graph`,
+    );
     const compiled = await buildReconstructionGraph().getGraphAsync();
     expect(drawn.nodes.map((node) => node.id).sort()).toEqual(Object.keys(compiled.nodes).sort());
-    const edgeText = (edge: { source: string; target: string; conditional?: boolean }) => `${edge.source}${edge.conditional ? " -?-> " : " --> "}${edge.target}`;
+    const edgeText = (edge: { source: string; target: string; conditional?: boolean }) =>
+      `${edge.source}${edge.conditional ? " -?-> " : " --> "}${edge.target}`;
     expect(drawn.edges.map(edgeText).sort()).toEqual(compiled.edges.map(edgeText).sort());
   });
 
-  it("runs a thread to the end from a task's inputs, settings and a model named in the context", async () => {
-    const model = scriptedAgentModel({ analyze: [storyboardReply(task.line.action_sequence.map(replayActionOf))], draft: [scriptlessPageReply(task)], critique: [CRITIQUE_REPLY], revise: [truePageReply(task)] });
-    server.setReplyFunction(model.reply);
-    const thread = await api<{ thread_id: string }>("POST", "/threads", {});
-    const values = await api<{ stopReason?: string; bestDraftId?: number; drafts: Array<{ id: number; origin: string; checked: boolean; selfScore?: number; page?: { path: string } }> }>(
-      "POST",
-      `/threads/${thread.thread_id}/runs/wait`,
-      { assistant_id: "reconstruct", input: { inputs: task.inputs, settings: { maxIterations: 1 } }, context: { model: "gpt-4o" } },
-    );
-    expect(values.stopReason, studioLines.slice(-20).join("\n")).toBe("max-iterations");
-    // Every request reached the model the context named, not IWR_AGENT_MODEL's.
-    expect(server.chatRequests().map(requestKind)).toEqual(["analyze", "draft", "critique", "revise"]);
-    expect(server.chatRequests().every((request) => request.body?.model === "gpt-4o")).toBe(true);
-    expect(values.drafts.map((draft) => [draft.id, draft.origin, draft.checked])).toEqual([
-      [0, "draft", true],
-      [1, "revise", true],
-    ]);
-    // The revision (the page with its scripts) replays as the video does; the scriptless first draft does not.
-    expect(values.bestDraftId).toBe(1);
-    expect(values.drafts[1]!.selfScore!).toBeGreaterThan(values.drafts[0]!.selfScore! + 0.3);
-    // The drafts live in this thread's own folder under IWR_STUDIO_DIR, never in state.
-    const threadDir = path.join(dir, "studio", thread.thread_id);
-    expect(values.drafts[1]!.page!.path.startsWith(threadDir)).toBe(true);
-    expect(fs.readFileSync(values.drafts[1]!.page!.path, "utf8")).toContain("<script");
-    expect(fs.existsSync(path.join(threadDir, "iterations", "1", "selfcheck.json"))).toBe(true);
-  }, STUDIO_TEST_MS);
+  it(
+    "runs a thread to the end from a task's inputs, settings and a model named in the context",
+    async () => {
+      const model = scriptedAgentModel({
+        analyze: [storyboardReply(task.line.action_sequence.map(replayActionOf))],
+        draft: [scriptlessPageReply(task)],
+        critique: [CRITIQUE_REPLY],
+        revise: [truePageReply(task)],
+      });
+      server.setReplyFunction(model.reply);
+      const thread = await api<{ thread_id: string }>("POST", "/threads", {});
+      const values = await api<{
+        stopReason?: string;
+        bestDraftId?: number;
+        drafts: Array<{ id: number; origin: string; checked: boolean; selfScore?: number; page?: { path: string } }>;
+      }>("POST", `/threads/${thread.thread_id}/runs/wait`, {
+        assistant_id: "reconstruct",
+        input: { inputs: task.inputs, settings: { maxIterations: 1 } },
+        context: { model: "gpt-4o" },
+      });
+      expect(values.stopReason, studioLines.slice(-20).join("\n")).toBe("max-iterations");
+      // Every request reached the model the context named, not IWR_AGENT_MODEL's.
+      expect(server.chatRequests().map(requestKind)).toEqual(["analyze", "draft", "critique", "revise"]);
+      expect(server.chatRequests().every((request) => request.body?.model === "gpt-4o")).toBe(true);
+      expect(values.drafts.map((draft) => [draft.id, draft.origin, draft.checked])).toEqual([
+        [0, "draft", true],
+        [1, "revise", true],
+      ]);
+      // The revision (the page with its scripts) replays as the video does; the scriptless first draft does not.
+      expect(values.bestDraftId).toBe(1);
+      expect(values.drafts[1]!.selfScore!).toBeGreaterThan(values.drafts[0]!.selfScore! + 0.3);
+      // The drafts live in this thread's own folder under IWR_STUDIO_DIR, never in state.
+      const threadDir = path.join(dir, "studio", thread.thread_id);
+      expect(values.drafts[1]!.page!.path.startsWith(threadDir)).toBe(true);
+      expect(fs.readFileSync(values.drafts[1]!.page!.path, "utf8")).toContain("<script");
+      expect(fs.existsSync(path.join(threadDir, "iterations", "1", "selfcheck.json"))).toBe(true);
+    },
+    STUDIO_TEST_MS,
+  );
 
-  it("refuses a context that brings some of the run-time parts but not all", async () => {
-    const thread = await api<{ thread_id: string }>("POST", "/threads", {});
-    const run = await fetch(`${studioUrl}/threads/${thread.thread_id}/runs/wait`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ assistant_id: "reconstruct", input: { inputs: task.inputs, settings: { maxIterations: 0 } }, context: { workDir: dir } }),
-    });
-    const text = await run.text();
-    expect(text).toMatch(/a run context needs all of drafter, critic, workDir, metric, host; missing: drafter, critic, metric, host/);
-  }, STUDIO_TEST_MS);
+  it(
+    "refuses a context that brings some of the run-time parts but not all",
+    async () => {
+      const thread = await api<{ thread_id: string }>("POST", "/threads", {});
+      const run = await fetch(`${studioUrl}/threads/${thread.thread_id}/runs/wait`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ assistant_id: "reconstruct", input: { inputs: task.inputs, settings: { maxIterations: 0 } }, context: { workDir: dir } }),
+      });
+      const text = await run.text();
+      expect(text).toMatch(/a run context needs all of drafter, critic, workDir, metric, host; missing: drafter, critic, metric, host/);
+    },
+    STUDIO_TEST_MS,
+  );
 });

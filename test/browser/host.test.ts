@@ -2,10 +2,10 @@ import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IwrError } from "../../src/errors.ts";
 import { openSandboxedPage, type SandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
-import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
+import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
+import { IwrError } from "../../src/errors.ts";
 import { makeTempDir, NORMAL_ASSETS_DIR, NORMAL_SITE_DIR } from "../support/browser-fixtures.ts";
 
 const RESOLUTION = { width: 1000, height: 600 };
@@ -49,9 +49,7 @@ describe("sandboxed page host: a well-behaved page", () => {
   });
 
   it("loads an asset from a second mounted folder through a relative link", async () => {
-    const width = await sandbox.withTimeout("logo width", 3_000, () =>
-      sandbox.page.locator("#logo").evaluate((image: HTMLImageElement) => image.naturalWidth),
-    );
+    const width = await sandbox.withTimeout("logo width", 3_000, () => sandbox.page.locator("#logo").evaluate((image: HTMLImageElement) => image.naturalWidth));
     expect(width).toBe(32);
   });
 
@@ -160,12 +158,12 @@ describe("sandboxed page host: options and entry errors", () => {
   });
 
   it("rejects ambiguous sources and impossible resolutions before opening anything", async () => {
-    await expect(
-      openSandboxedPage({ server, root: NORMAL_SITE_DIR, entry: "index.html", resolution: RESOLUTION }),
-    ).rejects.toThrow(/expected exactly one of server, root or mounts, got 2/);
+    await expect(openSandboxedPage({ server, root: NORMAL_SITE_DIR, entry: "index.html", resolution: RESOLUTION })).rejects.toThrow(
+      /expected exactly one of server, root or mounts, got 2/,
+    );
     await expect(openSandboxedPage({ entry: "index.html", resolution: RESOLUTION })).rejects.toThrow(/got 0/);
-    await expect(
-      openSandboxedPage({ server, entry: "index.html", resolution: { width: 0, height: 600 } }),
-    ).rejects.toThrow(/resolution\.width: expected an integer 1\.\.8192, got 0/);
+    await expect(openSandboxedPage({ server, entry: "index.html", resolution: { width: 0, height: 600 } })).rejects.toThrow(
+      /resolution\.width: expected an integer 1\.\.8192, got 0/,
+    );
   });
 });

@@ -5,10 +5,10 @@
  */
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IwrError } from "../../src/errors.ts";
 import { HOST_LIMITS, openSandboxedPage, type PageIncidentKind, type SandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
+import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
+import { IwrError } from "../../src/errors.ts";
 import { HOSTILE_PAGES_DIR, NORMAL_ASSETS_DIR, NORMAL_SITE_DIR } from "../support/browser-fixtures.ts";
 
 const RESOLUTION = { width: 800, height: 600 };
@@ -145,15 +145,15 @@ describe("hostile pages", () => {
   it("requests to the internet (stylesheet, image, fetch, websocket): each blocked and recorded", async () => {
     const sandbox = await openHostile("internet-requests.html");
     expect(sandbox.loadError).toBeUndefined();
+    await expect.poll(() => sandbox.withTimeout("status", 2_000, () => sandbox.page.textContent("#status")), { timeout: 5_000 }).toBe("fetch blocked");
     await expect
-      .poll(() => sandbox.withTimeout("status", 2_000, () => sandbox.page.textContent("#status")), { timeout: 5_000 })
-      .toBe("fetch blocked");
-    await expect.poll(() => details(sandbox, "blocked-request").sort(), { timeout: 5_000 }).toEqual([
-      "fetch GET https://example.com/api/data",
-      "image GET https://images.example.com/logo.png",
-      "stylesheet GET https://fonts.example.com/style.css",
-      "websocket wss://socket.example.com/live",
-    ]);
+      .poll(() => details(sandbox, "blocked-request").sort(), { timeout: 5_000 })
+      .toEqual([
+        "fetch GET https://example.com/api/data",
+        "image GET https://images.example.com/logo.png",
+        "stylesheet GET https://fonts.example.com/style.css",
+        "websocket wss://socket.example.com/live",
+      ]);
     // The dead-end proxy refused them inside the browser: the page saw its own loads fail.
     expect(details(sandbox, "console-error").some((detail) => /ERR_(?:PROXY|TUNNEL)_CONNECTION_FAILED/.test(detail))).toBe(true);
     await closeWithinBound(sandbox);
@@ -162,9 +162,7 @@ describe("hostile pages", () => {
   it("a service worker: registration is a no-op, recorded, and nothing intercepts the page's requests", async () => {
     const sandbox = await openHostile("service-worker.html");
     expect(sandbox.loadError).toBeUndefined();
-    await expect
-      .poll(() => sandbox.withTimeout("status", 2_000, () => sandbox.page.textContent("#status")), { timeout: 5_000 })
-      .toBe("registrations: 0");
+    await expect.poll(() => sandbox.withTimeout("status", 2_000, () => sandbox.page.textContent("#status")), { timeout: 5_000 }).toBe("registrations: 0");
     expect(details(sandbox, "blocked-request")).toEqual([`service worker registration from ${sandbox.url}`]);
     expect(sandbox.context.serviceWorkers()).toEqual([]);
     const script = await sandbox.withTimeout("fetch", 2_000, () => sandbox.page.evaluate(() => fetch("sw.js").then((response) => response.text())));

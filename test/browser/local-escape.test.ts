@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSandboxedPage, type SandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
+import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
 import { HOSTILE_PAGES_DIR } from "../support/browser-fixtures.ts";
 
 const RESOLUTION = { width: 800, height: 600 };
@@ -79,20 +79,25 @@ describe("another local HTTP port", () => {
   it("fetch, sendBeacon, an image, a worker's fetch and a websocket all fail; the server sees nothing", async () => {
     const sandbox = await openHostile("local-port-requests.html");
     const results = await sandbox.withTimeout("reach other port", 10_000, () =>
-      sandbox.page.evaluate((target) => (window as unknown as { reachOtherPort(t: string): Promise<Record<string, string>> }).reachOtherPort(target), otherOrigin),
+      sandbox.page.evaluate(
+        (target) => (window as unknown as { reachOtherPort(t: string): Promise<Record<string, string>> }).reachOtherPort(target),
+        otherOrigin,
+      ),
     );
     expect(results.fetch).toMatch(/^failed/);
     expect(results.image).toBe("failed");
     expect(results.worker).toMatch(/^failed/);
     expect(results.websocket).toBe("failed");
     const port = new URL(otherOrigin).port;
-    await expect.poll(() => blockedRequests(sandbox).sort(), { timeout: 5_000 }).toEqual([
-      `fetch GET ${otherOrigin}/fetch`,
-      `fetch GET ${otherOrigin}/worker-fetch`,
-      `image GET ${otherOrigin}/image.png`,
-      `ping POST ${otherOrigin}/beacon`,
-      `websocket ws://127.0.0.1:${port}/socket`,
-    ]);
+    await expect
+      .poll(() => blockedRequests(sandbox).sort(), { timeout: 5_000 })
+      .toEqual([
+        `fetch GET ${otherOrigin}/fetch`,
+        `fetch GET ${otherOrigin}/worker-fetch`,
+        `image GET ${otherOrigin}/image.png`,
+        `ping POST ${otherOrigin}/beacon`,
+        `websocket ws://127.0.0.1:${port}/socket`,
+      ]);
     await sleep(QUIET_MS);
     expect(arrived).toEqual([]);
   });

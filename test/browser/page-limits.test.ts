@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSandboxedPage, type SandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import { deadEndProxy } from "../../src/browser/sandbox-guards.ts";
 import { rendererResidentMiB } from "../../src/browser/renderer-memory.ts";
-import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
+import { deadEndProxy } from "../../src/browser/sandbox-guards.ts";
+import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
 import { HOSTILE_PAGES_DIR, NORMAL_SITE_DIR } from "../support/browser-fixtures.ts";
 
 const RESOLUTION = { width: 800, height: 600 };
@@ -42,7 +42,9 @@ describe("memory limit", () => {
       try {
         await waitForTeardown(sandbox, 20_000);
         expect(sandbox.tornDown).toMatchObject({ code: "PAGE_MEMORY", details: { reason: "memory", limitMiB: LIMIT_MIB } });
-        const reading = /grew past its memory limit of 700 MiB \((\d+) MiB resident, growing (\d+) MiB a reading\); it was torn down/.exec(sandbox.tornDown?.message ?? "");
+        const reading = /grew past its memory limit of 700 MiB \((\d+) MiB resident, growing (\d+) MiB a reading\); it was torn down/.exec(
+          sandbox.tornDown?.message ?? "",
+        );
         expect(reading, sandbox.tornDown?.message).not.toBeNull();
         expect(Date.now() - started).toBeLessThan(20_000);
         // Read every 250 ms and stopped ahead of its growth: at the limit or two readings short of it at its
@@ -86,7 +88,9 @@ describe("request flood", () => {
       expect(sandbox.tornDown).toMatchObject({ code: "PAGE_HOSTILE", details: { reason: "request-flood" } });
       expect(sandbox.tornDown?.message).toMatch(/made more than 2000 requests/);
       expect(Date.now() - started).toBeLessThan(10_000);
-      expect(sandbox.incidents.some((incident) => incident.kind === "blocked-request" && incident.detail.startsWith("fetch GET http://example.com/"))).toBe(true);
+      expect(sandbox.incidents.some((incident) => incident.kind === "blocked-request" && incident.detail.startsWith("fetch GET http://example.com/"))).toBe(
+        true,
+      );
     } finally {
       await sandbox.close();
     }

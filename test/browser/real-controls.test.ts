@@ -11,19 +11,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatElementList, harnessVisibleElements, type InteractiveElement, indexInteractiveElements } from "../../src/browser/element-index.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
-import { formatElementList, harnessVisibleElements, indexInteractiveElements, type InteractiveElement } from "../../src/browser/element-index.ts";
+import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
+import { createModelClient, ModelSpecSchema } from "../../src/models/index.ts";
+import { PROFILE_RULES } from "../../src/protocol.ts";
 import { createHeuristicGrounder } from "../../src/replay/grounding/heuristic.ts";
 import { createLlmGrounder } from "../../src/replay/grounding/llm.ts";
 import type { Grounder } from "../../src/replay/grounding/types.ts";
-import { replayTrajectory, type ReplayAction, type ReplayResult, type ReplayStyle } from "../../src/replay/replay.ts";
-import { PROFILE_RULES } from "../../src/protocol.ts";
-import { ModelSpecSchema, createModelClient } from "../../src/models/index.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer, type RecordedRequest } from "../support/openai-server.ts";
+import { type ReplayAction, type ReplayResult, type ReplayStyle, replayTrajectory } from "../../src/replay/replay.ts";
 import { makeTempDir } from "../support/browser-fixtures.ts";
+import { type FakeOpenAIServer, messageParts, type RecordedRequest, startOpenAIServer } from "../support/openai-server.ts";
 
 const VIEWPORT = { width: 640, height: 480 };
 const NO_WAITS = { initialSettleMs: 0, actionSettleMs: 0, screenshotDelayMs: 0, scrollExtraSettleMs: 0 };
@@ -151,7 +151,9 @@ let textToAnswer: string | undefined;
 
 /** The fake model's one skill: answer the element-list line that matches the test's pattern (-1 when none does). */
 function answerMatchingLine(request: RecordedRequest): string {
-  const prompt = messageParts(request).map((part) => (part.type === "text" ? String(part.text) : "")).join("\n");
+  const prompt = messageParts(request)
+    .map((part) => (part.type === "text" ? String(part.text) : ""))
+    .join("\n");
   const line = prompt.split("\n").find((candidate) => /^\[\d+\] </.test(candidate) && lineToAnswer?.test(candidate));
   const index = line ? /^\[(\d+)\]/.exec(line)?.[1] : undefined;
   if (index === undefined) return "-1";
@@ -226,7 +228,12 @@ describe("real controls in the element index", () => {
   it("a transparent checkbox or radio under its visible label: indexed by the label's words, and clicking it toggles it", async () => {
     const page = await open("checkboxes.html");
     const elements = await indexInteractiveElements(page);
-    for (const [label, role] of [["Remember me", "checkbox"], ["Dark mode", "checkbox"], ["Large", "radio"], ["Buy milk", "checkbox"]] as const) {
+    for (const [label, role] of [
+      ["Remember me", "checkbox"],
+      ["Dark mode", "checkbox"],
+      ["Large", "radio"],
+      ["Buy milk", "checkbox"],
+    ] as const) {
       expect(withLabel(elements, label), label).toMatchObject({ tag: "input", role });
     }
     expect(formatElementList(elements)).toMatch(/<input role="checkbox" type="checkbox" id="remember" label="Remember me"/);
@@ -240,7 +247,12 @@ describe("real controls in the element index", () => {
     );
     expect(hits).toEqual(["span.box", "label", "milk"]);
 
-    const actions = [click("the 'Remember me' checkbox"), click("the 'Dark mode' checkbox"), click("the 'Large' radio button"), click("the checkbox next to 'Buy milk'")];
+    const actions = [
+      click("the 'Remember me' checkbox"),
+      click("the 'Dark mode' checkbox"),
+      click("the 'Large' radio button"),
+      click("the checkbox next to 'Buy milk'"),
+    ];
     const byHeuristic = await replay(page, heuristic, actions);
     expect(byHeuristic.steps.map((step) => step.target?.role)).toEqual(["checkbox", "checkbox", "radio", "checkbox"]);
     expect(await checked(page)).toEqual({ remember: true, dark: true, small: false, large: true, milk: true, dog: false });
@@ -305,7 +317,11 @@ describe("real controls in the element index", () => {
     const log = () => page.locator("#log").innerText();
 
     await replay(page, heuristic, [
-      click("the 'Archive' button"), click("the 'Open settings' link"), click("the 'Notify me' checkbox"), click("the 'Reviews' tab"), click("the 'Duplicate' menu item"),
+      click("the 'Archive' button"),
+      click("the 'Open settings' link"),
+      click("the 'Notify me' checkbox"),
+      click("the 'Reviews' tab"),
+      click("the 'Duplicate' menu item"),
     ]);
     expect(await log()).toBe("Archive;Open settings;Notify me;Reviews;Duplicate;");
     await replayWithModel(page, click("the 'Rename' menu item"), /role="menuitem"> "Rename"/);
@@ -328,7 +344,13 @@ describe("real controls in the element index", () => {
     expect(elements.filter((el) => ["rect", "circle", "path"].includes(el.tag))).toEqual([]);
     const log = () => page.locator("#log").innerText();
 
-    await replay(page, heuristic, [click("the search icon button"), click("the settings icon"), click("the share button"), click("the 'Delete item' icon"), click("the add to favourites star")]);
+    await replay(page, heuristic, [
+      click("the search icon button"),
+      click("the settings icon"),
+      click("the share button"),
+      click("the 'Delete item' icon"),
+      click("the add to favourites star"),
+    ]);
     expect(await log()).toBe("search;settings;share;delete;star;");
     await replayWithModel(page, click("the settings icon"), /role="button" label="Settings"/);
     await replayWithModel(page, click("the trash icon"), /<svg class="trash" label="Delete item">/);
@@ -342,10 +364,13 @@ describe("real controls in the element index", () => {
     const scrollThenBuy: ReplayAction[] = [{ type: "Scroll", description: "scroll down" }, click("the 'Buy now' button")];
     for (const [round, run] of [
       [1, () => replay(page, heuristic, scrollThenBuy)],
-      [2, async () => {
-        await replay(page, heuristic, [scrollThenBuy[0]!]);
-        return replayWithModel(page, scrollThenBuy[1]!, /<button id="buy"> "Buy now"/);
-      }],
+      [
+        2,
+        async () => {
+          await replay(page, heuristic, [scrollThenBuy[0]!]);
+          return replayWithModel(page, scrollThenBuy[1]!, /<button id="buy"> "Buy now"/);
+        },
+      ],
     ] as const) {
       await page.evaluate(() => window.scrollTo(0, 0));
       await run();

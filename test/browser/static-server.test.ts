@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
 import { IwrError } from "../../src/errors.ts";
-import { startStaticServer, type StaticServer } from "../../src/browser/static-server.ts";
 import { makeTempDir, rawRequest } from "../support/browser-fixtures.ts";
 
 const VIDEO_BYTES = Buffer.from(Array.from({ length: 100 }, (_, i) => i));

@@ -1,8 +1,9 @@
 /** The escalation steps behind closing a hung page, each driven on its own. */
-import { afterAll, describe, expect, it } from "vitest";
+
 import type { BrowserContext, Page } from "playwright";
-import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
+import { afterAll, describe, expect, it } from "vitest";
 import { readTargetIds } from "../../src/browser/host-support.ts";
+import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { closeTargetsThroughCdp, forceCloseContext } from "../../src/browser/teardown.ts";
 
 /** A context whose only page is stuck in an endless loop, with its CDP ids read beforehand. */

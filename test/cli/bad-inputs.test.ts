@@ -7,13 +7,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { loadYamlConfig } from "../../src/config/load.ts";
 import { loadModelSpec } from "../../src/models/index.ts";
 import { loadActionScript } from "../../src/recorder/script-schema.ts";
-import { loadYamlConfig } from "../../src/config/load.ts";
-import { z } from "zod";
-import { writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 import { runIwrCapturing } from "../support/cli.ts";
+import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
+import { writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
 
 const KEY = "sk-bad-inputs-SECRET-0123456789";
 let dir: string;
@@ -43,7 +43,14 @@ afterEach(() => {
 
 const iwr = (...args: string[]): Promise<number> => runIwrCapturing(stderr, args, { quiet: false, stdout: false });
 
-const BOMB = ["a: &a [x, x, x, x, x, x, x, x, x, x]", "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]", "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]", "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]", "name: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]", ""].join("\n");
+const BOMB = [
+  "a: &a [x, x, x, x, x, x, x, x, x, x]",
+  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]",
+  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]",
+  "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]",
+  "name: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]",
+  "",
+].join("\n");
 
 describe("bad inputs", () => {
   it("--log-file naming a folder is a usage error, not silently ignored", async () => {
@@ -69,7 +76,9 @@ describe("bad inputs", () => {
   it("a reply that quotes the API key is written to index.html with the key redacted", async () => {
     server.enqueue({ text: `\`\`\`html\n<html><body><p>my key is ${KEY}</p></body></html>\n\`\`\`` });
     const result = path.join(dir, "results");
-    expect(await iwr("--quiet", "generate", "--data", jsonlPath, "--result", result, "--model", "gpt-4o", "--base-url", server.baseURL, "--cache", "off")).toBe(0);
+    expect(await iwr("--quiet", "generate", "--data", jsonlPath, "--result", result, "--model", "gpt-4o", "--base-url", server.baseURL, "--cache", "off")).toBe(
+      0,
+    );
     const folder = path.join(result, "1", "gpt-4o");
     const page = fs.readFileSync(path.join(folder, "index.html"), "utf8");
     expect(page).toContain("my key is [REDACTED]");

@@ -6,9 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 import { runIwrCapturing } from "../support/cli.ts";
+import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
+import { writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
 
 let dir: string;
 let jsonlPath: string;
@@ -70,7 +70,9 @@ describe("exit codes", () => {
   });
 
   it("3 when the run cannot start (the endpoint is not there)", async () => {
-    expect(await iwr("generate", "--data", jsonlPath, "--result", path.join(dir, "down"), "--model", "local-model", "--base-url", "http://127.0.0.1:9/v1")).toBe(3);
+    expect(
+      await iwr("generate", "--data", jsonlPath, "--result", path.join(dir, "down"), "--model", "local-model", "--base-url", "http://127.0.0.1:9/v1"),
+    ).toBe(3);
     expect(output.join("\n")).toMatch(/is not reachable/);
   });
 });

@@ -10,8 +10,8 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { referencePageHtml } from "../../src/run/calibration.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
-import { writeCandidate } from "../support/evaluator-replay-fixtures.ts";
 import { runIwrCapturing } from "../support/cli.ts";
+import { writeCandidate } from "../support/evaluator-replay-fixtures.ts";
 
 const DATA = "tasks/iwr-mini.jsonl";
 const TASK = "4";
@@ -39,7 +39,11 @@ describe("iwr mutate", () => {
       expect(record.source.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(fs.readFileSync(path.join(result, TASK, folder, "index.html"), "utf8")).toMatch(/data-iwr-mutant|Content-Security-Policy/);
     }
-    expect(JSON.parse(fs.readFileSync(path.join(result, TASK, "mutant-freeze-after-1", "mutant.json"), "utf8"))).toMatchObject({ operator: "freeze-after", parameter: 1, label: "freeze-after:1" });
+    expect(JSON.parse(fs.readFileSync(path.join(result, TASK, "mutant-freeze-after-1", "mutant.json"), "utf8"))).toMatchObject({
+      operator: "freeze-after",
+      parameter: 1,
+      label: "freeze-after:1",
+    });
     expect(output.join("\n")).toMatch(/wrote 2 mutant page\(s\)/);
   });
 
@@ -73,7 +77,9 @@ describe("iwr selfcheck", () => {
     const result = path.join(dir, "results");
     const actions = path.join(dir, "actions.yaml");
     fs.writeFileSync(actions, `"${TASK}":\n  - type: Click\n    description: the 'Launch rocket' button\n`);
-    expect(await iwr("selfcheck", "--data", DATA, "--result", result, "--model", "true-page", "--ids", TASK, "--trajectory", "inferred", "--actions", actions)).toBe(0);
+    expect(
+      await iwr("selfcheck", "--data", DATA, "--result", result, "--model", "true-page", "--ids", TASK, "--trajectory", "inferred", "--actions", actions),
+    ).toBe(0);
     const record = JSON.parse(fs.readFileSync(path.join(result, TASK, "true-page", "selfcheck.json"), "utf8"));
     expect(record.trajectory).toBe("inferred");
     expect(record.steps[0]).toMatchObject({ executed: false, groundingFailed: true });

@@ -2,8 +2,8 @@
  * §3.6 formulas against hand-computed expectations.
  */
 import { describe, expect, it } from "vitest";
-import { aggregateTask, averageScores, mean } from "../../src/evaluator/aggregate.ts";
 import { IwrError } from "../../src/errors.ts";
+import { aggregateTask, averageScores, mean } from "../../src/evaluator/aggregate.ts";
 
 describe("aggregateTask (§3.6)", () => {
   it("truncates every list to success_step + 1 entries, then applies the weights", () => {
@@ -48,7 +48,9 @@ describe("aggregateTask (§3.6)", () => {
   });
 
   it("rejects out-of-range inputs with the list and index", () => {
-    expect(() => aggregateTask({ successStep: 1, totalSteps: 2, ocr: [0.5, 1.2], dino: [1, 1], mllm: [1, 1] })).toThrow(/ocr\[1\]: expected a number in \[0, 1\], got 1.2/);
+    expect(() => aggregateTask({ successStep: 1, totalSteps: 2, ocr: [0.5, 1.2], dino: [1, 1], mllm: [1, 1] })).toThrow(
+      /ocr\[1\]: expected a number in \[0, 1\], got 1.2/,
+    );
     expect(() => aggregateTask({ successStep: 1, totalSteps: 2, ocr: [1], dino: [1], mllm: [101] })).toThrow(/mllm\[0\]/);
     expect(() => aggregateTask({ successStep: 3, totalSteps: 2, ocr: [], dino: [], mllm: [] })).toThrow(IwrError);
   });

@@ -10,14 +10,14 @@ import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { installDeterminism } from "../../src/browser/determinism.ts";
-import { evaluateTask, replayDeterminism, type Evaluator } from "../../src/evaluator/evaluate-task.ts";
+import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
-import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts";
+import { type Evaluator, evaluateTask, replayDeterminism } from "../../src/evaluator/evaluate-task.ts";
+import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
 import { candidateFiles } from "../../src/results/layout.ts";
-import { closeEvaluator, createEvaluator } from "../../src/run/evaluate.ts";
 import { writeCalibrationCandidate } from "../../src/run/calibration.ts";
+import { closeEvaluator, createEvaluator } from "../../src/run/evaluate.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
@@ -67,7 +67,9 @@ async function recordWithSeed(label: string, seed: number): Promise<{ recorded: 
   const siteDir = path.join(caseDir, "site");
   fs.mkdirSync(path.join(siteDir, "img"), { recursive: true });
   fs.writeFileSync(path.join(siteDir, "index.html"), RANDOM_PAGE);
-  await sharp({ create: { width: 48, height: 48, channels: 3, background: "#111827" } }).png().toFile(path.join(siteDir, "img", "die.png"));
+  await sharp({ create: { width: 48, height: 48, channels: 3, background: "#111827" } })
+    .png()
+    .toFile(path.join(siteDir, "img", "die.png"));
   const jsonl = path.join(caseDir, "set.jsonl");
   const recorded = await recordTask({ script: writeScript(caseDir, "actions.yaml", SCRIPT), site: siteDir, data: jsonl, pacing: QUICK, seed });
   return { recorded, task: (await loadTasks(jsonl))[0]! };
@@ -99,7 +101,13 @@ describe("deterministic mode", () => {
         return await page.evaluate(async () => {
           const first = Date.now();
           await new Promise((resolve) => setTimeout(resolve, 120));
-          return { iso: new Date().toISOString(), called: Date(), elapsed: Date.now() - first, randoms: [Math.random(), Math.random(), Math.random()], parsed: new Date(0).getTime() };
+          return {
+            iso: new Date().toISOString(),
+            called: Date(),
+            elapsed: Date.now() - first,
+            randoms: [Math.random(), Math.random(), Math.random()],
+            parsed: new Date(0).getTime(),
+          };
         });
       } finally {
         await context.close();
@@ -145,10 +153,16 @@ describe("deterministic mode", () => {
   });
 
   it("replays a model's page unseeded under the official profile, and says so; seeded under corrected and for calibration", () => {
-    expect(replayDeterminism(seeded.task, "official", false)).toEqual({ seeded: false, reason: "official profile: a model's page is replayed unseeded, as the harness does" });
+    expect(replayDeterminism(seeded.task, "official", false)).toEqual({
+      seeded: false,
+      reason: "official profile: a model's page is replayed unseeded, as the harness does",
+    });
     expect(replayDeterminism(seeded.task, "official", true)).toMatchObject({ seeded: true, randomSeed: 7 });
     expect(replayDeterminism(seeded.task, "corrected", false)).toMatchObject({ seeded: true, randomSeed: 7 });
     const { determinism: _, ...unseededTruth } = seeded.task.truth;
-    expect(replayDeterminism({ ...seeded.task, truth: unseededTruth }, "corrected", false)).toMatchObject({ seeded: false, reason: expect.stringMatching(/names no seed/) });
+    expect(replayDeterminism({ ...seeded.task, truth: unseededTruth }, "corrected", false)).toMatchObject({
+      seeded: false,
+      reason: expect.stringMatching(/names no seed/),
+    });
   });
 });

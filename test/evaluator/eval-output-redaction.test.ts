@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEvalRecord, readEvalRecord, writeEvalRecord, type EvalSettings } from "../../src/evaluator/eval-record.ts";
+import { buildEvalRecord, type EvalSettings, readEvalRecord, writeEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { writeMetricsReport } from "../../src/evaluator/report-md.ts";
 import { REDACTED, registerSecret } from "../../src/log/redact.ts";
 

@@ -7,14 +7,14 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.ts";
 import { openSandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { main } from "../../src/cli/main.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { assetsUrlPath, candidateMounts, stageCandidate } from "../../src/replay/candidate-serving.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
-import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { type TaskSetFixture, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const MODEL = "GPT-4o";
 const MODEL_DIR = "gpt-4o";
@@ -28,7 +28,10 @@ function candidateDir(id: number): string {
 
 /** The shopping list with an asset image, its link written as generation post-processing writes it. */
 function candidateWithAsset(id: number): string {
-  const relative = path.relative(candidateDir(id), path.join(set.taskDir(id), "assets")).split(path.sep).join("/");
+  const relative = path
+    .relative(candidateDir(id), path.join(set.taskDir(id), "assets"))
+    .split(path.sep)
+    .join("/");
   const html = shoppingListPage().replace("<h1>", `<img src="${ASSET_PLACEHOLDER}/001.png" width="32" height="32" alt="logo"><h1>`);
   return html.replaceAll(ASSET_PLACEHOLDER, relative);
 }
@@ -62,7 +65,21 @@ afterAll(async () => {
 
 describe("iwr evaluate", () => {
   it("evaluates the results folder and writes eval.json, evalpoints, replay.json, trace and the report", async () => {
-    const { code, out } = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--protocol", "corrected");
+    const { code, out } = await iwr(
+      "evaluate",
+      "--data",
+      set.jsonlPath,
+      "--result",
+      resultDir,
+      "--model",
+      MODEL,
+      "--judge",
+      "heuristic",
+      "--grounding",
+      "heuristic",
+      "--protocol",
+      "corrected",
+    );
     expect(code).toBe(0);
     expect(out).toMatch(/evaluated 2, skipped 0 .* failed 0/);
 
@@ -93,7 +110,23 @@ describe("iwr evaluate", () => {
 
   it("skips tasks whose eval.json scored the same page, task and settings, and --rescore rebuilds the report from eval.json", async () => {
     const before = fs.statSync(path.join(candidateDir(1), "eval.json")).mtimeMs;
-    const again = await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--protocol", "corrected", "--ids", "1");
+    const again = await iwr(
+      "evaluate",
+      "--data",
+      set.jsonlPath,
+      "--result",
+      resultDir,
+      "--model",
+      MODEL,
+      "--judge",
+      "heuristic",
+      "--grounding",
+      "heuristic",
+      "--protocol",
+      "corrected",
+      "--ids",
+      "1",
+    );
     expect(again.code).toBe(0);
     expect(again.out).toMatch(/evaluated 0, skipped 1/);
     expect(fs.statSync(path.join(candidateDir(1), "eval.json")).mtimeMs).toBe(before);
@@ -111,7 +144,25 @@ describe("iwr evaluate", () => {
     try {
       expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", "1,x")).code).toBe(2);
       expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", ",")).code).toBe(2);
-      expect((await iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", MODEL, "--ids", "9", "--judge", "heuristic", "--grounding", "heuristic")).code).toBe(2);
+      expect(
+        (
+          await iwr(
+            "evaluate",
+            "--data",
+            set.jsonlPath,
+            "--result",
+            resultDir,
+            "--model",
+            MODEL,
+            "--ids",
+            "9",
+            "--judge",
+            "heuristic",
+            "--grounding",
+            "heuristic",
+          )
+        ).code,
+      ).toBe(2);
     } finally {
       console.error = original.error;
       process.stderr.write = original.write;
@@ -134,12 +185,18 @@ describe("candidate serving", () => {
       resolution: { width: 640, height: 360 },
     });
     try {
-      const checkpointLink = path.relative(folder, path.join(set.taskDir(1), "checkpoints", "step_0.png")).split(path.sep).join("/");
-      const statuses = await sandbox.page.evaluate(async (links) => {
-        const results: number[] = [];
-        for (const link of links) results.push((await fetch(link)).status);
-        return results;
-      }, [checkpointLink, "../../fixture.jsonl", "eval.json", "replay.json", "index.html"]);
+      const checkpointLink = path
+        .relative(folder, path.join(set.taskDir(1), "checkpoints", "step_0.png"))
+        .split(path.sep)
+        .join("/");
+      const statuses = await sandbox.page.evaluate(
+        async (links) => {
+          const results: number[] = [];
+          for (const link of links) results.push((await fetch(link)).status);
+          return results;
+        },
+        [checkpointLink, "../../fixture.jsonl", "eval.json", "replay.json", "index.html"],
+      );
       // eval.json of the earlier run (it exists) is not served either; the page itself is.
       expect(fs.existsSync(path.join(folder, "eval.json"))).toBe(true);
       expect(statuses).toEqual([404, 404, 404, 404, 200]);

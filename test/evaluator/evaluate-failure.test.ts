@@ -6,11 +6,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { main } from "../../src/cli/main.ts";
 import { RESULT_FILES } from "../../src/results/layout.ts";
-import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { type TaskSetFixture, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const MODEL_DIR = "some-model";
 let dir: string;
@@ -38,7 +38,22 @@ describe("a task whose evaluation fails", () => {
     console.log = (...parts: unknown[]) => void lines.push(parts.map(String).join(" "));
     let code: number;
     try {
-      code = await main(["node", "iwr", "--quiet", "evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", "Some-Model", "--judge", "heuristic", "--grounding", "heuristic"]);
+      code = await main([
+        "node",
+        "iwr",
+        "--quiet",
+        "evaluate",
+        "--data",
+        set.jsonlPath,
+        "--result",
+        resultDir,
+        "--model",
+        "Some-Model",
+        "--judge",
+        "heuristic",
+        "--grounding",
+        "heuristic",
+      ]);
     } finally {
       console.log = original;
       process.exitCode = undefined;
@@ -46,7 +61,9 @@ describe("a task whose evaluation fails", () => {
     // The run finishes every task, and its exit code says that one failed.
     expect(code).toBe(1);
     expect(lines.join("\n")).toMatch(/evaluated 1, skipped 0 .* failed 1/);
-    expect(lines.join("\n")).toContain(`1 of 2 task(s) failed; their errors are in eval-error.json beside each:\n  task 1: ${path.join(resultDir, "1", MODEL_DIR)}/eval-error.json`);
+    expect(lines.join("\n")).toContain(
+      `1 of 2 task(s) failed; their errors are in eval-error.json beside each:\n  task 1: ${path.join(resultDir, "1", MODEL_DIR)}/eval-error.json`,
+    );
 
     const failedDir = path.join(resultDir, "1", MODEL_DIR);
     expect(fs.existsSync(path.join(failedDir, "eval.json"))).toBe(false);

@@ -6,12 +6,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EvalRecord, readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { modelDirName } from "../../src/models/index.ts";
-import { readEvalRecord, type EvalRecord } from "../../src/evaluator/eval-record.ts";
-import { runEvaluation, type EvaluateRunSummary } from "../../src/run/evaluate.ts";
+import { type EvaluateRunSummary, runEvaluation } from "../../src/run/evaluate.ts";
 import { HOSTILE_PAGES_DIR } from "../support/browser-fixtures.ts";
-import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 import { shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const MODEL = "Hostile/Model-1";
 /** Task id → candidate page; the normal page goes last so it runs after every hostile one. */
@@ -37,7 +37,12 @@ beforeAll(async () => {
     height: 360,
     videoSeconds: 1,
     actions: [
-      { type: "Click", parameters: { description: "the blue 'Add' button" }, logical_assertion: "A new item 'Untitled' appears in the list", visual_evaluation_flag: true },
+      {
+        type: "Click",
+        parameters: { description: "the blue 'Add' button" },
+        logical_assertion: "A new item 'Untitled' appears in the list",
+        visual_evaluation_flag: true,
+      },
       { type: "Scroll", parameters: { description: "scroll down the page" }, logical_assertion: "", visual_evaluation_flag: false },
     ],
   });

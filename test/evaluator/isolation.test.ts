@@ -7,11 +7,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEvalRecord, type EvalRecord } from "../../src/evaluator/eval-record.ts";
+import { type EvalRecord, readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { runEvaluation } from "../../src/run/evaluate.ts";
 import { HOSTILE_PAGES_DIR } from "../support/browser-fixtures.ts";
-import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { type TaskSetFixture, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const HOSTILE: Record<number, string> = { 3: "request-flood.html", 5: "arraybuffer-bomb.html", 9: "canvas-bomb.html" };
 const TRUE_IDS = [1, 2, 4, 6, 7, 8, 10, 11, 12];

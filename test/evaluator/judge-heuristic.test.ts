@@ -3,8 +3,9 @@
  * a visible change plus the named literals → Yes; no change, or a literal not on
  * the screen → No.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import type { Page } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { createHeuristicJudge, impliesChange, literalSimilarity } from "../../src/evaluator/judge/heuristic.ts";
 import { shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
@@ -44,7 +45,10 @@ describe("heuristic assertion judge", () => {
     const verdict = await judge.judge(input("A new item 'Blueberries' appears and the counter shows 1 items", { before, after }));
     expect(verdict.result).toBe("Yes");
     expect(verdict.evidence?.changedPixels).toBeGreaterThan(100);
-    expect(verdict.evidence?.literals.map((l) => [l.literal, l.found])).toEqual([["Blueberries", true], ["1", true]]);
+    expect(verdict.evidence?.literals.map((l) => [l.literal, l.found])).toEqual([
+      ["Blueberries", true],
+      ["1", true],
+    ]);
     expect(verdict.evidence?.ocrText?.toLowerCase()).toContain("blueberries");
   });
 

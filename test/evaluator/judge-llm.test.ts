@@ -3,19 +3,22 @@
  * (prompt, before/after images in order, temperature 0), the reply parse fallbacks,
  * and what happens to unparsable, empty and failing replies.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
 import sharp from "sharp";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLlmJudge } from "../../src/evaluator/judge/llm.ts";
 import { parseJudgeReply } from "../../src/evaluator/judge/parse-reply.ts";
 import type { AssertionInput } from "../../src/evaluator/judge/types.ts";
-import { ModelSpecSchema, createModelClient } from "../../src/models/index.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
+import { createModelClient, ModelSpecSchema } from "../../src/models/index.ts";
+import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
 
 let server: FakeOpenAIServer;
 let input: AssertionInput;
 
 async function png(r: number, g: number, b: number): Promise<Buffer> {
-  return sharp({ create: { width: 8, height: 6, channels: 3, background: { r, g, b } } }).png().toBuffer();
+  return sharp({ create: { width: 8, height: 6, channels: 3, background: { r, g, b } } })
+    .png()
+    .toBuffer();
 }
 
 beforeAll(async () => {

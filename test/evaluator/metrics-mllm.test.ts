@@ -7,14 +7,16 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createModelJudge, createOfflineProxyJudge, offlineProxyScore, parseJudgeScore } from "../../src/evaluator/metrics/mllm.ts";
 import { createClientJudge } from "../../src/evaluator/metrics/judge-call.ts";
+import { createModelJudge, createOfflineProxyJudge, offlineProxyScore, parseJudgeScore } from "../../src/evaluator/metrics/mllm.ts";
 import { createModelClient, ModelSpecSchema } from "../../src/models/index.ts";
 import { PROMPTS_DIR } from "../../src/prompts/template.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 import { solidPng } from "../support/evaluator-images.ts";
+import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
 
-const promptHash = createHash("sha256").update(fs.readFileSync(path.join(PROMPTS_DIR, "judge-visual.md"))).digest("hex");
+const promptHash = createHash("sha256")
+  .update(fs.readFileSync(path.join(PROMPTS_DIR, "judge-visual.md")))
+  .digest("hex");
 
 describe("parseJudgeScore (the harness's regex)", () => {
   it("reads the first 'Score: N/100', case-insensitive, clipped to 100", () => {
@@ -45,11 +47,26 @@ describe("model judge", () => {
     expect(judge.info).toEqual({ kind: "model", name: "scripted-judge", promptHash });
     const reference = await solidPng(64, 64, [255, 0, 0]);
     const candidate = await solidPng(64, 64, [0, 0, 255]);
-    expect(await judge.judge({ reference, candidate, ocrSimilarity: 0, visualSimilarity: 0 })).toEqual({ score: 72, parsed: true, reply: "Comments: close.\nScore: 72/100" });
-    expect(await judge.judge({ reference, candidate, ocrSimilarity: 0, visualSimilarity: 0 })).toEqual({ score: 0, parsed: false, reply: "I cannot judge this." });
+    expect(await judge.judge({ reference, candidate, ocrSimilarity: 0, visualSimilarity: 0 })).toEqual({
+      score: 72,
+      parsed: true,
+      reply: "Comments: close.\nScore: 72/100",
+    });
+    expect(await judge.judge({ reference, candidate, ocrSimilarity: 0, visualSimilarity: 0 })).toEqual({
+      score: 0,
+      parsed: false,
+      reply: "I cannot judge this.",
+    });
     const first = calls[0];
     expect(first?.images).toEqual([reference, candidate]);
-    for (const part of ["Layout (10 points)", "Elements (15 points)", "Content and Text (40 points)", "Style (15 points)", "Overall (20 points)", "Score: <total>/100"]) {
+    for (const part of [
+      "Layout (10 points)",
+      "Elements (15 points)",
+      "Content and Text (40 points)",
+      "Style (15 points)",
+      "Overall (20 points)",
+      "Score: <total>/100",
+    ]) {
       expect(first?.prompt).toContain(part);
     }
   });

@@ -3,8 +3,8 @@
  * rendered screenshots.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { joinOcrSegments, textSimilarity } from "../../src/evaluator/metrics/text-similarity.ts";
 import { compareOcr, ocrEngineInfo, readImageText, shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
+import { joinOcrSegments, textSimilarity } from "../../src/evaluator/metrics/text-similarity.ts";
 import { shoppingPage, solidPng } from "../support/evaluator-images.ts";
 
 afterAll(async () => {

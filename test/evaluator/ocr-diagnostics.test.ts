@@ -12,8 +12,11 @@ const ENGINE_LINES = /Error in pixReadStream|Invalid resolution \d+ dpi|Image to
 
 function runChild(mode: "plain" | "filtered" | "evaluator"): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ["--import", "tsx", "test/support/ocr-diagnostics-child.ts", mode], { timeout: 90_000, env: { ...process.env, IWR_LOG_LEVEL: "warn" } }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${mode}: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "test/support/ocr-diagnostics-child.ts", mode],
+      { timeout: 90_000, env: { ...process.env, IWR_LOG_LEVEL: "warn" } },
+      (error, stdout, stderr) => (error ? reject(new Error(`${mode}: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr })),
     );
   });
 }

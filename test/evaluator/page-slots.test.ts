@@ -6,13 +6,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadTasks } from "../../src/tasks/loader.ts";
-import type { Task } from "../../src/tasks/schema.ts";
 import { evaluateTask, type PageSlots } from "../../src/evaluator/evaluate-task.ts";
 import type { AssertionJudge } from "../../src/evaluator/judge/types.ts";
 import { closeEvaluator, createEvaluator } from "../../src/run/evaluate.ts";
-import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
+import { loadTasks } from "../../src/tasks/loader.ts";
+import type { Task } from "../../src/tasks/schema.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 let dir: string;
 let task: Task;
@@ -54,7 +54,9 @@ describe("evaluateTask with page slots", () => {
       },
     };
     const candidateDir = writeCandidate(path.join(dir, "results", String(task.id), "model"), shoppingListPage());
-    const stalled = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the evaluation waited for the judge inside its page slot")), 60_000).unref());
+    const stalled = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error("the evaluation waited for the judge inside its page slot")), 60_000).unref(),
+    );
     const evaluation = await Promise.race([
       evaluateTask({ task, candidateDir, model: "model", pairingModes: ["aligned"], evaluator: { ...base, judge, pageSlots }, replace: true }),
       stalled,

@@ -6,9 +6,9 @@
  * the evaluator's own rule, so a judge "Error" that cut the list would show here.
  */
 import { describe, expect, it } from "vitest";
+import type { AssertionOutcome } from "../../src/evaluator/judge-queue.ts";
 import { pairEvalpoints } from "../../src/evaluator/pairing.ts";
 import { successStepOf } from "../../src/evaluator/task-records.ts";
-import type { AssertionOutcome } from "../../src/evaluator/judge-queue.ts";
 
 type Verdict = "Yes" | "No" | "Error" | null;
 
@@ -99,7 +99,9 @@ describe("visual list boundary (official profile)", () => {
   });
 
   it("the corrected boundary differs from the harness in 160 of the 672 configurations", () => {
-    const differing = configurations.filter((configuration) => JSON.stringify(ourList(configuration, "harness")) !== JSON.stringify(ourList(configuration, "through-no")));
+    const differing = configurations.filter(
+      (configuration) => JSON.stringify(ourList(configuration, "harness")) !== JSON.stringify(ourList(configuration, "through-no")),
+    );
     expect(differing).toHaveLength(160);
     // The two ways they differ: a failed action's entry (harness only) and a No action's entry (corrected only).
     const failedActionCounted = { flags: [false, true, false, false, false], executed: 1, firstNo: undefined };

@@ -3,7 +3,7 @@
  * first-"No" interaction spelled out.
  */
 import { describe, expect, it } from "vitest";
-import { pairEvalpoints, type PairingInput, type VisualPair } from "../../src/evaluator/pairing.ts";
+import { type PairingInput, pairEvalpoints, type VisualPair } from "../../src/evaluator/pairing.ts";
 
 const evalpoints = (count: number) => Array.from({ length: count }, (_, i) => `ep/${i}.png`);
 const checkpoints = (count: number) => Array.from({ length: count }, (_, k) => `cp/step_${k}.png`);
@@ -57,8 +57,14 @@ describe("pairEvalpoints", () => {
   });
 
   it("fails clearly on a missing checkpoint and on inconsistent counts", () => {
-    expect(() => pairEvalpoints({ flags: [true, true], successStep: 2, evalpointPaths: evalpoints(3), checkpointPaths: checkpoints(2), mode: "official" })).toThrow(/step_2\.png is missing/);
-    expect(() => pairEvalpoints({ flags: [true], successStep: 2, evalpointPaths: evalpoints(2), checkpointPaths: checkpoints(2), mode: "official" })).toThrow(/exceeds the task's 1 actions/);
-    expect(() => pairEvalpoints({ flags: [true, true], successStep: 2, evalpointPaths: evalpoints(2), checkpointPaths: checkpoints(3), mode: "official" })).toThrow(/exceeds the 1 executed actions/);
+    expect(() =>
+      pairEvalpoints({ flags: [true, true], successStep: 2, evalpointPaths: evalpoints(3), checkpointPaths: checkpoints(2), mode: "official" }),
+    ).toThrow(/step_2\.png is missing/);
+    expect(() => pairEvalpoints({ flags: [true], successStep: 2, evalpointPaths: evalpoints(2), checkpointPaths: checkpoints(2), mode: "official" })).toThrow(
+      /exceeds the task's 1 actions/,
+    );
+    expect(() =>
+      pairEvalpoints({ flags: [true, true], successStep: 2, evalpointPaths: evalpoints(2), checkpointPaths: checkpoints(3), mode: "official" }),
+    ).toThrow(/exceeds the 1 executed actions/);
   });
 });

@@ -17,7 +17,8 @@ let storeDir = root;
 /** Every entry file under the store, as [path, parsed JSON or the raw text when it does not parse]. */
 function entries(): Array<[string, unknown]> {
   if (!fs.existsSync(storeDir)) return [];
-  return fs.readdirSync(storeDir, { recursive: true, encoding: "utf8" })
+  return fs
+    .readdirSync(storeDir, { recursive: true, encoding: "utf8" })
     .map((name) => path.join(storeDir, name))
     .filter((file) => file.endsWith(".json"))
     .map((file) => {
@@ -65,7 +66,11 @@ describe("reference OCR texts kept on disk", () => {
     const text = await readImageText(png, { reference: true });
     const [file, entry] = entries()[0]!;
 
-    for (const damage of ["{ not json", JSON.stringify({ ...(entry as object), sha256: "0".repeat(64), text: "another image" }), JSON.stringify({ version: 2, text: "x" })]) {
+    for (const damage of [
+      "{ not json",
+      JSON.stringify({ ...(entry as object), sha256: "0".repeat(64), text: "another image" }),
+      JSON.stringify({ version: 2, text: "x" }),
+    ]) {
       await shutdownOcr();
       fs.writeFileSync(file, damage);
       expect(await readImageText(png, { reference: true })).toBe(text);

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEvalRecord, readEvalRecord, writeEvalRecord, type EvalRecord, type EvalSettings } from "../../src/evaluator/eval-record.ts";
+import { buildEvalRecord, type EvalRecord, type EvalSettings, readEvalRecord, writeEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { createVisualScorers, scoreVisualPairs, shutdownVisualScorers, visualSettings } from "../../src/evaluator/metrics/index.ts";
 import { pairEvalpoints } from "../../src/evaluator/pairing.ts";
 import { renderMetricsMarkdown } from "../../src/evaluator/report-md.ts";
@@ -77,7 +77,12 @@ function recordFor(taskId: number, lists: EvalRecord["lists"], successStep: numb
 describe("scoring a task end to end (real OCR, fallback visual metric, offline proxy judge)", () => {
   it("pairs, scores, builds and writes eval.json atomically, refusing to overwrite it", async () => {
     const taskDir = path.join(root, "1", MODEL_DIR);
-    const files = { cp0: path.join(root, "step_0.png"), cp1: path.join(root, "step_1.png"), ep0: path.join(taskDir, "evalpoints", "0.png"), ep1: path.join(taskDir, "evalpoints", "1.png") };
+    const files = {
+      cp0: path.join(root, "step_0.png"),
+      cp1: path.join(root, "step_1.png"),
+      ep0: path.join(taskDir, "evalpoints", "0.png"),
+      ep1: path.join(taskDir, "evalpoints", "1.png"),
+    };
     fs.mkdirSync(path.dirname(files.ep0), { recursive: true });
     const page = await shoppingPage();
     fs.writeFileSync(files.cp0, page);
@@ -86,7 +91,13 @@ describe("scoring a task end to end (real OCR, fallback visual metric, offline p
     fs.writeFileSync(files.ep1, await solidPng(1280, 720, [255, 255, 255]));
 
     // One flagged action, executed, no "No": aligned pairs ep0→step_0, ep1→step_1.
-    const pairing = pairEvalpoints({ flags: [true], successStep: 1, evalpointPaths: [files.ep0, files.ep1], checkpointPaths: [files.cp0, files.cp1], mode: "aligned" });
+    const pairing = pairEvalpoints({
+      flags: [true],
+      successStep: 1,
+      evalpointPaths: [files.ep0, files.ep1],
+      checkpointPaths: [files.cp0, files.cp1],
+      mode: "aligned",
+    });
     const scorers = await createVisualScorers({ dinoLocation: { found: false, reason: "test runs without the model" } });
     const steps = await scoreVisualPairs(pairing.pairs, scorers);
     expect(steps.map((step) => step.ocr)).toEqual([1, 0]);
@@ -135,14 +146,22 @@ describe("metrics report", () => {
     expect(lines).toContain("| 1 | 45.00 | 30.00 | 0.00 | 37.50 | 11.25 | 40.00 | 50.00 | 100.00 |");
     expect(lines).toContain("| 3 | 68.33 | 60.00 | 50.00 | 64.17 | 54.25 | 76.67 | 60.00 | 100.00 |");
     expect(lines).toContain("| avg | 56.67 | 45.00 | 25.00 | 50.83 | 32.75 | 58.33 | 55.00 | 100.00 |");
-    expect(lines.indexOf("| 1 | 45.00 | 30.00 | 0.00 | 37.50 | 11.25 | 40.00 | 50.00 | 100.00 |")).toBeLessThan(lines.indexOf("| 3 | 68.33 | 60.00 | 50.00 | 64.17 | 54.25 | 76.67 | 60.00 | 100.00 |"));
+    expect(lines.indexOf("| 1 | 45.00 | 30.00 | 0.00 | 37.50 | 11.25 | 40.00 | 50.00 | 100.00 |")).toBeLessThan(
+      lines.indexOf("| 3 | 68.33 | 60.00 | 50.00 | 64.17 | 54.25 | 76.67 | 60.00 | 100.00 |"),
+    );
     expect(markdown).toContain("- pairingMode: official");
     expect(markdown).toContain("- protocol: corrected");
   });
 
   it("refuses to average results made under different judge settings, naming the keys", () => {
     const a = recordFor(1, { ocr: [1], dino: [1], mllm: [100] }, 1, 1, settingsFor());
-    const b = recordFor(2, { ocr: [1], dino: [1], mllm: [100] }, 1, 1, settingsFor({ pairingMode: "aligned", mllmJudgeKind: "model", mllmJudgeModel: "gpt-4o" }));
+    const b = recordFor(
+      2,
+      { ocr: [1], dino: [1], mllm: [100] },
+      1,
+      1,
+      settingsFor({ pairingMode: "aligned", mllmJudgeKind: "model", mllmJudgeModel: "gpt-4o" }),
+    );
     const render = () =>
       renderMetricsMarkdown(MODEL, [
         { taskId: 1, scores: a.scores, settings: a.settings },
@@ -153,7 +172,12 @@ describe("metrics report", () => {
     expect(render).toThrow(/mllmJudgeModel/);
     // A different reason for DINO's absence is not a different metric.
     const c = recordFor(3, { ocr: [1], dino: [1], mllm: [100] }, 1, 1, settingsFor({ dinoStatus: "unavailable: another machine" }));
-    expect(() => renderMetricsMarkdown(MODEL, [{ taskId: 1, scores: a.scores, settings: a.settings }, { taskId: 3, scores: c.scores, settings: c.settings }])).not.toThrow();
+    expect(() =>
+      renderMetricsMarkdown(MODEL, [
+        { taskId: 1, scores: a.scores, settings: a.settings },
+        { taskId: 3, scores: c.scores, settings: c.settings },
+      ]),
+    ).not.toThrow();
   });
 });
 
@@ -219,7 +243,9 @@ describe("rescore", () => {
     ];
     const lines = renderMetricsMarkdown(MODEL, rows, { taskOrder: [5, 2] }).split("\n");
     expect(lines[0]).toBe("# model: Org__Test-Model result");
-    expect(lines.indexOf("| 5 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 |")).toBeLessThan(lines.indexOf("| 2 | — | — | — | — | — | — | — | 0.00 |"));
+    expect(lines.indexOf("| 5 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 |")).toBeLessThan(
+      lines.indexOf("| 2 | — | — | — | — | — | — | — | 0.00 |"),
+    );
     expect(lines).toContain("| avg | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 50.00 |");
 
     const corrected = rows.map((row) => ({ ...row, settings: { ...row.settings, protocol: "corrected" as const } }));
@@ -232,7 +258,10 @@ describe("rescore", () => {
 
   it("recomputes our own eval.json files and refuses a mix of ours and the harness's", () => {
     const results = fs.mkdtempSync(path.join(root, "ours-"));
-    writeEvalRecord(path.join(results, "1", MODEL_DIR, "eval.json"), recordFor(1, { ocr: [1, 0.5, 0.8], dino: [0.9, 0.6, 0.3], mllm: [80, 40, 60] }, 2, 4, settingsFor()));
+    writeEvalRecord(
+      path.join(results, "1", MODEL_DIR, "eval.json"),
+      recordFor(1, { ocr: [1, 0.5, 0.8], dino: [0.9, 0.6, 0.3], mllm: [80, 40, 60] }, 2, 4, settingsFor()),
+    );
     expect(rescore(results, MODEL).rows[0]?.scores.final).toBeCloseTo(0.5425, 12);
     fs.mkdirSync(path.join(results, "2", MODEL_DIR), { recursive: true });
     fs.copyFileSync(path.join(import.meta.dirname, "fixtures", "harness-eval.json"), path.join(results, "2", MODEL_DIR, "eval.json"));

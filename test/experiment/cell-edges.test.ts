@@ -8,10 +8,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { writeReport } from "../../src/report/report.ts";
 import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
 import { runExperiment } from "../../src/run/experiment/run.ts";
-import { writeReport } from "../../src/report/report.ts";
-import { DATA, TEST_MS, evaluatorBlock, experimentFixture, writeConfig } from "../support/experiment.ts";
+import { DATA, evaluatorBlock, experimentFixture, TEST_MS, writeConfig } from "../support/experiment.ts";
 
 const fixture = experimentFixture("cell-edges");
 

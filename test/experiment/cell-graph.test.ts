@@ -6,12 +6,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { MemorySaver, StateGraph, StateSchema, START, END } from "@langchain/langgraph";
+import { END, MemorySaver, START, StateGraph, StateSchema } from "@langchain/langgraph";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { buildCellGraph, type CellWork } from "../../agents/experiment/graph.ts";
-import { loadModuleGenerator } from "../../src/run/experiment/module-arm.ts";
 import { NO_CELL_USAGE } from "../../src/results/cell-record.ts";
+import { loadModuleGenerator } from "../../src/run/experiment/module-arm.ts";
 import { tempDir } from "../support/evaluator-replay-fixtures.ts";
 
 const dir = tempDir("cell-graph");
@@ -23,7 +23,12 @@ function recordingWork(options: { iterations?: number; selfCheck?: boolean; gene
     async generate(key) {
       calls.push(`generate ${key}`);
       await options.generate?.();
-      const iterations = Array.from({ length: options.iterations ?? 0 }, (_, draft) => ({ draft, round: draft, dir: `/d/${draft}`, selfScore: 0.5 + draft / 10 }));
+      const iterations = Array.from({ length: options.iterations ?? 0 }, (_, draft) => ({
+        draft,
+        round: draft,
+        dir: `/d/${draft}`,
+        selfScore: 0.5 + draft / 10,
+      }));
       return { status: "made", usage: NO_CELL_USAGE, wallMs: 1, ...(iterations.length > 0 ? { iterations } : {}) };
     },
     async evaluate(key, draft) {
@@ -80,7 +85,11 @@ describe("the cell graph", () => {
   it("runs a graph the generator invokes as a root run with its own checkpointer and thread", async () => {
     const Inner = new StateSchema({ count: z.number().default(0) });
     const saver = new MemorySaver();
-    const inner = new StateGraph(Inner).addNode("step", (state: { count: number }) => ({ count: state.count + 1 })).addEdge(START, "step").addEdge("step", END).compile({ checkpointer: saver });
+    const inner = new StateGraph(Inner)
+      .addNode("step", (state: { count: number }) => ({ count: state.count + 1 }))
+      .addEdge(START, "step")
+      .addEdge("step", END)
+      .compile({ checkpointer: saver });
     let innerState: unknown;
     const { work } = recordingWork({
       generate: async () => {

@@ -6,16 +6,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
-import { rebaseAssetLinks } from "../../src/run/experiment/arms.ts";
-import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
-import { bootstrapMeanInterval } from "../../src/report/statistics.ts";
-import { iterationCurve } from "../../src/report/report-data.ts";
+import type { AssertionJudge } from "../../src/evaluator/judge/types.ts";
+import { AssertionQueue } from "../../src/evaluator/judge-queue.ts";
 import { forRepeat, type ModelClient } from "../../src/models/index.ts";
 import type { InvokeOptions } from "../../src/models/types.ts";
-import { tempDir } from "../support/evaluator-replay-fixtures.ts";
-import { AssertionQueue } from "../../src/evaluator/judge-queue.ts";
-import type { AssertionJudge } from "../../src/evaluator/judge/types.ts";
+import { iterationCurve } from "../../src/report/report-data.ts";
+import { bootstrapMeanInterval } from "../../src/report/statistics.ts";
+import { rebaseAssetLinks } from "../../src/run/experiment/arms.ts";
+import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
 import type { Action } from "../../src/tasks/schema.ts";
+import { tempDir } from "../support/evaluator-replay-fixtures.ts";
 
 const dir = tempDir("experiment-parts");
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -86,16 +86,26 @@ describe("experiment config", () => {
   };
   const base = "tasks:\n  file: tasks.jsonl\n";
   it("resolves paths against the config's folder and fills the profile's evaluator choices", () => {
-    const config = loadExperimentConfig(write("ok.yaml", `${base}evaluator:\n  protocol: official\n  judges: model\n  pairing: aligned\narms:\n  - name: r\n    kind: reference\n  - name: mine\n    kind: module:gen.ts\n`));
+    const config = loadExperimentConfig(
+      write(
+        "ok.yaml",
+        `${base}evaluator:\n  protocol: official\n  judges: model\n  pairing: aligned\narms:\n  - name: r\n    kind: reference\n  - name: mine\n    kind: module:gen.ts\n`,
+      ),
+    );
     expect(config.taskFile).toBe(path.join(dir, "tasks.jsonl"));
     expect(config.out).toBe(path.resolve("runs", "ok"));
     expect(config.evaluator).toMatchObject({ protocol: "official", judge: "llm", grounding: "llm", pairing: "aligned" });
     // Without an override, the protocol sets the pairing.
     const plain = loadExperimentConfig(write("plain.yaml", `${base}evaluator:\n  protocol: official\narms:\n  - name: r\n    kind: reference\n`));
     expect(plain.evaluator).toMatchObject({ protocol: "official", judges: "offline", judge: "heuristic", pairing: "official" });
-    expect(loadExperimentConfig(write("default.yaml", `${base}arms:\n  - name: r\n    kind: reference\n`)).evaluator).toMatchObject({ protocol: "corrected", pairing: "aligned" });
+    expect(loadExperimentConfig(write("default.yaml", `${base}arms:\n  - name: r\n    kind: reference\n`)).evaluator).toMatchObject({
+      protocol: "corrected",
+      pairing: "aligned",
+    });
     // The key this replaced says what became of it.
-    expect(() => loadExperimentConfig(write("old.yaml", `${base}evaluator:\n  profile: offline\narms:\n  - name: r\n    kind: reference\n`))).toThrow(/old\.yaml:\d+:\d+: evaluator\.profile: was split in two: `judges: offline \| model`/);
+    expect(() => loadExperimentConfig(write("old.yaml", `${base}evaluator:\n  profile: offline\narms:\n  - name: r\n    kind: reference\n`))).toThrow(
+      /old\.yaml:\d+:\d+: evaluator\.profile: was split in two: `judges: offline \| model`/,
+    );
     expect(config.arms[1]!.parsed).toEqual({ type: "module", file: path.join(dir, "gen.ts") });
     // The scoring stage is as wide as the generating one unless the config says otherwise.
     expect([config.concurrency, config.evaluatorWorkers]).toEqual([1, 1]);
@@ -103,7 +113,9 @@ describe("experiment config", () => {
     expect([three.concurrency, three.evaluatorWorkers]).toEqual([3, 3]);
     const wide = loadExperimentConfig(write("wide.yaml", `${base}concurrency: 2\nevaluatorWorkers: 5\narms:\n  - name: r\n    kind: reference\n`));
     expect([wide.concurrency, wide.evaluatorWorkers]).toEqual([2, 5]);
-    expect(() => loadExperimentConfig(write("zero.yaml", `${base}evaluatorWorkers: 0\narms:\n  - name: r\n    kind: reference\n`))).toThrow(/zero\.yaml:3:\d+: evaluatorWorkers: /);
+    expect(() => loadExperimentConfig(write("zero.yaml", `${base}evaluatorWorkers: 0\narms:\n  - name: r\n    kind: reference\n`))).toThrow(
+      /zero\.yaml:3:\d+: evaluatorWorkers: /,
+    );
   });
   it("lists every cross-key problem at once, each with its line and key", () => {
     const file = write(
@@ -117,7 +129,10 @@ describe("experiment config", () => {
       message = String(error);
     }
     expect(message).toMatch(/bad\.yaml:\d+:\d+: arms\[2\]\.kind: mutant operator 'freeze-after': freeze-after needs a gesture count/);
-    const second = write("bad2.yaml", `${base}report:\n  compare: [a, nobody]\narms:\n  - name: a\n    kind: blank\n    model: gpt-4o\n  - name: A\n    kind: agent\n`);
+    const second = write(
+      "bad2.yaml",
+      `${base}report:\n  compare: [a, nobody]\narms:\n  - name: a\n    kind: blank\n    model: gpt-4o\n  - name: A\n    kind: agent\n`,
+    );
     try {
       loadExperimentConfig(second);
     } catch (error) {

@@ -10,19 +10,24 @@ import { describe, expect, it } from "vitest";
 import { redisOptionsOf } from "../../src/run/queue/connection.ts";
 import { GENERATE_QUEUE } from "../../src/run/queue/jobs.ts";
 import { runIwrCapturing } from "../support/cli.ts";
+import { DATA, evaluatorBlock, experimentFixture, readJson, TEST_MS, writeConfig } from "../support/experiment.ts";
 import { filesUnder, startIwr, until } from "../support/iwr-processes.ts";
-import { DATA, TEST_MS, evaluatorBlock, experimentFixture, readJson, writeConfig } from "../support/experiment.ts";
 import { freePort, redisFixture } from "../support/redis-server.ts";
 
 const fixture = experimentFixture("experiment-queue");
 const redisServer = redisFixture();
 
-
 describe("queue mode, bad input", () => {
   it("an unreachable Redis URL fails at once with a clear message, for the coordinator and for a worker", async () => {
     const port = await freePort();
-    const config = writeConfig(path.join(fixture.dir(), "unreachable", "config.yaml"), `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\narms:\n  - name: blank\n    kind: blank\n`);
-    for (const args of [["run", config, "--queue", `redis://127.0.0.1:${port}`], ["worker", "--queue", `redis://:secret-word@127.0.0.1:${port}`]]) {
+    const config = writeConfig(
+      path.join(fixture.dir(), "unreachable", "config.yaml"),
+      `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\narms:\n  - name: blank\n    kind: blank\n`,
+    );
+    for (const args of [
+      ["run", config, "--queue", `redis://127.0.0.1:${port}`],
+      ["worker", "--queue", `redis://:secret-word@127.0.0.1:${port}`],
+    ]) {
       const output: string[] = [];
       const started = Date.now();
       const code = await runIwrCapturing(output, args);
@@ -37,35 +42,44 @@ describe("queue mode, bad input", () => {
     expect(output.join("\n")).toMatch(/--queue: expected a redis:\/\/ or rediss:\/\/ URL/);
   });
 
-  it("a worker that does not see the coordinator's run folder (another run.json there) refuses the job, writes nothing and stops", async () => {
-    const base = path.join(fixture.dir(), "mismatch");
-    const config = writeConfig(path.join(base, "config.yaml"), `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\n${evaluatorBlock}arms:\n  - name: blank\n    kind: blank\n`);
-    const runDir = path.join(base, "run");
-    const env = { ...process.env, IWR_CACHE_DIR: path.join(base, "cache"), IWR_LOG_LEVEL: "warn" };
-    const coordinator = startIwr(["run", config, "--queue", redisServer().url], env);
-    try {
-      await until("the coordinator to queue its cell", () => coordinator.lines.some((line) => line.startsWith("queued 1 cell(s)")));
-      // As if another folder were mounted at the run folder's path on the worker's machine.
-      const record = readJson(path.join(runDir, "run.json"));
-      fs.writeFileSync(path.join(runDir, "run.json"), JSON.stringify({ ...record, runKey: "f".repeat(64) }));
-      const worker = startIwr(["worker", "--queue", redisServer().url], env);
-      expect(await worker.exited).toBe(2);
-      expect(worker.lines.join("\n")).toMatch(/refused task 1 × blank r0: .*run\.json on this machine has run key f{16}, the coordinator's is [0-9a-f]{16}: this is not the coordinator's run folder; nothing was written/);
-      expect(filesUnder(runDir, "cell.json")).toEqual([]);
-      expect(filesUnder(runDir, "eval.json")).toEqual([]);
-      // The job is back in the queue, no attempt used, for a worker that sees the right folder.
-      const queue = new Queue(GENERATE_QUEUE, { connection: redisOptionsOf(redisServer().url) });
+  it(
+    "a worker that does not see the coordinator's run folder (another run.json there) refuses the job, writes nothing and stops",
+    async () => {
+      const base = path.join(fixture.dir(), "mismatch");
+      const config = writeConfig(
+        path.join(base, "config.yaml"),
+        `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\n${evaluatorBlock}arms:\n  - name: blank\n    kind: blank\n`,
+      );
+      const runDir = path.join(base, "run");
+      const env = { ...process.env, IWR_CACHE_DIR: path.join(base, "cache"), IWR_LOG_LEVEL: "warn" };
+      const coordinator = startIwr(["run", config, "--queue", redisServer().url], env);
       try {
-        const jobs = await queue.getJobs(["delayed", "waiting"]);
-        const job = jobs.find((entry) => entry.data.runKey === record.runKey);
-        expect(job?.attemptsMade).toBe(0);
-        await job?.remove();
+        await until("the coordinator to queue its cell", () => coordinator.lines.some((line) => line.startsWith("queued 1 cell(s)")));
+        // As if another folder were mounted at the run folder's path on the worker's machine.
+        const record = readJson(path.join(runDir, "run.json"));
+        fs.writeFileSync(path.join(runDir, "run.json"), JSON.stringify({ ...record, runKey: "f".repeat(64) }));
+        const worker = startIwr(["worker", "--queue", redisServer().url], env);
+        expect(await worker.exited).toBe(2);
+        expect(worker.lines.join("\n")).toMatch(
+          /refused task 1 × blank r0: .*run\.json on this machine has run key f{16}, the coordinator's is [0-9a-f]{16}: this is not the coordinator's run folder; nothing was written/,
+        );
+        expect(filesUnder(runDir, "cell.json")).toEqual([]);
+        expect(filesUnder(runDir, "eval.json")).toEqual([]);
+        // The job is back in the queue, no attempt used, for a worker that sees the right folder.
+        const queue = new Queue(GENERATE_QUEUE, { connection: redisOptionsOf(redisServer().url) });
+        try {
+          const jobs = await queue.getJobs(["delayed", "waiting"]);
+          const job = jobs.find((entry) => entry.data.runKey === record.runKey);
+          expect(job?.attemptsMade).toBe(0);
+          await job?.remove();
+        } finally {
+          await queue.close();
+        }
       } finally {
-        await queue.close();
+        coordinator.child.kill("SIGKILL");
+        await coordinator.exited;
       }
-    } finally {
-      coordinator.child.kill("SIGKILL");
-      await coordinator.exited;
-    }
-  }, TEST_MS);
+    },
+    TEST_MS,
+  );
 });

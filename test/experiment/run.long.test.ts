@@ -14,7 +14,7 @@ import { loadTasks } from "../../src/tasks/loader.ts";
 import { ASSET_PLACEHOLDER, type Task } from "../../src/tasks/schema.ts";
 import { CRITIQUE_REPLY, scriptedAgentModel, storyboardReply } from "../support/agent-scripts.ts";
 import { runIwrCapturing } from "../support/cli.ts";
-import { DATA, TEST_MS, evaluatorBlock, experimentFixture, minimalPageReply, readJson, writeConfig } from "../support/experiment.ts";
+import { DATA, evaluatorBlock, experimentFixture, minimalPageReply, readJson, TEST_MS, writeConfig } from "../support/experiment.ts";
 
 const TASK_IDS = [1, 2];
 const fixture = experimentFixture("experiment");
@@ -32,27 +32,29 @@ function harnessResults(root: string): string {
     // The harness resolves the placeholder against its own data folder, not ours.
     const html = fs.readFileSync(referencePagePath(task), "utf8").split(ASSET_PLACEHOLDER).join(`../../../data/${task.id}/assets`);
     fs.writeFileSync(path.join(pageDir, "index.html"), html);
-    fs.writeFileSync(path.join(pageDir, "eval.json"), "{\"the harness's own\": true}");
+    fs.writeFileSync(path.join(pageDir, "eval.json"), '{"the harness\'s own": true}');
   }
   return root;
 }
 
 describe("iwr run", () => {
-  it("runs every arm kind on two tasks; report.json agrees with the eval.json files; report.html renders offline with one image row per evaluated step", async () => {
-    // Model answers are small pages that fail early (what they score is not the point here, and
-    // they keep the replays short); the agent's revision differs from its draft, so two drafts are scored.
-    const model = scriptedAgentModel({
-      generate: [minimalPageReply("single pass")],
-      analyze: [storyboardReply(first().line.action_sequence.map(replayActionOf))],
-      draft: [minimalPageReply("first draft")],
-      critique: [CRITIQUE_REPLY],
-      revise: [minimalPageReply("revised draft")],
-    });
-    fixture.server().setReplyFunction(model.reply);
-    const results = harnessResults(path.join(fixture.dir(), "harness"));
-    const config = writeConfig(
-      path.join(fixture.dir(), "configs", "all-arms.yaml"),
-      `name: all-arms
+  it(
+    "runs every arm kind on two tasks; report.json agrees with the eval.json files; report.html renders offline with one image row per evaluated step",
+    async () => {
+      // Model answers are small pages that fail early (what they score is not the point here, and
+      // they keep the replays short); the agent's revision differs from its draft, so two drafts are scored.
+      const model = scriptedAgentModel({
+        generate: [minimalPageReply("single pass")],
+        analyze: [storyboardReply(first().line.action_sequence.map(replayActionOf))],
+        draft: [minimalPageReply("first draft")],
+        critique: [CRITIQUE_REPLY],
+        revise: [minimalPageReply("revised draft")],
+      });
+      fixture.server().setReplyFunction(model.reply);
+      const results = harnessResults(path.join(fixture.dir(), "harness"));
+      const config = writeConfig(
+        path.join(fixture.dir(), "configs", "all-arms.yaml"),
+        `name: all-arms
 tasks:
   file: ${DATA}
   ids: [${TASK_IDS.join(", ")}]
@@ -82,84 +84,97 @@ arms:
     kind: results:${results}
     model: some-model
 `,
-    );
-    const output: string[] = [];
-    const code = await runIwrCapturing(output, ["run", config], { quiet: false });
-    expect(code, output.join("\n")).toBe(0);
-    const runDir = path.join(fixture.dir(), "runs", "all-arms");
-    const report = readJson(path.join(runDir, "report.json"));
-    const arms = ["single", "agent", "reference", "blank", "frozen", "assets", "harness"];
-    expect(report.arms.map((arm: { name: string }) => arm.name)).toEqual(arms);
-    expect(report.cells).toHaveLength(arms.length * TASK_IDS.length);
+      );
+      const output: string[] = [];
+      const code = await runIwrCapturing(output, ["run", config], { quiet: false });
+      expect(code, output.join("\n")).toBe(0);
+      const runDir = path.join(fixture.dir(), "runs", "all-arms");
+      const report = readJson(path.join(runDir, "report.json"));
+      const arms = ["single", "agent", "reference", "blank", "frozen", "assets", "harness"];
+      expect(report.arms.map((arm: { name: string }) => arm.name)).toEqual(arms);
+      expect(report.cells).toHaveLength(arms.length * TASK_IDS.length);
 
-    // Every arm's mean Final is the mean of its eval.json files.
-    const cellDirs = (arm: string) => {
-      const armDir = path.join(runDir, "arms", arm, "repeat-0");
-      return TASK_IDS.map((id) => {
-        const [folder] = fs.readdirSync(path.join(armDir, String(id)));
-        return path.join(armDir, String(id), folder!);
-      });
-    };
-    for (const arm of arms) {
-      const finals = cellDirs(arm).map((cellDir) => readJson(path.join(cellDir, "eval.json")).scores.final as number);
-      const summary = report.arms.find((entry: { name: string }) => entry.name === arm);
-      expect(summary.final, arm).toBeCloseTo(finals.reduce((a, b) => a + b, 0) / finals.length, 10);
-      expect(summary.coverage, arm).toBe(1);
-    }
-    const finalOf = (arm: string) => report.arms.find((entry: { name: string }) => entry.name === arm).final as number;
-    expect(finalOf("reference")).toBeGreaterThan(0.9);
-    expect(finalOf("blank")).toBeLessThan(0.2);
-    expect(finalOf("frozen")).toBeLessThan(finalOf("reference"));
-    // The harness's pages are the true pages with their links from another folder: rebased, they score as the reference does.
-    for (const cellDir of cellDirs("harness")) expect(readJson(path.join(cellDir, "source.json")).assetLinksRebased).toBeGreaterThan(0);
-    expect(finalOf("harness")).toBeCloseTo(finalOf("reference"), 1);
-    expect(readJson(path.join(results, String(first().id), "some-model", "eval.json"))).toEqual({ "the harness's own": true });
-    // Model arms cost tokens; the paired comparison covers both tasks; the agent's drafts were scored by round.
-    expect(report.arms.find((entry: { name: string }) => entry.name === "single").costUsd).toBeGreaterThan(0);
-    expect(report.comparison).toMatchObject({ a: "agent", b: "single", tasks: 2 });
-    expect(report.comparison.ci95[0]).toBeLessThanOrEqual(report.comparison.meanDifference);
-    expect(report.comparison.ci95[1]).toBeGreaterThanOrEqual(report.comparison.meanDifference);
-    const curve = report.curves.find((entry: { arm: string }) => entry.arm === "agent");
-    expect(curve.rounds.map((round: { round: number }) => round.round)).toEqual([0, 1]);
-    expect(curve.points.every((point: { final?: number }) => typeof point.final === "number")).toBe(true);
-    // Each assertion was judged twice, both kept; the (deterministic) offline judge never disagreed with itself.
-    const referenceEval = readJson(path.join(cellDirs("reference")[0]!, "eval.json"));
-    expect(referenceEval.assertions.length).toBeGreaterThan(0);
-    expect(referenceEval.assertions.every((assertion: { repeats?: string[]; result: string }) => assertion.repeats?.length === 2 && assertion.repeats[0] === assertion.result)).toBe(true);
-    expect(report.judgeNoise.repeats).toBe(2);
-    expect(report.judgeNoise.perArm.find((arm: { arm: string }) => arm.arm === "reference")).toMatchObject({ disagreeing: 0, finalSdFromJudge: 0 });
-    // The reproducibility record.
-    const record = readJson(path.join(runDir, "run.json"));
-    expect(record.config.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(record.tools.chromium).not.toBe("unknown");
-    expect(Object.keys(record.promptHashes)).toEqual(expect.arrayContaining(["generate", "analyze", "judge-assertion"]));
+      // Every arm's mean Final is the mean of its eval.json files.
+      const cellDirs = (arm: string) => {
+        const armDir = path.join(runDir, "arms", arm, "repeat-0");
+        return TASK_IDS.map((id) => {
+          const [folder] = fs.readdirSync(path.join(armDir, String(id)));
+          return path.join(armDir, String(id), folder!);
+        });
+      };
+      for (const arm of arms) {
+        const finals = cellDirs(arm).map((cellDir) => readJson(path.join(cellDir, "eval.json")).scores.final as number);
+        const summary = report.arms.find((entry: { name: string }) => entry.name === arm);
+        expect(summary.final, arm).toBeCloseTo(finals.reduce((a, b) => a + b, 0) / finals.length, 10);
+        expect(summary.coverage, arm).toBe(1);
+      }
+      const finalOf = (arm: string) => report.arms.find((entry: { name: string }) => entry.name === arm).final as number;
+      expect(finalOf("reference")).toBeGreaterThan(0.9);
+      expect(finalOf("blank")).toBeLessThan(0.2);
+      expect(finalOf("frozen")).toBeLessThan(finalOf("reference"));
+      // The harness's pages are the true pages with their links from another folder: rebased, they score as the reference does.
+      for (const cellDir of cellDirs("harness")) expect(readJson(path.join(cellDir, "source.json")).assetLinksRebased).toBeGreaterThan(0);
+      expect(finalOf("harness")).toBeCloseTo(finalOf("reference"), 1);
+      expect(readJson(path.join(results, String(first().id), "some-model", "eval.json"))).toEqual({ "the harness's own": true });
+      // Model arms cost tokens; the paired comparison covers both tasks; the agent's drafts were scored by round.
+      expect(report.arms.find((entry: { name: string }) => entry.name === "single").costUsd).toBeGreaterThan(0);
+      expect(report.comparison).toMatchObject({ a: "agent", b: "single", tasks: 2 });
+      expect(report.comparison.ci95[0]).toBeLessThanOrEqual(report.comparison.meanDifference);
+      expect(report.comparison.ci95[1]).toBeGreaterThanOrEqual(report.comparison.meanDifference);
+      const curve = report.curves.find((entry: { arm: string }) => entry.arm === "agent");
+      expect(curve.rounds.map((round: { round: number }) => round.round)).toEqual([0, 1]);
+      expect(curve.points.every((point: { final?: number }) => typeof point.final === "number")).toBe(true);
+      // Each assertion was judged twice, both kept; the (deterministic) offline judge never disagreed with itself.
+      const referenceEval = readJson(path.join(cellDirs("reference")[0]!, "eval.json"));
+      expect(referenceEval.assertions.length).toBeGreaterThan(0);
+      expect(
+        referenceEval.assertions.every(
+          (assertion: { repeats?: string[]; result: string }) => assertion.repeats?.length === 2 && assertion.repeats[0] === assertion.result,
+        ),
+      ).toBe(true);
+      expect(report.judgeNoise.repeats).toBe(2);
+      expect(report.judgeNoise.perArm.find((arm: { arm: string }) => arm.arm === "reference")).toMatchObject({ disagreeing: 0, finalSdFromJudge: 0 });
+      // The reproducibility record.
+      const record = readJson(path.join(runDir, "run.json"));
+      expect(record.config.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(record.tools.chromium).not.toBe("unknown");
+      expect(Object.keys(record.promptHashes)).toEqual(expect.arrayContaining(["generate", "analyze", "judge-assertion"]));
 
-    // report.html: no console error, no request beyond the file itself, one image row per evaluated step.
-    const evaluatedSteps = TASK_IDS.map((id) => new Set(report.cells.filter((cell: { taskId: number; repeat: number }) => cell.taskId === id && cell.repeat === 0).flatMap((cell: { steps: Array<{ position: number }> }) => cell.steps.map((step) => step.position))).size).reduce((a, b) => a + b, 0);
-    const browser = await launchBrowser();
-    try {
-      const page = await browser.newPage();
-      const errors: string[] = [];
-      const requests: string[] = [];
-      page.on("console", (message) => void (message.type() === "error" && errors.push(message.text())));
-      page.on("pageerror", (error) => void errors.push(error.message));
-      page.on("request", (request) => void requests.push(request.url()));
-      await page.goto(`file://${path.join(runDir, "report.html")}`);
-      expect(errors).toEqual([]);
-      expect(requests.filter((url) => !url.startsWith("data:"))).toEqual([`file://${path.join(runDir, "report.html")}`]);
-      expect(await page.locator("[data-step-row]").count()).toBe(evaluatedSteps);
-      const images = await page.locator("[data-step-row] img").evaluateAll((nodes) => nodes.map((node) => (node as HTMLImageElement).naturalWidth));
-      expect(images.length).toBeGreaterThan(evaluatedSteps);
-      expect(images.every((width) => width > 0)).toBe(true);
-    } finally {
-      await browser.close();
-    }
+      // report.html: no console error, no request beyond the file itself, one image row per evaluated step.
+      const evaluatedSteps = TASK_IDS.map(
+        (id) =>
+          new Set(
+            report.cells
+              .filter((cell: { taskId: number; repeat: number }) => cell.taskId === id && cell.repeat === 0)
+              .flatMap((cell: { steps: Array<{ position: number }> }) => cell.steps.map((step) => step.position)),
+          ).size,
+      ).reduce((a, b) => a + b, 0);
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.newPage();
+        const errors: string[] = [];
+        const requests: string[] = [];
+        page.on("console", (message) => void (message.type() === "error" && errors.push(message.text())));
+        page.on("pageerror", (error) => void errors.push(error.message));
+        page.on("request", (request) => void requests.push(request.url()));
+        await page.goto(`file://${path.join(runDir, "report.html")}`);
+        expect(errors).toEqual([]);
+        expect(requests.filter((url) => !url.startsWith("data:"))).toEqual([`file://${path.join(runDir, "report.html")}`]);
+        expect(await page.locator("[data-step-row]").count()).toBe(evaluatedSteps);
+        const images = await page.locator("[data-step-row] img").evaluateAll((nodes) => nodes.map((node) => (node as HTMLImageElement).naturalWidth));
+        expect(images.length).toBeGreaterThan(evaluatedSteps);
+        expect(images.every((width) => width > 0)).toBe(true);
+      } finally {
+        await browser.close();
+      }
 
-    // A warm rerun: no model request, every cell skipped.
-    fixture.server().requests.length = 0;
-    const again: string[] = [];
-    expect(await runIwrCapturing(again, ["run", config], { quiet: false })).toBe(0);
-    expect(fixture.server().chatRequests()).toHaveLength(0);
-    expect(again.join("\n")).toContain(`${arms.length * TASK_IDS.length} finished already`);
-  }, TEST_MS);
+      // A warm rerun: no model request, every cell skipped.
+      fixture.server().requests.length = 0;
+      const again: string[] = [];
+      expect(await runIwrCapturing(again, ["run", config], { quiet: false })).toBe(0);
+      expect(fixture.server().chatRequests()).toHaveLength(0);
+      expect(again.join("\n")).toContain(`${arms.length * TASK_IDS.length} finished already`);
+    },
+    TEST_MS,
+  );
 });

@@ -10,8 +10,13 @@ describe("shards", () => {
     expect(parseShard("1/3", {})).toEqual({ index: 1, count: 3 });
     expect(parseShard("auto", { SLURM_ARRAY_TASK_ID: "5", SLURM_ARRAY_TASK_MIN: "4", SLURM_ARRAY_TASK_COUNT: "3" })).toEqual({ index: 1, count: 3 });
     expect(parseShard("auto/4", { JOB_COMPLETION_INDEX: "3" })).toEqual({ index: 3, count: 4 });
-    expect(parseShard("auto", { SLURM_ARRAY_TASK_ID: "4", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" })).toEqual({ index: 2, count: 4 });
-    expect(() => parseShard("auto", { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" })).toThrow(/not on the array's step/);
+    expect(parseShard("auto", { SLURM_ARRAY_TASK_ID: "4", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" })).toEqual({
+      index: 2,
+      count: 4,
+    });
+    expect(() => parseShard("auto", { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" })).toThrow(
+      /not on the array's step/,
+    );
     expect(() => parseShard("auto", { JOB_COMPLETION_INDEX: "0" })).toThrow(/JOB_COMPLETION_INDEX gives the index only: give the count as auto\/n/);
     expect(() => parseShard("auto", {})).toThrow(/neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set/);
     expect(() => parseShard("3/3", {})).toThrow(/shard index 3 is out of range for 3 shard\(s\)/);

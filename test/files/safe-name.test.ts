@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { main } from "../../src/cli/main.ts";
 import { IwrError } from "../../src/errors.ts";
 import { assertDistinctFolderNames, folderNameProblem, modelFolderName, safeFolderName } from "../../src/files/safe-name.ts";
-import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
+import { type TaskSetFixture, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 function refusal(run: () => unknown): IwrError {
   try {
@@ -33,17 +33,29 @@ describe("safe folder names", () => {
   });
 
   it("names where a refused name came from, and what the model name became", () => {
-    expect(refusal(() => safeFolderName("..", "--model")).message).toBe("--model: '..' cannot be used as a folder name: '..' names a folder itself, not one inside it");
+    expect(refusal(() => safeFolderName("..", "--model")).message).toBe(
+      "--model: '..' cannot be used as a folder name: '..' names a folder itself, not one inside it",
+    );
     // "/" is the benchmark's "__", so only a name that maps to something unsafe is refused.
     expect(modelFolderName("openai/gpt-4o")).toBe("openai__gpt-4o");
     expect(refusal(() => modelFolderName("x\\..", "configs/models/x.yaml: name")).message).toMatch(/^configs\/models\/x\.yaml: name: 'x\\\.\.' cannot be used/);
   });
 
   it("refuses two names that would share a folder, also when they differ only by case", () => {
-    expect(() => assertDistinctFolderNames([{ name: "gpt-4o", source: "arm a" }, { name: "gpt-4o-mini", source: "arm b" }])).not.toThrow();
-    expect(refusal(() => assertDistinctFolderNames([{ name: "GPT-4o", source: "arm a" }, { name: "gpt-4o", source: "arm b" }])).message).toBe(
-      "arm b and arm a give folder names that differ only by letter case ('GPT-4o', 'gpt-4o'): their results would overwrite each other",
-    );
+    expect(() =>
+      assertDistinctFolderNames([
+        { name: "gpt-4o", source: "arm a" },
+        { name: "gpt-4o-mini", source: "arm b" },
+      ]),
+    ).not.toThrow();
+    expect(
+      refusal(() =>
+        assertDistinctFolderNames([
+          { name: "GPT-4o", source: "arm a" },
+          { name: "gpt-4o", source: "arm b" },
+        ]),
+      ).message,
+    ).toBe("arm b and arm a give folder names that differ only by letter case ('GPT-4o', 'gpt-4o'): their results would overwrite each other");
   });
 });
 
@@ -72,7 +84,19 @@ describe("model names on the command line", () => {
   it("generate --model .. exits 2 before writing a result or a cache entry", async () => {
     const result = path.join(dir, "gen-results");
     const cache = path.join(dir, "gen-cache");
-    const code = await iwr("generate", "--data", set.jsonlPath, "--result", result, "--model", "..", "--cache-dir", cache, "--base-url", "http://127.0.0.1:9/v1");
+    const code = await iwr(
+      "generate",
+      "--data",
+      set.jsonlPath,
+      "--result",
+      result,
+      "--model",
+      "..",
+      "--cache-dir",
+      cache,
+      "--base-url",
+      "http://127.0.0.1:9/v1",
+    );
     expect(code).toBe(2);
     expect(stderr.join("\n")).toMatch(/--model: '\.\.' cannot be used as a folder name/);
     expect(fs.existsSync(result)).toBe(false);

@@ -6,10 +6,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { main } from "../../src/cli/main.ts";
 import { loadModelSpec } from "../../src/models/index.ts";
 import { PROMPTS_DIR } from "../../src/prompts/template.ts";
-import { runGeneration, type GenerationRecord } from "../../src/run/generate.ts";
-import { loadTasks } from "../../src/tasks/loader.ts";
+import { type GenerationRecord, runGeneration } from "../../src/run/generate.ts";
 import { TASK_FILES } from "../../src/tasks/layout.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer, type RecordedRequest } from "../support/openai-server.ts";
+import { loadTasks } from "../../src/tasks/loader.ts";
+import { type FakeOpenAIServer, messageParts, type RecordedRequest, startOpenAIServer } from "../support/openai-server.ts";
 import { writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
 
 const API_KEY = "sk-test-generate-0123456789abcdef";
@@ -23,11 +23,28 @@ let savedKey: string | undefined;
 function replyFor(request: RecordedRequest, version: string) {
   const images = messageParts(request).filter((part) => part.type === "image_url").length;
   if (images === 4) return { text: `I cannot do that (${version}).` };
-  return { text: `\`\`\`html\n<html><body data-images="${images}" data-version="${version}"><img src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png" width="32" height="32"></body></html>\n\`\`\`` };
+  return {
+    text: `\`\`\`html\n<html><body data-images="${images}" data-version="${version}"><img src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png" width="32" height="32"></body></html>\n\`\`\``,
+  };
 }
 
 function cli(...args: string[]): Promise<number> {
-  return main(["node", "iwr", "generate", "--data", jsonlPath, "--model", MODEL, "--base-url", server.baseURL, "--cache-dir", path.join(dir, "cache"), "--protocol", "corrected", ...args]);
+  return main([
+    "node",
+    "iwr",
+    "generate",
+    "--data",
+    jsonlPath,
+    "--model",
+    MODEL,
+    "--base-url",
+    server.baseURL,
+    "--cache-dir",
+    path.join(dir, "cache"),
+    "--protocol",
+    "corrected",
+    ...args,
+  ]);
 }
 
 const resultDir = (): string => path.join(dir, "results");
@@ -37,7 +54,10 @@ const readRecord = (id: number): GenerationRecord => readRecordAt(outputDir(id))
 
 function filesUnder(root: string): string[] {
   if (!fs.existsSync(root)) return [];
-  return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  return fs
+    .readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
 beforeAll(async () => {
@@ -78,7 +98,12 @@ describe("iwr generate", () => {
       const record = readRecord(id);
       expect(record.status).toBe("generated");
       expect(record.images).toEqual({ sheets: 1, frames: id + 2, framesDropped: 0, maxImages: 70, maxFrames: 64 });
-      expect(record.prompt).toEqual({ name: "generate", hash: createHash("sha256").update(fs.readFileSync(path.join(PROMPTS_DIR, "generate.md"))).digest("hex") });
+      expect(record.prompt).toEqual({
+        name: "generate",
+        hash: createHash("sha256")
+          .update(fs.readFileSync(path.join(PROMPTS_DIR, "generate.md")))
+          .digest("hex"),
+      });
       expect(record.reply?.cacheHit).toBe(false);
       expect(record.reply?.usage.inputTokens).toBeGreaterThan(0);
       expect(record.model.name).toBe(MODEL);
@@ -133,7 +158,19 @@ describe("iwr generate", () => {
 
     delete process.env.OPENAI_API_KEY;
     try {
-      const noKey = await main(["node", "iwr", "generate", "--data", jsonlPath, "--result", path.join(dir, "nokey"), "--model", MODEL, "--base-url", "https://models.example.test/v1"]);
+      const noKey = await main([
+        "node",
+        "iwr",
+        "generate",
+        "--data",
+        jsonlPath,
+        "--result",
+        path.join(dir, "nokey"),
+        "--model",
+        MODEL,
+        "--base-url",
+        "https://models.example.test/v1",
+      ]);
       expect(noKey).toBe(3);
       expect(String(errors.mock.calls.at(-1)?.[0])).toContain("needs an API key");
       expect(fs.existsSync(path.join(dir, "nokey"))).toBe(false);

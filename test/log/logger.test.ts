@@ -46,7 +46,10 @@ describe("the JSON-lines log file", () => {
     logger.info("done-marker");
 
     const text = await readLogUntil(file, "done-marker");
-    const records = text.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const records = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(8);
     for (const secret of [openAiKey, bearer, registered, nestedKey]) expect(text).not.toContain(secret);
     expect(text.match(/\[REDACTED\]/g)?.length).toBeGreaterThanOrEqual(7);

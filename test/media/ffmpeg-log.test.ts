@@ -9,8 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FfmpegLog, type FfmpegHeader } from "../../src/media/ffmpeg-log.ts";
 import { frameSizeOf, pixelLayoutOf, splitTopLevel } from "../../src/media/ffmpeg-header-fields.ts";
+import { type FfmpegHeader, FfmpegLog } from "../../src/media/ffmpeg-log.ts";
 import { videoStates } from "../../src/media/video-states.ts";
 import { findFfmpeg } from "../../src/setup/find-tools.ts";
 
@@ -26,8 +26,30 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** ffmpeg's stderr for decoding `input` into two raw outputs, as the video-state pass runs it. */
 async function stderrOf(input: string): Promise<string> {
-  const args = ["-hide_banner", "-nostats", "-v", "level+info", "-nostdin", "-i", input, "-an", "-filter_complex", "fps=5,split=2[a][b];[a]scale=160:-2,format=gray[grey];[b]format=yuv420p[full]",
-    "-map", "[grey]", "-f", "rawvideo", "-y", "/dev/null", "-map", "[full]", "-f", "rawvideo", "-y", "/dev/null"];
+  const args = [
+    "-hide_banner",
+    "-nostats",
+    "-v",
+    "level+info",
+    "-nostdin",
+    "-i",
+    input,
+    "-an",
+    "-filter_complex",
+    "fps=5,split=2[a][b];[a]scale=160:-2,format=gray[grey];[b]format=yuv420p[full]",
+    "-map",
+    "[grey]",
+    "-f",
+    "rawvideo",
+    "-y",
+    "/dev/null",
+    "-map",
+    "[full]",
+    "-f",
+    "rawvideo",
+    "-y",
+    "/dev/null",
+  ];
   try {
     return (await run(ffmpeg, args, { maxBuffer: 1 << 24 })).stderr;
   } catch (error) {
@@ -50,13 +72,15 @@ describe("ffmpeg's stderr", () => {
     const stderr = await stderrOf(video);
     for (const chunkSize of [7, 100, stderr.length]) {
       const { log, announced } = read(stderr, chunkSize);
-      expect(announced, `chunks of ${chunkSize}`).toEqual([{
-        durationSec: 2.5,
-        outputs: [
-          { width: 160, height: 90, layout: { pixelFormat: "gray", range: "full" } },
-          { width: 640, height: 360, layout: { pixelFormat: "yuv420p", range: "limited" } },
-        ],
-      }]);
+      expect(announced, `chunks of ${chunkSize}`).toEqual([
+        {
+          durationSec: 2.5,
+          outputs: [
+            { width: 160, height: 90, layout: { pixelFormat: "gray", range: "full" } },
+            { width: 640, height: 360, layout: { pixelFormat: "yuv420p", range: "limited" } },
+          ],
+        },
+      ]);
       expect(log.errors).toBe("");
     }
   });
@@ -75,21 +99,46 @@ describe("ffmpeg's stderr", () => {
   });
 
   it("reads the pixel layout of a stream line: format, range (limited unless pc) and the matrix named first", () => {
-    expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(tv, bt709/unknown/unknown, progressive), 1280x720 [SAR 1:1 DAR 16:9]"))).toEqual({ pixelFormat: "yuv420p", range: "limited", matrix: "bt709" });
-    expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(pc, smpte170m, progressive), 640x360"))).toEqual({ pixelFormat: "yuv420p", range: "full", matrix: "smpte170m" });
+    expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(tv, bt709/unknown/unknown, progressive), 1280x720 [SAR 1:1 DAR 16:9]"))).toEqual({
+      pixelFormat: "yuv420p",
+      range: "limited",
+      matrix: "bt709",
+    });
+    expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(pc, smpte170m, progressive), 640x360"))).toEqual({
+      pixelFormat: "yuv420p",
+      range: "full",
+      matrix: "smpte170m",
+    });
     expect(pixelLayoutOf(splitTopLevel("rawvideo (I420 / 0x30323449), yuv420p(progressive), 640x360"))).toEqual({ pixelFormat: "yuv420p", range: "limited" });
     expect(pixelLayoutOf(splitTopLevel("rawvideo (RGB[24] / 0x18424752), rgb24, 1280x720, 5 fps"))).toEqual({ pixelFormat: "rgb24", range: "limited" });
   });
 
   it("reads the size among a stream line's fields, not a codec tag's hex", () => {
-    expect(frameSizeOf(splitTopLevel("rawvideo (Y800 / 0x30303859), gray(pc, bt470bg/unknown/unknown, progressive), 320x180 [SAR 1:1 DAR 16:9], q=2-31"))).toEqual({ width: 320, height: 180 });
+    expect(
+      frameSizeOf(splitTopLevel("rawvideo (Y800 / 0x30303859), gray(pc, bt470bg/unknown/unknown, progressive), 320x180 [SAR 1:1 DAR 16:9], q=2-31")),
+    ).toEqual({ width: 320, height: 180 });
     expect(frameSizeOf(splitTopLevel("rawvideo (RGB[24] / 0x18424752), rgb24, 1280x720, 5 fps"))).toEqual({ width: 1280, height: 720 });
     expect(frameSizeOf(splitTopLevel("rawvideo (RGB[24] / 0x18424752), rgb24"))).toBeUndefined();
   });
 
   it("a video whose container states no duration takes it from the frames decoded", async () => {
     const video = path.join(dir, "bare.h264");
-    await run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0x3060d0:s=320x240:r=10:d=3", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-f", "h264", video]);
+    await run(ffmpeg, [
+      "-v",
+      "error",
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=0x3060d0:s=320x240:r=10:d=3",
+      "-c:v",
+      "libx264",
+      "-pix_fmt",
+      "yuv420p",
+      "-f",
+      "h264",
+      video,
+    ]);
     expect(await stderrOf(video)).toMatch(/Duration: N\/A/);
     const result = await videoStates(video, { cacheDir: path.join(dir, "cache") });
     expect(result.video.durationSec).toBeCloseTo(result.analysis.frames / 5, 5);
@@ -159,4 +208,3 @@ describe("an ffmpeg that fails half-way through a frame", () => {
     }
   });
 });
-

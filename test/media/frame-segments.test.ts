@@ -34,8 +34,23 @@ describe("frame segments", () => {
     fs.mkdirSync(folder);
     const segments = new FrameSegments(folder, "grey");
     await run(findFfmpeg()!.path, [
-      "-v", "error", "-f", "lavfi", "-i", "nullsrc=s=8x2:r=5:d=3", "-vf", "format=gray,geq=lum='N*10'",
-      "-c:v", "rawvideo", "-f", "segment", "-segment_format", "rawvideo", "-segment_time", "1", segments.pattern,
+      "-v",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "nullsrc=s=8x2:r=5:d=3",
+      "-vf",
+      "format=gray,geq=lum='N*10'",
+      "-c:v",
+      "rawvideo",
+      "-f",
+      "segment",
+      "-segment_format",
+      "rawvideo",
+      "-segment_time",
+      "1",
+      segments.pattern,
     ]);
     expect(fs.readdirSync(folder).length).toBeGreaterThan(1);
     segments.setFrameBytes(16);

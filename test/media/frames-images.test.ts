@@ -4,7 +4,9 @@ import { IwrError } from "../../src/errors.ts";
 import { frameBudget, resizeToMaxSide, selectImages } from "../../src/media/images.ts";
 
 function solidPng(width: number, height: number): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+    .png()
+    .toBuffer();
 }
 
 describe("resizeToMaxSide", () => {

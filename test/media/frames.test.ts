@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
-import { promisify } from "node:util";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IwrError } from "../../src/errors.ts";
@@ -18,10 +18,7 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-frames-"));
   shortVideo = path.join(dir, "short.mp4");
   longVideo = path.join(dir, "long.mp4");
-  await Promise.all([
-    makeTimecodedVideo(shortVideo, { durationSec: 10, fps: 10 }),
-    makeTimecodedVideo(longVideo, { durationSec: 100, fps: 2 }),
-  ]);
+  await Promise.all([makeTimecodedVideo(shortVideo, { durationSec: 10, fps: 10 }), makeTimecodedVideo(longVideo, { durationSec: 100, fps: 2 })]);
 });
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  * whether the caller reuses its buffer.
  */
 import { describe, expect, it } from "vitest";
-import { StateSegmenter, type Run, type SegmentationSettings } from "../../src/media/state-segmentation.ts";
+import { type Run, type SegmentationSettings, StateSegmenter } from "../../src/media/state-segmentation.ts";
 
 // 1,230 pixels: not a whole number of four-pixel words, so the last two are compared one by one.
 const WIDTH = 41;

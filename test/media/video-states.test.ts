@@ -7,16 +7,16 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { promisify } from "node:util";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { videoStates } from "../../src/media/video-states.ts";
-import { loadTasks } from "../../src/tasks/loader.ts";
 import { findFfmpeg } from "../../src/setup/find-tools.ts";
-import { SCREEN_HEIGHT as H, SCREEN_WIDTH as W, makeScreenVideo } from "../support/synthetic-screens.ts";
+import { loadTasks } from "../../src/tasks/loader.ts";
+import { SCREEN_HEIGHT as H, makeScreenVideo, SCREEN_WIDTH as W } from "../support/synthetic-screens.ts";
 
 const run = promisify(execFile);
 let dir: string;
@@ -59,7 +59,9 @@ describe("video states", () => {
     expect(result.states[0]!.endSec).toBeCloseTo(2.6, 0);
     expect(result.states[1]!.startSec).toBeCloseTo(2.6, 0);
     // The representative frames show each digit: they differ where the digit is.
-    const [first, second] = await Promise.all(result.states.map((state) => sharp(state.framePath).extract({ left: 552, top: 36, width: 40, height: 48 }).greyscale().raw().toBuffer()));
+    const [first, second] = await Promise.all(
+      result.states.map((state) => sharp(state.framePath).extract({ left: 552, top: 36, width: 40, height: 48 }).greyscale().raw().toBuffer()),
+    );
     expect(first!.equals(second!)).toBe(false);
   });
 
@@ -69,7 +71,9 @@ describe("video states", () => {
     await run(findFfmpeg()!.path, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=10:d=3", "-c:v", "libx264", "-pix_fmt", "yuv420p", video]);
     const result = await videoStates(video, { cacheDir });
     expect(result.states).toEqual([]);
-    expect(result.findings).toEqual([expect.stringMatching(/^no stable state: the screen never holds still for 0\.4 s \(constant motion, \d+ changes in 3\.0 s\)$/)]);
+    expect(result.findings).toEqual([
+      expect.stringMatching(/^no stable state: the screen never holds still for 0\.4 s \(constant motion, \d+ changes in 3\.0 s\)$/),
+    ]);
   });
 
   it("a one-frame video is its one state, with a finding", async () => {
@@ -95,13 +99,29 @@ describe("video states", () => {
     for (const encoding of encodings) {
       const video = path.join(dir, `colour-${encoding.name}.mp4`);
       const outRange = encoding.range === "pc" ? "full" : "limited";
-      await run(findFfmpeg()!.path, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xd03020:s=320x180:r=10:d=1.5",
-        "-vf", `scale=out_color_matrix=${encoding.matrix}:out_range=${outRange},format=yuv420p`,
-        "-c:v", "libx264", "-colorspace", encoding.colorspace, "-color_range", encoding.range, video]);
+      await run(findFfmpeg()!.path, [
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=0xd03020:s=320x180:r=10:d=1.5",
+        "-vf",
+        `scale=out_color_matrix=${encoding.matrix}:out_range=${outRange},format=yuv420p`,
+        "-c:v",
+        "libx264",
+        "-colorspace",
+        encoding.colorspace,
+        "-color_range",
+        encoding.range,
+        video,
+      ]);
       const result = await videoStates(video, { cacheDir });
       expect(result.states, encoding.name).toHaveLength(1);
       const pixel = await sharp(result.states[0]!.framePath).extract({ left: 160, top: 90, width: 1, height: 1 }).raw().toBuffer();
-      for (const [channel, value] of drawn.entries()) expect(Math.abs(pixel[channel]! - value), `${encoding.name} channel ${channel}: ${[...pixel].join(",")}`).toBeLessThanOrEqual(6);
+      for (const [channel, value] of drawn.entries())
+        expect(Math.abs(pixel[channel]! - value), `${encoding.name} channel ${channel}: ${[...pixel].join(",")}`).toBeLessThanOrEqual(6);
     }
   });
 
@@ -125,9 +145,14 @@ describe("video states", () => {
       const meta = await image.metadata();
       expect(`${meta.width}x${meta.height}`, source.name).toBe(source.size);
       // The middle, and the last row and column, which an odd size converts on their own.
-      for (const [left, top] of [[160, 90], [meta.width! - 1, 90], [160, meta.height! - 1]] as const) {
+      for (const [left, top] of [
+        [160, 90],
+        [meta.width! - 1, 90],
+        [160, meta.height! - 1],
+      ] as const) {
         const pixel = await sharp(result.states[0]!.framePath).extract({ left, top, width: 1, height: 1 }).raw().toBuffer();
-        for (const [channel, value] of [0xd0, 0x30, 0x20].entries()) expect(Math.abs(pixel[channel]! - value), `${source.name} (${left},${top}) channel ${channel}: ${[...pixel].join(",")}`).toBeLessThanOrEqual(6);
+        for (const [channel, value] of [0xd0, 0x30, 0x20].entries())
+          expect(Math.abs(pixel[channel]! - value), `${source.name} (${left},${top}) channel ${channel}: ${[...pixel].join(",")}`).toBeLessThanOrEqual(6);
       }
     }
   });
@@ -150,14 +175,35 @@ describe("video states", () => {
     const whole = fs.readFileSync(video);
     fs.writeFileSync(cut, whole.subarray(0, Math.floor(whole.length * 0.6)));
     await videoStates(cut, { cacheDir: ownCache }).catch(() => undefined);
-    for (const name of fs.readdirSync(ownCache)) expect(fs.readdirSync(path.join(ownCache, name)).filter((file) => file.endsWith(".tmp")), name).toEqual([]);
+    for (const name of fs.readdirSync(ownCache))
+      expect(
+        fs.readdirSync(path.join(ownCache, name)).filter((file) => file.endsWith(".tmp")),
+        name,
+      ).toEqual([]);
   });
 
   it("reads videos of any size and container: the frame sizes ffmpeg's headers report fit its frames", async () => {
     // Narrower than the analysis width, not 16:9, an aspect that rounds; FFV1 in Matroska.
-    for (const [size, expected] of [["200x150", [200, 150]], ["1000x562", [320, 180]], ["334x182", [320, 174]]] as const) {
+    for (const [size, expected] of [
+      ["200x150", [200, 150]],
+      ["1000x562", [320, 180]],
+      ["334x182", [320, 174]],
+    ] as const) {
       const video = path.join(dir, `size-${size}.mkv`);
-      await run(findFfmpeg()!.path, ["-v", "error", "-y", "-f", "lavfi", "-i", `color=c=0x3060d0:s=${size}:r=10:d=1`, "-c:v", "ffv1", "-pix_fmt", "yuv420p", video]);
+      await run(findFfmpeg()!.path, [
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        `color=c=0x3060d0:s=${size}:r=10:d=1`,
+        "-c:v",
+        "ffv1",
+        "-pix_fmt",
+        "yuv420p",
+        video,
+      ]);
       const result = await videoStates(video, { cacheDir });
       expect([result.analysis.width, result.analysis.height], size).toEqual(expected);
       expect(result.states, size).toHaveLength(1);
@@ -193,11 +239,30 @@ describe("video states", () => {
     for (let tenths = 40; tenths <= 88; tenths += 4) {
       const long = tenths / 10;
       const video = path.join(dir, `short-after-long-${tenths}.mp4`);
-      await run(findFfmpeg()!.path, ["-v", "error", "-y", ...colour("0x101010", long), ...colour("0xf0f0f0", 0.4), ...colour("0x808080", 3),
-        "-filter_complex", "[0][1][2]concat=n=3:v=1[out]", "-map", "[out]", "-c:v", "libx264", "-pix_fmt", "yuv420p", video]);
+      await run(findFfmpeg()!.path, [
+        "-v",
+        "error",
+        "-y",
+        ...colour("0x101010", long),
+        ...colour("0xf0f0f0", 0.4),
+        ...colour("0x808080", 3),
+        "-filter_complex",
+        "[0][1][2]concat=n=3:v=1[out]",
+        "-map",
+        "[out]",
+        "-c:v",
+        "libx264",
+        "-pix_fmt",
+        "yuv420p",
+        video,
+      ]);
       const result = await videoStates(video, { cacheDir });
       const spans = result.states.map((state) => [state.startSec, state.endSec]);
-      expect(spans, `after ${long} s`).toEqual([[0, long], [long, Math.round((long + 0.4) * 10) / 10], [Math.round((long + 0.4) * 10) / 10, Math.round((long + 3.4) * 10) / 10]]);
+      expect(spans, `after ${long} s`).toEqual([
+        [0, long],
+        [long, Math.round((long + 0.4) * 10) / 10],
+        [Math.round((long + 0.4) * 10) / 10, Math.round((long + 3.4) * 10) / 10],
+      ]);
       const middle = await sharp(result.states[1]!.framePath).extract({ left: 160, top: 90, width: 1, height: 1 }).raw().toBuffer();
       expect(middle[0], `after ${long} s`).toBeGreaterThan(200);
     }
@@ -248,7 +313,10 @@ describe("video states of the bundled suite", () => {
         const values = states.map((state) => similarity(grey, state));
         const best = Math.max(...values);
         const next = values.findIndex((value, index) => index >= previous && value >= best - TIE);
-        expect(next, `task ${task.id} checkpoint ${step}: best-matching states ${values.map((v, i) => (v >= best - TIE ? i : -1)).filter((i) => i >= 0)} come before state ${previous}`).toBeGreaterThanOrEqual(0);
+        expect(
+          next,
+          `task ${task.id} checkpoint ${step}: best-matching states ${values.map((v, i) => (v >= best - TIE ? i : -1)).filter((i) => i >= 0)} come before state ${previous}`,
+        ).toBeGreaterThanOrEqual(0);
         previous = next;
       }
     }

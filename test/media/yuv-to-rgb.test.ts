@@ -4,10 +4,11 @@
  * is converted on its own). A chroma sample spread over the wrong pixels, or a byte
  * written to the wrong channel, shows up as a pixel far off.
  */
+
+import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { compileWat } from "../../scripts/build-wasm.ts";
 import { yuv420pFrameBytes, yuv420pToRgb, yuv420pToRgbScalar } from "../../src/media/yuv-to-rgb.ts";
-import fs from "node:fs";
 
 /** A repeatable stream of bytes (a linear congruential generator). */
 function randomBytes(length: number, seed: number): Uint8Array {
@@ -42,11 +43,26 @@ describe("yuv420p to RGB", () => {
   // Even sizes, odd widths and heights, frames a few pixels across.
   // Whole groups of sixteen columns go through the WebAssembly kernel (64, 1280, 333 and 50
   // wide, the rest of their columns in JavaScript); narrower frames are JavaScript alone.
-  const sizes = [[64, 8], [50, 6], [333, 181], [17, 3], [1280, 4], [6, 5], [8, 5], [32, 7]] as const;
+  const sizes = [
+    [64, 8],
+    [50, 6],
+    [333, 181],
+    [17, 3],
+    [1280, 4],
+    [6, 5],
+    [8, 5],
+    [32, 7],
+  ] as const;
   for (const [width, height] of sizes) {
     it(`converts every pixel of a ${width}x${height} frame as the formulas say`, () => {
       const frame = randomBytes(yuv420pFrameBytes({ width, height }), width * 1000 + height);
-      for (const [matrix, range] of [["bt709", "limited"], ["bt601", "full"], ["bt2020nc", "limited"], ["fcc", "limited"], ["smpte240m", "full"]] as const) {
+      for (const [matrix, range] of [
+        ["bt709", "limited"],
+        ["bt601", "full"],
+        ["bt2020nc", "limited"],
+        ["fcc", "limited"],
+        ["smpte240m", "full"],
+      ] as const) {
         const rgb = yuv420pToRgb(frame, { width, height }, { pixelFormat: "yuv420p", range, matrix });
         expect(rgb.length).toBe(width * height * 3);
         let worst = 0;
@@ -67,7 +83,14 @@ describe("yuv420p to RGB", () => {
   }
 
   it("the WebAssembly kernel and the JavaScript write the very same bytes, for every matrix and range", () => {
-    for (const [width, height] of [[16, 2], [48, 6], [1280, 6], [50, 6], [34, 7], [8, 5]] as const) {
+    for (const [width, height] of [
+      [16, 2],
+      [48, 6],
+      [1280, 6],
+      [50, 6],
+      [34, 7],
+      [8, 5],
+    ] as const) {
       const size = { width, height };
       const frame = randomBytes(yuv420pFrameBytes(size), width + height);
       for (const matrix of ["bt709", "bt601", "bt2020nc", "fcc", "smpte240m"]) {
@@ -86,7 +109,10 @@ describe("yuv420p to RGB", () => {
   });
 
   it("writes into the caller's buffer when given one, exactly as into a new one", () => {
-    for (const size of [{ width: 6, height: 5 }, { width: 40, height: 5 }]) {
+    for (const size of [
+      { width: 6, height: 5 },
+      { width: 40, height: 5 },
+    ]) {
       const layout = { pixelFormat: "yuv420p", range: "limited", matrix: "bt709" } as const;
       const frame = randomBytes(yuv420pFrameBytes(size), 7);
       const reused = Buffer.alloc(size.width * size.height * 3, 0xaa);
@@ -103,6 +129,8 @@ describe("yuv420p to RGB", () => {
   });
 
   it("refuses a frame whose length does not fit its size", () => {
-    expect(() => yuv420pToRgb(new Uint8Array(10), { width: 4, height: 4 }, { pixelFormat: "yuv420p", range: "limited" })).toThrow(/a 4x4 yuv420p frame has 24 bytes, not 10/);
+    expect(() => yuv420pToRgb(new Uint8Array(10), { width: 4, height: 4 }, { pixelFormat: "yuv420p", range: "limited" })).toThrow(
+      /a 4x4 yuv420p frame has 24 bytes, not 10/,
+    );
   });
 });

@@ -6,12 +6,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createModelClient, openResponseCache, sumUsage, type CacheEntry } from "../../src/models/index.ts";
+import { main } from "../../src/cli/main.ts";
 import { IwrError } from "../../src/errors.ts";
 import { configureLogger } from "../../src/log/logger.ts";
-import { main } from "../../src/cli/main.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
-import { TEST_KEY, TEST_KEY_ENV, filesUnder, specFor, tempDir, tinyPng, userMessage } from "./helpers.ts";
+import { type CacheEntry, createModelClient, openResponseCache, sumUsage } from "../../src/models/index.ts";
+import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
+import { filesUnder, specFor, TEST_KEY, TEST_KEY_ENV, tempDir, tinyPng, userMessage } from "./helpers.ts";
 
 let server: FakeOpenAIServer;
 const dirs: string[] = [];
@@ -24,7 +24,9 @@ function cacheDir(): string {
 
 beforeAll(async () => {
   process.env[TEST_KEY_ENV] = TEST_KEY;
-  server = await startOpenAIServer({ reply: (request) => ({ text: `answer to request #${request.index}`, usage: { prompt_tokens: 500, completion_tokens: 50 } }) });
+  server = await startOpenAIServer({
+    reply: (request) => ({ text: `answer to request #${request.index}`, usage: { prompt_tokens: 500, completion_tokens: 50 } }),
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -66,7 +68,8 @@ describe("response cache", () => {
   it("misses when an image byte, the temperature or the output budget changes", async () => {
     const dir = cacheDir();
     const spec = specFor(server.baseURL);
-    const ask = (png: Buffer, overrides = {}) => createModelClient(specFor(server.baseURL, overrides), { cache: openResponseCache(dir) }).invoke([userMessage("same text", [png])]);
+    const ask = (png: Buffer, overrides = {}) =>
+      createModelClient(specFor(server.baseURL, overrides), { cache: openResponseCache(dir) }).invoke([userMessage("same text", [png])]);
     await ask(await tinyPng(1, 1, 1));
     await ask(await tinyPng(1, 1, 2));
     await ask(await tinyPng(1, 1, 1), { temperature: 0.7 });

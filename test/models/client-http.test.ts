@@ -3,10 +3,10 @@
  * OpenAI-compatible server: what goes on the wire, retries, timeouts, limits.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createModelClient, type ModelClient } from "../../src/models/index.ts";
 import { IwrError } from "../../src/errors.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
-import { TEST_KEY, TEST_KEY_ENV, dataURL, specFor, tinyPng, userMessage } from "./helpers.ts";
+import { createModelClient, type ModelClient } from "../../src/models/index.ts";
+import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
+import { dataURL, specFor, TEST_KEY, TEST_KEY_ENV, tinyPng, userMessage } from "./helpers.ts";
 
 let server: FakeOpenAIServer;
 

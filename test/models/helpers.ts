@@ -2,9 +2,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import sharp from "sharp";
 import { HumanMessage } from "@langchain/core/messages";
-import { ModelSpecSchema, type ModelSpec, type ModelSpecInput } from "../../src/models/index.ts";
+import sharp from "sharp";
+import { type ModelSpec, type ModelSpecInput, ModelSpecSchema } from "../../src/models/index.ts";
 
 /** A key that looks real (so pattern redaction alone would also catch it) and is unique to these tests. */
 export const TEST_KEY = "sk-iwrtest-Zq8VbN3xY7wLk2Pp";
@@ -25,7 +25,9 @@ export function specFor(baseURL: string, overrides: Partial<ModelSpecInput> = {}
 }
 
 export async function tinyPng(red: number, green: number, blue: number): Promise<Buffer> {
-  return sharp({ create: { width: 4, height: 3, channels: 3, background: { r: red, g: green, b: blue } } }).png().toBuffer();
+  return sharp({ create: { width: 4, height: 3, channels: 3, background: { r: red, g: green, b: blue } } })
+    .png()
+    .toBuffer();
 }
 
 export function dataURL(png: Buffer): string {
@@ -46,5 +48,8 @@ export function tempDir(prefix: string): string {
 /** Every file under `dir`, recursively. */
 export function filesUnder(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }

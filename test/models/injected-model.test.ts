@@ -1,7 +1,7 @@
 /** The client with an injected LangChain chat model (no endpoint): answers, cache and errors still apply. */
 import fs from "node:fs";
-import { afterAll, describe, expect, it } from "vitest";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
+import { afterAll, describe, expect, it } from "vitest";
 import { createModelClient, loadModelSpec, openResponseCache } from "../../src/models/index.ts";
 import { tempDir, tinyPng, userMessage } from "./helpers.ts";
 
@@ -28,6 +28,9 @@ describe("model client with an injected chat model", () => {
 
   it("reports an empty answer from any model as MODEL_REPLY", async () => {
     const client = createModelClient(loadModelSpec("injected-test-model"), { chatModel: new FakeListChatModel({ responses: ["   "] }) });
-    await expect(client.invoke([userMessage("say nothing")])).rejects.toMatchObject({ code: "MODEL_REPLY", message: "model 'injected-test-model' at injected chat model answered with empty content" });
+    await expect(client.invoke([userMessage("say nothing")])).rejects.toMatchObject({
+      code: "MODEL_REPLY",
+      message: "model 'injected-test-model' at injected chat model answered with empty content",
+    });
   });
 });

@@ -1,10 +1,10 @@
 /** preflightModel: one clear error about the key or the endpoint before any work starts. */
 import net from "node:net";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { preflightModel } from "../../src/models/index.ts";
 import { IwrError } from "../../src/errors.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
-import { TEST_KEY, TEST_KEY_ENV, specFor } from "./helpers.ts";
+import { preflightModel } from "../../src/models/index.ts";
+import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
+import { specFor, TEST_KEY, TEST_KEY_ENV } from "./helpers.ts";
 
 const started: FakeOpenAIServer[] = [];
 async function server(options: Parameters<typeof startOpenAIServer>[0] = {}): Promise<FakeOpenAIServer> {
@@ -75,7 +75,11 @@ describe("preflightModel", () => {
   it("reports an endpoint nobody listens on, and one that never answers", async () => {
     const port = await closedPort();
     const refused = await preflightError(preflightModel(specFor(`http://127.0.0.1:${port}/v1`)));
-    expect(refused.message).toMatch(new RegExp(`endpoint http://127.0.0.1:${port}/v1 is not reachable \\(.*ECONNREFUSED.*\\); is the server running, and is baseURL in the model settings right\\?`));
+    expect(refused.message).toMatch(
+      new RegExp(
+        `endpoint http://127.0.0.1:${port}/v1 is not reachable \\(.*ECONNREFUSED.*\\); is the server running, and is baseURL in the model settings right\\?`,
+      ),
+    );
 
     const silent = await server({ modelsEndpoint: "hang" });
     const hung = await preflightError(preflightModel(specFor(silent.baseURL), { timeoutMs: 300 }));

@@ -2,8 +2,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { listModelPresets, loadModelSpec, resolveBaseURL } from "../../src/models/index.ts";
 import { IwrError } from "../../src/errors.ts";
+import { listModelPresets, loadModelSpec, resolveBaseURL } from "../../src/models/index.ts";
 import { tempDir } from "./helpers.ts";
 
 const scratch = tempDir("presets");
@@ -40,7 +40,12 @@ describe("model presets", () => {
       expect(spec.timeoutMs).toBeGreaterThanOrEqual(300_000);
       expect(spec.timeoutMs).toBeLessThanOrEqual(600_000);
     }
-    expect(specs.filter((spec) => spec.maxImageSide === 1000).map((spec) => spec.name).sort()).toEqual(["claude-opus-4", "claude-sonnet-4"]);
+    expect(
+      specs
+        .filter((spec) => spec.maxImageSide === 1000)
+        .map((spec) => spec.name)
+        .sort(),
+    ).toEqual(["claude-opus-4", "claude-sonnet-4"]);
   });
 
   it("finds a preset by name regardless of case", () => {
@@ -51,7 +56,13 @@ describe("model presets", () => {
 
   it("gives the defaults to a model name it has no preset for", () => {
     const spec = loadModelSpec("some-lab/new-vl-model", { concurrency: 1 });
-    expect(spec).toMatchObject({ name: "some-lab/new-vl-model", apiKeyEnv: "OPENAI_API_KEY", baseURLEnv: "OPENAI_BASE_URL", maxTokens: 16_384, concurrency: 1 });
+    expect(spec).toMatchObject({
+      name: "some-lab/new-vl-model",
+      apiKeyEnv: "OPENAI_API_KEY",
+      baseURLEnv: "OPENAI_BASE_URL",
+      maxTokens: 16_384,
+      concurrency: 1,
+    });
     expect(resolveBaseURL(spec, {})).toBe("https://api.openai.com/v1");
     expect(resolveBaseURL(spec, { OPENAI_BASE_URL: "http://127.0.0.1:4000/v1" })).toBe("http://127.0.0.1:4000/v1");
   });

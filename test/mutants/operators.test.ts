@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSandboxedPage, type SandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
-import { mutatePage, mutantFolderName, parseMutantSpec, type MutantSpec } from "../../src/mutants/operators.ts";
+import { type MutantSpec, mutantFolderName, mutatePage, parseMutantSpec } from "../../src/mutants/operators.ts";
 import { shoppingListPage, tempDir } from "../support/evaluator-replay-fixtures.ts";
 
 const RESOLUTION = { width: 640, height: 480 };
@@ -22,7 +22,10 @@ async function open(spec: MutantSpec | undefined): Promise<SandboxedPage> {
   const dir = tempDir("mutant");
   dirs.push(dir);
   const original = shoppingListPage().replace("<h1>", '<img src="logo.svg" width="40" height="40" alt="logo"><h1>');
-  fs.writeFileSync(path.join(dir, "logo.svg"), '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="#c00"/></svg>');
+  fs.writeFileSync(
+    path.join(dir, "logo.svg"),
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="#c00"/></svg>',
+  );
   fs.writeFileSync(path.join(dir, "index.html"), spec ? mutatePage(original, spec) : original);
   return openSandboxedPage({ root: dir, entry: "index.html", resolution: RESOLUTION });
 }

@@ -13,18 +13,27 @@ const reference = [facts("0 items"), facts("Pears 1 items"), facts("Pears 1 item
 
 describe("deserved verdicts", () => {
   it("a mutant that behaves as the true page deserves Yes on each judged step; a step without assertion is not judged", () => {
-    expect(deservedVerdicts({ actions, spec: { operator: "restyle" }, reference, mutant: reference, executed: 3 }).map((entry) => entry?.verdict)).toEqual(["Yes", "Yes", undefined]);
+    expect(deservedVerdicts({ actions, spec: { operator: "restyle" }, reference, mutant: reference, executed: 3 }).map((entry) => entry?.verdict)).toEqual([
+      "Yes",
+      "Yes",
+      undefined,
+    ]);
   });
 
   it("frozen steps deserve No; steps before the freeze Yes; steps not executed are not judged", () => {
     const frozen = [facts("0 items"), facts("Pears 1 items"), facts("Pears 1 items"), facts("Pears 1 items")];
-    expect(deservedVerdicts({ actions, spec: { operator: "freeze-after", parameter: 1 }, reference, mutant: frozen, executed: 2 }).map((entry) => entry?.verdict)).toEqual(["Yes", "No", undefined]);
+    expect(
+      deservedVerdicts({ actions, spec: { operator: "freeze-after", parameter: 1 }, reference, mutant: frozen, executed: 2 }).map((entry) => entry?.verdict),
+    ).toEqual(["Yes", "No", undefined]);
     expect(deservedVerdicts({ actions, spec: { operator: "lively-wrong" }, reference, mutant: reference, executed: 1 })[0]?.verdict).toBe("No");
   });
 
   it("nothing happened where the true page changed: No; the value the assertion names falsified: No", () => {
     const still = [facts("0 items"), facts("0 items"), facts("0 items"), facts("0 items")];
-    expect(deservedVerdicts({ actions, spec: { operator: "no-script" }, reference, mutant: still, executed: 2 })[0]).toEqual({ verdict: "No", why: "the reference changed on this step; the mutant did not" });
+    expect(deservedVerdicts({ actions, spec: { operator: "no-script" }, reference, mutant: still, executed: 2 })[0]).toEqual({
+      verdict: "No",
+      why: "the reference changed on this step; the mutant did not",
+    });
     const wrong = [facts("0 items"), facts("Crnef 6 items"), facts("Crnef 6 items", "sorted"), facts("Crnef 6 items", "sorted scrolled")];
     const verdicts = deservedVerdicts({ actions, spec: { operator: "wrong-state" }, reference, mutant: wrong, executed: 3 });
     expect(verdicts[0]).toEqual({ verdict: "No", why: "'Pears' shown by the reference, not by the mutant" });

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { IwrError } from "../../src/errors.ts";
-import { loadPrompt, parsePrompt, renderPrompt, PROMPTS_DIR } from "../../src/prompts/template.ts";
+import { loadPrompt, PROMPTS_DIR, parsePrompt, renderPrompt } from "../../src/prompts/template.ts";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-prompts-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

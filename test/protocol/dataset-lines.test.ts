@@ -12,8 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import type { GenerationRecord } from "../../src/run/generate.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer, type RecordedRequest } from "../support/openai-server.ts";
 import { runIwrCapturing } from "../support/cli.ts";
+import { type FakeOpenAIServer, messageParts, type RecordedRequest, startOpenAIServer } from "../support/openai-server.ts";
 import { writeJsonl, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const API_KEY = "sk-test-dataset-lines-0123456789";
@@ -33,7 +33,9 @@ const PAGE = `<!doctype html><html><body style="margin:0;font:20px sans-serif">
 
 /** Task 1 gets the page in a fenced block; task 2 gets prose (the harness still writes it). */
 function replyFor(request: RecordedRequest) {
-  const prompt = messageParts(request).flatMap((part) => (part.type === "text" ? [String(part.text)] : [])).join("\n");
+  const prompt = messageParts(request)
+    .flatMap((part) => (part.type === "text" ? [String(part.text)] : []))
+    .join("\n");
   if (prompt.includes("1920")) return { text: "I am sorry, I cannot rebuild this page." };
   return { text: `Here it is:\n\`\`\`html\n${PAGE}\n\`\`\`` };
 }
@@ -42,7 +44,8 @@ const output: string[] = [];
 const iwr = (...args: string[]) => runIwrCapturing(output, args);
 const results = (profile: string) => path.join(dir, `results-${profile}`);
 const candidate = (profile: string, id: number) => path.join(results(profile), String(id), MODEL);
-const generation = (profile: string, id: number): GenerationRecord => JSON.parse(fs.readFileSync(path.join(candidate(profile, id), "generation.json"), "utf8")) as GenerationRecord;
+const generation = (profile: string, id: number): GenerationRecord =>
+  JSON.parse(fs.readFileSync(path.join(candidate(profile, id), "generation.json"), "utf8")) as GenerationRecord;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-dataset-lines-"));
@@ -105,7 +108,9 @@ describe("the real dataset's task lines", () => {
   });
 
   it("generate under official as the harness does: int(duration) JPEG frames, the harness's limits, every reply written", async () => {
-    expect(await iwr("generate", "--data", jsonlPath, "--result", results("official"), "--model", MODEL, "--base-url", server.baseURL, "--cache", "off")).toBe(0);
+    expect(await iwr("generate", "--data", jsonlPath, "--result", results("official"), "--model", MODEL, "--base-url", server.baseURL, "--cache", "off")).toBe(
+      0,
+    );
     const requests = server.chatRequests();
     expect(requests).toHaveLength(2);
     for (const request of requests) {
@@ -128,14 +133,32 @@ describe("the real dataset's task lines", () => {
     const oneLine = path.join(dir, "dataset-task1.jsonl");
     fs.writeFileSync(oneLine, `${fs.readFileSync(jsonlPath, "utf8").split("\n")[0]}\n`);
     fs.cpSync(path.join(dir, "dataset"), path.join(dir, "dataset-task1"), { recursive: true });
-    expect(await iwr("generate", "--data", oneLine, "--result", results("corrected"), "--model", MODEL, "--base-url", server.baseURL, "--cache", "off", "--protocol", "corrected")).toBe(0);
+    expect(
+      await iwr(
+        "generate",
+        "--data",
+        oneLine,
+        "--result",
+        results("corrected"),
+        "--model",
+        MODEL,
+        "--base-url",
+        server.baseURL,
+        "--cache",
+        "off",
+        "--protocol",
+        "corrected",
+      ),
+    ).toBe(0);
     const last = server.chatRequests().at(-1)!;
     const urls = messageParts(last).flatMap((part) => (part.type === "image_url" ? [(part as { image_url: { url: string } }).image_url.url] : []));
     expect(urls.map((url) => url.slice(0, 15))).toEqual(["data:image/png;", "data:image/png;", "data:image/png;", "data:image/png;"]);
     expect(generation("corrected", 1)).toMatchObject({ status: "generated", protocol: "corrected", images: { frames: 3 } });
     // The whole file under corrected stops at the missing resolution, naming it.
     output.length = 0;
-    expect(await iwr("generate", "--data", jsonlPath, "--result", results("refused"), "--model", MODEL, "--base-url", server.baseURL, "--protocol", "corrected")).not.toBe(0);
+    expect(
+      await iwr("generate", "--data", jsonlPath, "--result", results("refused"), "--model", MODEL, "--base-url", server.baseURL, "--protocol", "corrected"),
+    ).not.toBe(0);
     expect(output.join("\n")).toMatch(/dataset\.jsonl:2: recording_details\.resolution: missing/);
     expect(fs.existsSync(results("refused"))).toBe(false);
   });
@@ -147,14 +170,21 @@ describe("the real dataset's task lines", () => {
     try {
       const before = server.chatRequests().length;
       const results = path.join(dir, "results-crowded");
-      expect(await iwr("generate", "--data", crowded.jsonlPath, "--result", results, "--model", "fake-qwen-vl", "--base-url", server.baseURL, "--cache", "off"), output.join("\n")).toBe(0);
+      expect(
+        await iwr("generate", "--data", crowded.jsonlPath, "--result", results, "--model", "fake-qwen-vl", "--base-url", server.baseURL, "--cache", "off"),
+        output.join("\n"),
+      ).toBe(0);
       const [request] = server.chatRequests().slice(before);
       const urls = messageParts(request!).flatMap((part) => (part.type === "image_url" ? [(part as { image_url: { url: string } }).image_url.url] : []));
       expect(urls).toHaveLength(21);
       expect(urls.every((url) => url.startsWith("data:image/png;"))).toBe(true);
       expect(request!.body?.max_tokens ?? request!.body?.max_completion_tokens).toBe(4096);
       const folder = path.join(results, "1", "fake-qwen-vl");
-      expect(JSON.parse(fs.readFileSync(path.join(folder, "generation.json"), "utf8"))).toMatchObject({ status: "generated", protocol: "official", images: { sheets: 21, frames: 0 } });
+      expect(JSON.parse(fs.readFileSync(path.join(folder, "generation.json"), "utf8"))).toMatchObject({
+        status: "generated",
+        protocol: "official",
+        images: { sheets: 21, frames: 0 },
+      });
       expect(fs.readFileSync(path.join(folder, "index.html"), "utf8")).toBe("");
     } finally {
       server.setReplyFunction(replyFor);
@@ -165,7 +195,22 @@ describe("the real dataset's task lines", () => {
     for (const profile of ["official", "corrected"] as const) {
       const data = profile === "official" ? jsonlPath : path.join(dir, "dataset-task1.jsonl");
       output.length = 0;
-      const code = await iwr("evaluate", "--data", data, "--result", results(profile), "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--no-trace", "--protocol", profile);
+      const code = await iwr(
+        "evaluate",
+        "--data",
+        data,
+        "--result",
+        results(profile),
+        "--model",
+        MODEL,
+        "--judge",
+        "heuristic",
+        "--grounding",
+        "heuristic",
+        "--no-trace",
+        "--protocol",
+        profile,
+      );
       expect(code, output.join("\n")).toBe(0);
       const record = readEvalRecord(path.join(candidate(profile, 1), "eval.json"));
       expect(record.settings).toMatchObject({ protocol: profile, pairingMode: profile === "official" ? "official" : "aligned" });

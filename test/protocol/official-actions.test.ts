@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { runIwrCapturing } from "../support/cli.ts";
-import { writeJsonl, writeValidTaskSet, type ActionInput } from "../support/tasks-fixtures.ts";
+import { type ActionInput, writeJsonl, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const MODEL = "page";
 let dir: string;
@@ -56,8 +56,12 @@ const task1Actions: ActionInput[] = [
   { type: "Scroll", parameters: { description: "scroll down", direction: "down" }, logical_assertion: "", visual_evaluation_flag: false },
 ];
 /** Task 3: the permanently covered button (the harness's list leaves it out, so the click fails). */
-const task3Actions: ActionInput[] = [{ type: "Click", parameters: { description: "the 'Hidden' button" }, logical_assertion: "", visual_evaluation_flag: false }];
-const task2Actions: ActionInput[] = [{ type: "Scroll", parameters: { description: "scroll down", direction: "down" }, logical_assertion: "", visual_evaluation_flag: false }];
+const task3Actions: ActionInput[] = [
+  { type: "Click", parameters: { description: "the 'Hidden' button" }, logical_assertion: "", visual_evaluation_flag: false },
+];
+const task2Actions: ActionInput[] = [
+  { type: "Scroll", parameters: { description: "scroll down", direction: "down" }, logical_assertion: "", visual_evaluation_flag: false },
+];
 
 const results = (profile: string) => path.join(dir, `results-${profile}`);
 function writePage(profile: string, id: number, html: string): void {
@@ -66,13 +70,33 @@ function writePage(profile: string, id: number, html: string): void {
   fs.writeFileSync(path.join(folder, "index.html"), html);
 }
 const evaluate = (profile: string, ...args: string[]) =>
-  runIwrCapturing(output, ["evaluate", "--data", jsonlPath, "--result", results(profile), "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--no-trace", "--protocol", profile, ...args]);
+  runIwrCapturing(output, [
+    "evaluate",
+    "--data",
+    jsonlPath,
+    "--result",
+    results(profile),
+    "--model",
+    MODEL,
+    "--judge",
+    "heuristic",
+    "--grounding",
+    "heuristic",
+    "--no-trace",
+    "--protocol",
+    profile,
+    ...args,
+  ]);
 
 /** Share of pixels that are not pure white in the rightmost 12 px of a screenshot (where a vertical scrollbar is drawn). */
 async function rightEdgeInk(file: string): Promise<number> {
   const image = sharp(file);
   const { width, height } = await image.metadata();
-  const { data, info } = await image.extract({ left: width! - 12, top: 0, width: 12, height: height! }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await image
+    .extract({ left: width! - 12, top: 0, width: 12, height: height! })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   let ink = 0;
   for (let i = 0; i < data.length; i += info.channels) if (data[i]! < 255 || data[i + 1]! < 255 || data[i + 2]! < 255) ink += 1;
   return ink / (info.width * info.height);
@@ -102,7 +126,9 @@ afterAll(async () => {
 describe("the harness's action semantics (official)", () => {
   it("clicks a button covered after it was listed, presses an unknown key, does not count a scroll of the focused pane, and does not list a button under an overlay", async () => {
     expect(await evaluate("official"), output.join("\n")).toBe(0);
-    const replay = JSON.parse(fs.readFileSync(path.join(results("official"), "1", MODEL, "replay.json"), "utf8")) as { steps: Array<{ ok: boolean; via?: string; reason?: string }> };
+    const replay = JSON.parse(fs.readFileSync(path.join(results("official"), "1", MODEL, "replay.json"), "utf8")) as {
+      steps: Array<{ ok: boolean; via?: string; reason?: string }>;
+    };
     const [click, press, scroll] = replay.steps;
     expect(click).toMatchObject({ ok: true });
     expect(click?.via).toMatch(/^JS click \(the click failed: /);
@@ -112,7 +138,9 @@ describe("the harness's action semantics (official)", () => {
     expect(scroll?.reason).toMatch(/scrolled div#pane; window\.scrollY moved by 0 px/);
     const record = readEvalRecord(path.join(results("official"), "1", MODEL, "eval.json"));
     expect(record.executedSteps).toBe(2);
-    const covered = JSON.parse(fs.readFileSync(path.join(results("official"), "3", MODEL, "replay.json"), "utf8")) as { steps: Array<{ ok: boolean; reason?: string }> };
+    const covered = JSON.parse(fs.readFileSync(path.join(results("official"), "3", MODEL, "replay.json"), "utf8")) as {
+      steps: Array<{ ok: boolean; reason?: string }>;
+    };
     expect(covered.steps[0]).toMatchObject({ ok: false });
     expect(covered.steps[0]?.reason).toMatch(/grounding found no element for 'the 'Hidden' button'/);
     // The JS click did reach the button: its state after the click (evalpoint 1) differs from before.

@@ -11,8 +11,8 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer, type RecordedRequest } from "../support/openai-server.ts";
 import { runIwrCapturing } from "../support/cli.ts";
+import { type FakeOpenAIServer, messageParts, type RecordedRequest, startOpenAIServer } from "../support/openai-server.ts";
 import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const CANDIDATE = "candidate-model";
@@ -28,7 +28,10 @@ const PAGE = `<!doctype html><html><body style="margin:0;font:20px sans-serif">
   document.getElementById("clear").onclick = () => { document.getElementById("list").innerHTML = ""; };
 </script></body></html>`;
 
-const promptOf = (request: RecordedRequest) => messageParts(request).flatMap((part) => (part.type === "text" ? [String(part.text)] : [])).join("\n");
+const promptOf = (request: RecordedRequest) =>
+  messageParts(request)
+    .flatMap((part) => (part.type === "text" ? [String(part.text)] : []))
+    .join("\n");
 
 /** The index of the button a grounding prompt's description names, read off its element list. */
 function indexFor(prompt: string): string {
@@ -45,7 +48,8 @@ function indexFor(prompt: string): string {
  */
 function reply(request: RecordedRequest) {
   const prompt = promptOf(request);
-  if (prompt.includes("Find the page element")) return { text: prompt.includes("'Clear'") ? `The Clear button is element ${indexFor(prompt)}.` : indexFor(prompt) };
+  if (prompt.includes("Find the page element"))
+    return { text: prompt.includes("'Clear'") ? `The Clear button is element ${indexFor(prompt)}.` : indexFor(prompt) };
   if (prompt.includes("coloured box and a number drawn")) return { text: indexFor(prompt) };
   if (prompt.includes("Score how similar")) return { text: "Comments: close.\nScore: 50/100" };
   // The second assertion gets a reply with no verdict in it; the first an HTTP 500.
@@ -55,7 +59,23 @@ function reply(request: RecordedRequest) {
 
 const output: string[] = [];
 const evaluate = (results: string, ...args: string[]) =>
-  runIwrCapturing(output, ["evaluate", "--data", jsonlPath, "--result", results, "--model", CANDIDATE, "--judge", "llm", "--grounding", "llm", "--judge-model", judgeModelFile, "--no-trace", ...args]);
+  runIwrCapturing(output, [
+    "evaluate",
+    "--data",
+    jsonlPath,
+    "--result",
+    results,
+    "--model",
+    CANDIDATE,
+    "--judge",
+    "llm",
+    "--grounding",
+    "llm",
+    "--judge-model",
+    judgeModelFile,
+    "--no-trace",
+    ...args,
+  ]);
 
 function writeCandidate(results: string): void {
   const folder = path.join(results, "1", CANDIDATE);
@@ -109,7 +129,10 @@ describe("model judges under the two profiles", () => {
 
     const requests = server.chatRequests().slice(before).map(promptOf);
     const assertionPrompts = requests.filter((prompt) => prompt.includes("Statement:"));
-    const assertionBodies = server.chatRequests().slice(before).filter((request) => promptOf(request).includes("Statement:"));
+    const assertionBodies = server
+      .chatRequests()
+      .slice(before)
+      .filter((request) => promptOf(request).includes("Statement:"));
     expect(assertionBodies.map((request) => request.body?.max_tokens ?? request.body?.max_completion_tokens)).toEqual([4096, 4096]);
     // Asked once per assertion; the prompt names the assertion and not the action.
     expect(assertionPrompts).toHaveLength(2);
@@ -118,12 +141,17 @@ describe("model judges under the two profiles", () => {
     const visualPrompt = requests.find((prompt) => prompt.includes("Score how similar")) ?? "";
     expect(visualPrompt).not.toMatch(/reference/i);
     // A prose grounding reply went to the vision fallback, which is sent without a temperature.
-    const grounding = server.chatRequests().slice(before).filter((request) => /Find the page element|coloured box and a number drawn/.test(promptOf(request)));
+    const grounding = server
+      .chatRequests()
+      .slice(before)
+      .filter((request) => /Find the page element|coloured box and a number drawn/.test(promptOf(request)));
     const vision = grounding.filter((request) => promptOf(request).includes("coloured box and a number drawn"));
     expect(vision).toHaveLength(1);
     expect(vision[0]?.body && "temperature" in vision[0].body).toBe(false);
     expect(grounding.filter((request) => !vision.includes(request)).every((request) => request.body?.temperature === 0)).toBe(true);
-    const replay = JSON.parse(fs.readFileSync(path.join(results, "1", CANDIDATE, "replay.json"), "utf8")) as { steps: Array<{ grounding?: { method: string } }> };
+    const replay = JSON.parse(fs.readFileSync(path.join(results, "1", CANDIDATE, "replay.json"), "utf8")) as {
+      steps: Array<{ grounding?: { method: string } }>;
+    };
     expect(replay.steps.map((step) => step.grounding?.method)).toEqual(["text", "vision"]);
   }, 120_000);
 
@@ -137,8 +165,15 @@ describe("model judges under the two profiles", () => {
     expect(record.assertions.map((entry) => entry.result)).toEqual(["No", "No"]);
     expect(record.successStep).toBe(0);
     // Each asked three times (a retry after an unreadable reply adds a reminder after the question, so read the first message).
-    const firstMessage = (request: RecordedRequest) => messageParts(request, 0).flatMap((part) => (part.type === "text" ? [String(part.text)] : [])).join("\n");
-    const assertionPrompts = server.chatRequests().slice(before).map(firstMessage).filter((prompt) => prompt.includes("The statement to check"));
+    const firstMessage = (request: RecordedRequest) =>
+      messageParts(request, 0)
+        .flatMap((part) => (part.type === "text" ? [String(part.text)] : []))
+        .join("\n");
+    const assertionPrompts = server
+      .chatRequests()
+      .slice(before)
+      .map(firstMessage)
+      .filter((prompt) => prompt.includes("The statement to check"));
     expect(assertionPrompts).toHaveLength(6);
     expect(assertionPrompts[0]).toContain("'Add' button");
   }, 120_000);
@@ -148,10 +183,19 @@ describe("model judges under the two profiles", () => {
     writeCandidate(results);
     const prompts = path.join(dir, "harness-prompts");
     fs.mkdirSync(prompts);
-    fs.writeFileSync(path.join(prompts, "judge-assertion-official.md"), "---\nname: judge-assertion-official\nvariables: [assertion]\n---\nLOCAL COPY. Statement: {{assertion}}\nReturn JSON.\n");
+    fs.writeFileSync(
+      path.join(prompts, "judge-assertion-official.md"),
+      "---\nname: judge-assertion-official\nvariables: [assertion]\n---\nLOCAL COPY. Statement: {{assertion}}\nReturn JSON.\n",
+    );
     const before = server.chatRequests().length;
     expect(await evaluate(results, "--protocol", "official", "--prompts-dir", prompts), output.join("\n")).toBe(0);
-    expect(server.chatRequests().slice(before).map(promptOf).filter((prompt) => prompt.startsWith("LOCAL COPY."))).toHaveLength(2);
+    expect(
+      server
+        .chatRequests()
+        .slice(before)
+        .map(promptOf)
+        .filter((prompt) => prompt.startsWith("LOCAL COPY.")),
+    ).toHaveLength(2);
     const official = readEvalRecord(path.join(dir, "official", "1", CANDIDATE, "eval.json"));
     const overridden = readEvalRecord(path.join(results, "1", CANDIDATE, "eval.json"));
     expect(overridden.settings.promptHashes["judge-assertion-official"]).toMatch(/^[0-9a-f]{64}$/);

@@ -35,7 +35,7 @@ describe("image cap (official: all sheets and no frames when the sheets alone ex
 });
 
 describe("reply post-processing (official: the fence needs its closing fence; every reply is written)", () => {
-  const page = "<html><body><img src=\"__PLACEHOLDER_ASSETS_BASE_DIR__/001.png\"></body></html>";
+  const page = '<html><body><img src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png"></body></html>';
   it("takes a closed html block and resolves the placeholder", () => {
     expect(extractPageAsHarness(`Sure:\n\`\`\`html\n${page}\n\`\`\`\nDone.`, "../assets")).toBe('<html><body><img src="../assets/001.png"></body></html>');
   });
@@ -85,14 +85,14 @@ describe("assertion reply parse (official: JSON, else the substring 'Yes' before
   });
 });
 
-describe("grounding reply parse (official: bare digits; Type as index,\"text\")", () => {
+describe('grounding reply parse (official: bare digits; Type as index,"text")', () => {
   it("takes bare digits only for a Click; -1 and prose go to the vision fallback", () => {
     expect(parseGroundingReplyAsHarness(" 12\n", "Click")).toEqual({ index: 12 });
     expect(parseGroundingReplyAsHarness("-1", "Click")).toBeUndefined();
     expect(parseGroundingReplyAsHarness("Element 12", "Click")).toBeUndefined();
     expect(parseGroundingReplyAsHarness("[12]", "Click")).toBeUndefined();
   });
-  it("splits a Type reply at its first ,\" and strips the trailing quotes", () => {
+  it('splits a Type reply at its first ," and strips the trailing quotes', () => {
     expect(parseGroundingReplyAsHarness('4,"wireless mouse"', "Type")).toEqual({ index: 4, text: "wireless mouse" });
     expect(parseGroundingReplyAsHarness('-1,""', "Type")).toBeUndefined();
     expect(parseGroundingReplyAsHarness("4, wireless mouse", "Type")).toBeUndefined();

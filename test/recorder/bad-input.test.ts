@@ -10,7 +10,7 @@ import { main } from "../../src/cli/main.ts";
 import { IwrError } from "../../src/errors.ts";
 import { recordTask } from "../../src/recorder/record-task.ts";
 import { writeTaskLine } from "../../src/tasks/writer.ts";
-import { RECORDER_SCRIPT, RECORDER_SITE, fixtureScript, listTree, makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+import { fixtureScript, listTree, makeScratchDir, RECORDER_SCRIPT, RECORDER_SITE, writeScript } from "../support/recorder-fixtures.ts";
 
 /** Pacing only shapes the video; these cases fail before a video matters. */
 const QUICK = { pauseBeforeMs: 50, pauseAfterMs: 600, pointerTravelMs: 40, keystrokeMs: 5 };

@@ -9,9 +9,9 @@ import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED } from "../../src/browser/determinism.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { recordTask } from "../../src/recorder/record-task.ts";
-import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED } from "../../src/browser/determinism.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
 
 const SUITE = path.resolve("tasks/iwr-mini.jsonl");
@@ -29,9 +29,7 @@ afterAll(async () => {
 });
 
 async function meanDifference(a: string, b: string): Promise<number> {
-  const [left, right] = await Promise.all(
-    [a, b].map((file) => sharp(file).removeAlpha().raw().toBuffer({ resolveWithObject: true })),
-  );
+  const [left, right] = await Promise.all([a, b].map((file) => sharp(file).removeAlpha().raw().toBuffer({ resolveWithObject: true })));
   expect([left!.info.width, left!.info.height]).toEqual([right!.info.width, right!.info.height]);
   let total = 0;
   for (let index = 0; index < left!.data.length; index++) total += Math.abs(left!.data[index]! - right!.data[index]!);

@@ -13,12 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
 import { IwrError } from "../../src/errors.ts";
-import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts";
+import { PROTOCOL } from "../../src/protocol.ts";
+import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
 import { candidateMounts } from "../../src/replay/candidate-serving.ts";
 import { writeCalibrationCandidate } from "../../src/run/calibration.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
-import { PROTOCOL } from "../../src/protocol.ts";
 import { listTree, makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
 
 const QUICK = { pauseBeforeMs: 50, pauseAfterMs: 600, pointerTravelMs: 40, keystrokeMs: 5 };
@@ -30,7 +30,9 @@ afterAll(async () => {
 });
 
 async function png(color: string, width = 120, height = 80): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: color } })
+    .png()
+    .toBuffer();
 }
 
 /** An .ico holding one PNG image (the format allows it): Chromium draws it, sharp cannot read it. */
@@ -128,9 +130,19 @@ describe("a site made of many files", () => {
 
   it("keeps every file the site served beside the reference page, at its own path", () => {
     const kept = Object.fromEntries(recorded.captured.map((file) => [file.path, file.kind]));
-    expect(kept).toMatchObject({ "css/site.css": "stylesheet", "js/app.js": "script", "fonts/brand.ttf": "font", "img/bg.png": "image", "img/pic.png": "image", "parts/panel.html": "fetch" });
+    expect(kept).toMatchObject({
+      "css/site.css": "stylesheet",
+      "js/app.js": "script",
+      "fonts/brand.ttf": "font",
+      "img/bg.png": "image",
+      "img/pic.png": "image",
+      "parts/panel.html": "fetch",
+    });
     for (const file of recorded.captured) expect(fs.existsSync(path.join(recorded.dir, "reference", file.path)), file.path).toBe(true);
-    const notes = JSON.parse(fs.readFileSync(path.join(recorded.dir, "recording.json"), "utf8")) as { reference: { files: { path: string }[] }; notShown: string[] };
+    const notes = JSON.parse(fs.readFileSync(path.join(recorded.dir, "recording.json"), "utf8")) as {
+      reference: { files: { path: string }[] };
+      notShown: string[];
+    };
     expect(notes.reference.files.map((file) => file.path).sort()).toEqual(Object.keys(kept).sort());
     expect(notes.notShown).toEqual(["img/hidden.png"]);
   });
@@ -141,9 +153,12 @@ describe("a site made of many files", () => {
     expect(recorded.notShown.map((url) => new URL(url).pathname)).toEqual(["/img/hidden.png"]);
     expect(recorded.warnings.some((warning) => /\.ico \(drawn by Chromium as PNG for its tile\)/.test(warning))).toBe(true);
     // The sheet's ico tile is the red badge, not the grey "unreadable image" card.
-    const sheet = await sharp(path.join(recorded.dir, "stitched_assets", "stitched_image_1.png")).raw().toBuffer({ resolveWithObject: true });
+    const sheet = await sharp(path.join(recorded.dir, "stitched_assets", "stitched_image_1.png"))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     let red = 0;
-    for (let index = 0; index < sheet.data.length; index += sheet.info.channels) if (sheet.data[index]! > 200 && sheet.data[index + 1]! < 60 && sheet.data[index + 2]! < 60) red += 1;
+    for (let index = 0; index < sheet.data.length; index += sheet.info.channels)
+      if (sheet.data[index]! > 200 && sheet.data[index + 1]! < 60 && sheet.data[index + 2]! < 60) red += 1;
     expect(red).toBeGreaterThan(100);
   });
 
@@ -185,7 +200,10 @@ describe("a site of several pages, reaching for another local origin", () => {
 <p><a id="about" href="about.html">About us</a></p>
 <script>const other = document.createElement("script"); other.src = "http://localhost:" + location.port + "/js/extra.js"; document.head.appendChild(other);</script></body></html>`,
     );
-    write(path.join(siteDir, "about.html"), `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="css/about.css"></head><body><h1>About page</h1><a id="home" href="index.html">Home</a></body></html>`);
+    write(
+      path.join(siteDir, "about.html"),
+      `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="css/about.css"></head><body><h1>About page</h1><a id="home" href="index.html">Home</a></body></html>`,
+    );
     write(path.join(siteDir, "css", "about.css"), "h1 { color: #b91c1c; }");
     write(path.join(siteDir, "js", "extra.js"), "document.body.dataset.extra = 'yes';");
     write(path.join(siteDir, "img", "logo.png"), await png("#16a34a"));
@@ -200,7 +218,9 @@ describe("a site of several pages, reaching for another local origin", () => {
     const recorded = await recordTask({ script, site: siteDir, data: path.join(caseDir, "set.jsonl"), pacing: QUICK });
     expect(recorded.captured.map((file) => file.path).sort()).toEqual(["about.html", "css/about.css", "img/logo.png"]);
     expect(fs.readFileSync(path.join(recorded.dir, "reference", "about.html"), "utf8")).toContain("About page");
-    expect(recorded.warnings).toEqual([expect.stringMatching(/^blocked a request to http:\/\/localhost:\d+ \(only the site's own origin, http:\/\/127\.0\.0\.1:\d+, is recorded\)$/)]);
+    expect(recorded.warnings).toEqual([
+      expect.stringMatching(/^blocked a request to http:\/\/localhost:\d+ \(only the site's own origin, http:\/\/127\.0\.0\.1:\d+, is recorded\)$/),
+    ]);
   });
 });
 
@@ -252,7 +272,9 @@ describe("what the recorder refuses", () => {
     const script = writeScript(caseDir, "actions.yaml", TEXT_ONLY_SCRIPT);
     await sharedBrowser();
     const started = Date.now();
-    const error = await recordTask({ script, site: path.join(caseDir, "site"), data: path.join(caseDir, "out", "set.jsonl"), pacing: QUICK }).catch((caught: unknown) => caught);
+    const error = await recordTask({ script, site: path.join(caseDir, "site"), data: path.join(caseDir, "out", "set.jsonl"), pacing: QUICK }).catch(
+      (caught: unknown) => caught,
+    );
     const elapsedMs = Date.now() - started;
     expect(error).toBeInstanceOf(IwrError);
     expect((error as IwrError).message).toMatch(/shows no image on its first screen \(preflight, \d+ ms\).*allow_no_images: true/);
@@ -268,8 +290,14 @@ describe("what the recorder refuses", () => {
     const recorded = await recordTask({ script, site: path.join(caseDir, "site"), data: jsonl, pacing: QUICK });
     expect(recorded.assets).toEqual([]);
     expect(recorded.sheetCount).toBe(0);
-    expect(recorded.warnings.filter((warning) => warning.includes("missing.css"))).toEqual([expect.stringMatching(/^the site failed to load http:\/\/127\.0\.0\.1:\d+\/missing\.css \(HTTP 404\)$/)]);
-    expect(recorded.warnings).toContain("blocked a request to https://cdn.example.com (only the site's own origin, " + new URL(recorded.warnings.find((warning) => warning.includes("missing.css"))!.split(" ")[5]!).origin + ", is recorded)");
+    expect(recorded.warnings.filter((warning) => warning.includes("missing.css"))).toEqual([
+      expect.stringMatching(/^the site failed to load http:\/\/127\.0\.0\.1:\d+\/missing\.css \(HTTP 404\)$/),
+    ]);
+    expect(recorded.warnings).toContain(
+      "blocked a request to https://cdn.example.com (only the site's own origin, " +
+        new URL(recorded.warnings.find((warning) => warning.includes("missing.css"))!.split(" ")[5]!).origin +
+        ", is recorded)",
+    );
     const set = await loadTaskSet(jsonl, { checkMedia: true });
     expect(set.problems).toEqual([]);
     expect(set.warnings.map((warning) => warning.message).join("\n")).toMatch(/no asset sheet and no asset: the page shows no image/);

@@ -12,7 +12,9 @@ const scratch = makeScratchDir("media");
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 async function solid(file: string, width: number, height: number, colour: string): Promise<string> {
-  await sharp({ create: { width, height, channels: 3, background: colour } }).png().toFile(file);
+  await sharp({ create: { width, height, channels: 3, background: colour } })
+    .png()
+    .toFile(file);
   return file;
 }
 
@@ -21,7 +23,10 @@ describe("encodeFramesToMp4", () => {
     const red = await solid(path.join(scratch, "red.png"), 320, 240, "#ff0000");
     const blue = await solid(path.join(scratch, "blue.png"), 320, 240, "#0000ff");
     // Frames at 100.0 s and 101.5 s, recording stopped at 103.0 s: 3 s of video, switch at 1.5 s.
-    const frames = [{ file: red, timeSec: 100 }, { file: blue, timeSec: 101.5 }];
+    const frames = [
+      { file: red, timeSec: 100 },
+      { file: blue, timeSec: 101.5 },
+    ];
     expect(concatList(frames, 103)).toContain("duration 1.500000");
     const out = path.join(scratch, "out.mp4");
     await encodeFramesToMp4(frames, { ffmpegPath: requireTools().ffmpeg.path, outFile: out, endSec: 103, width: 320, height: 240, fps: 10 });

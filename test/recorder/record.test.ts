@@ -8,16 +8,16 @@ import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED } from "../../src/browser/determinism.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
 import { readImageText, shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
 import { probeVideo } from "../../src/media/probe.ts";
-import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts";
-import { loadTaskSet } from "../../src/tasks/loader.ts";
 import { PROTOCOL } from "../../src/protocol.ts";
+import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
+import { loadTaskSet } from "../../src/tasks/loader.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
-import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED } from "../../src/browser/determinism.ts";
-import { RECORDER_SCRIPT, RECORDER_SITE, listTree, makeScratchDir } from "../support/recorder-fixtures.ts";
+import { listTree, makeScratchDir, RECORDER_SCRIPT, RECORDER_SITE } from "../support/recorder-fixtures.ts";
 
 const scratch = makeScratchDir("e2e");
 const jsonl = path.join(scratch, "suite.jsonl");
@@ -39,7 +39,10 @@ function sha256(file: string): string {
 
 /** Mean absolute difference per channel (0..255) of two same-size images. */
 async function meanDifference(a: Buffer | string, b: Buffer | string): Promise<number> {
-  const [left, right] = await Promise.all([sharp(a).removeAlpha().raw().toBuffer({ resolveWithObject: true }), sharp(b).removeAlpha().raw().toBuffer({ resolveWithObject: true })]);
+  const [left, right] = await Promise.all([
+    sharp(a).removeAlpha().raw().toBuffer({ resolveWithObject: true }),
+    sharp(b).removeAlpha().raw().toBuffer({ resolveWithObject: true }),
+  ]);
   expect([left.info.width, left.info.height]).toEqual([right.info.width, right.info.height]);
   let total = 0;
   for (let index = 0; index < left.data.length; index++) total += Math.abs(left.data[index]! - right.data[index]!);
@@ -54,12 +57,25 @@ describe("iwr record on the fixture site", () => {
     expect(recorded.dir).toBe(path.join(scratch, "suite", "1"));
     expect(listTree(path.join(scratch, "suite"))).toEqual(["1", ...listTree(recorded.dir).map((entry) => path.join("1", entry))]);
     expect(listTree(recorded.dir)).toEqual([
-      "assets", "assets/001.png", "assets/002.jpg", "assets/003.png",
-      "checkpoints", "checkpoints/step_0.png", "checkpoints/step_1.png", "checkpoints/step_2.png",
+      "assets",
+      "assets/001.png",
+      "assets/002.jpg",
+      "assets/003.png",
+      "checkpoints",
+      "checkpoints/step_0.png",
+      "checkpoints/step_1.png",
+      "checkpoints/step_2.png",
       "recording.json",
       // The site's files beside the reference page: its images too, for any URL built in script.
-      "reference", "reference/img", "reference/img/logo-copy.png", "reference/img/logo.png", "reference/img/photo.jpg", "reference/img/tile.png", "reference/index.html",
-      "stitched_assets", "stitched_assets/stitched_image_1.png",
+      "reference",
+      "reference/img",
+      "reference/img/logo-copy.png",
+      "reference/img/logo.png",
+      "reference/img/photo.jpg",
+      "reference/img/tile.png",
+      "reference/index.html",
+      "stitched_assets",
+      "stitched_assets/stitched_image_1.png",
       "video.mp4",
     ]);
     const line = JSON.parse(fs.readFileSync(jsonl, "utf8").trim()) as Record<string, unknown>;
@@ -115,7 +131,12 @@ describe("iwr record on the fixture site", () => {
     expect(site("logo-copy.png")).toBe(site("logo.png"));
     expect(asset("002.jpg")).toBe(site("photo.jpg"));
     expect(asset("003.png")).toBe(site("tile.png"));
-    expect(recorded.assets.find((entry) => entry.name === "001.png")!.urls.map((url) => new URL(url).pathname).sort()).toEqual(["/img/logo-copy.png", "/img/logo.png"]);
+    expect(
+      recorded.assets
+        .find((entry) => entry.name === "001.png")!
+        .urls.map((url) => new URL(url).pathname)
+        .sort(),
+    ).toEqual(["/img/logo-copy.png", "/img/logo.png"]);
   });
 
   it("labels every asset on the contact sheet, readable by OCR", async () => {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { IwrError } from "../../src/errors.ts";
 import { loadActionScript } from "../../src/recorder/script-schema.ts";
-import { RECORDER_SCRIPT, RECORDER_SITE, makeScratchDir } from "../support/recorder-fixtures.ts";
+import { makeScratchDir, RECORDER_SCRIPT, RECORDER_SITE } from "../support/recorder-fixtures.ts";
 
 const scratch = makeScratchDir("schema");
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));

@@ -40,8 +40,15 @@ describe("task line writer", () => {
     expect(() => writeTaskLine(file, line(1, { source_website: "new" }))).toThrow(/already holds task id 1; pass --force/);
     expect(fs.readFileSync(file, "utf8")).toBe(before);
     writeTaskLine(file, line(1, { source_website: "new" }), { replace: true });
-    const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((text) => JSON.parse(text) as { id: number; source_website: string });
-    expect(lines.map((entry) => [entry.id, entry.source_website])).toEqual([[1, "new"], [2, "site-2"]]);
+    const lines = fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((text) => JSON.parse(text) as { id: number; source_website: string });
+    expect(lines.map((entry) => [entry.id, entry.source_website])).toEqual([
+      [1, "new"],
+      [2, "site-2"],
+    ]);
   });
 
   it("validates the line first and never rewrites a file holding a malformed line", () => {

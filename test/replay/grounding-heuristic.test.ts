@@ -3,10 +3,11 @@
  * element among similar ones, quoted text winning over loose words, ordinals,
  * Type preferring fields, and "not found" below the threshold.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import type { Page } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type InteractiveElement, indexInteractiveElements } from "../../src/browser/element-index.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import { indexInteractiveElements, type InteractiveElement } from "../../src/browser/element-index.ts";
 import { createHeuristicGrounder, keyFromDescription } from "../../src/replay/grounding/heuristic.ts";
 import type { GroundingContext, GroundingQuery } from "../../src/replay/grounding/types.ts";
 

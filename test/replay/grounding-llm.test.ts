@@ -3,22 +3,17 @@
  * page's element index and accessibility tree: what the model is shown, how its
  * answers are read, and the vision fallback with a highlighted screenshot.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
 import type { Page } from "playwright";
 import sharp from "sharp";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { accessibilityTreeText, hideHighlights, type InteractiveElement, indexInteractiveElements, showHighlights } from "../../src/browser/element-index.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import {
-  accessibilityTreeText,
-  hideHighlights,
-  indexInteractiveElements,
-  showHighlights,
-  type InteractiveElement,
-} from "../../src/browser/element-index.ts";
+import { createModelClient, ModelSpecSchema } from "../../src/models/index.ts";
 import { createLlmGrounder, parseGroundingReply } from "../../src/replay/grounding/llm.ts";
 import type { GroundingContext } from "../../src/replay/grounding/types.ts";
-import { ModelSpecSchema, createModelClient } from "../../src/models/index.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
 import { shoppingListPage } from "../support/evaluator-replay-fixtures.ts";
+import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
 
 let server: FakeOpenAIServer;
 let page: Page;
@@ -77,7 +72,9 @@ describe("llm grounding", () => {
     expect(answer.exchanges).toHaveLength(1);
     const [request] = server.chatRequests();
     expect(request?.body?.temperature).toBe(0);
-    const prompt = messageParts(request!).map((part) => (part.type === "text" ? String(part.text) : "")).join("");
+    const prompt = messageParts(request!)
+      .map((part) => (part.type === "text" ? String(part.text) : ""))
+      .join("");
     expect(prompt).toContain("the 'Clear list' button");
     expect(prompt).toContain(`[${clear}] <button id="clear" class="btn"> "Clear list"`);
     expect(prompt).toContain('button "Clear list"'); // the aria snapshot
@@ -111,7 +108,7 @@ describe("llm grounding", () => {
     expect(answer.reason).toMatch(/I am not sure/);
   });
 
-  it("reads index,\"text\" for Type actions", async () => {
+  it('reads index,"text" for Type actions', async () => {
     const field = indexOf("New item");
     server.enqueue(`${field},"Oat milk"`);
     const answer = await grounder().locate({ actionType: "Type", description: "the new item field", text: "Oat milk" }, context());

@@ -78,9 +78,7 @@ describe("replayTrajectory", () => {
   });
 
   it("counts a Scroll only when window.scrollY moved by more than 5 px", async () => {
-    const { result } = await replayOn(shoppingListPage({ tall: false }), [
-      action({ type: "Scroll", description: "scroll down the page" }),
-    ]);
+    const { result } = await replayOn(shoppingListPage({ tall: false }), [action({ type: "Scroll", description: "scroll down the page" })]);
     expect(result.executed).toBe(0);
     expect(result.steps[0]).toMatchObject({ ok: false, scroll: { before: 0, after: 0 } });
     expect(result.steps[0]?.reason).toMatch(/needs > 5/);

@@ -9,10 +9,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { candidateFiles, evalFileForMode } from "../../src/results/layout.ts";
-import { CALIBRATION_CANDIDATES, CALIBRATION_MODES, referencePagePath, runCalibration, type CalibrationRow } from "../../src/run/calibration.ts";
+import { CALIBRATION_CANDIDATES, CALIBRATION_MODES, type CalibrationRow, referencePagePath, runCalibration } from "../../src/run/calibration.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
-import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir } from "../support/evaluator-replay-fixtures.ts";
+import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 let dir: string;
 let resultDir: string;

@@ -8,12 +8,12 @@ import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { main } from "../../src/cli/main.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
-import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir } from "../support/evaluator-replay-fixtures.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
+import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
+import { type TaskSetFixture, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const MODEL = "gpt-4o";
 let dir: string;
@@ -35,9 +35,38 @@ async function iwr(...args: string[]): Promise<number> {
 }
 
 const evaluate = (...extra: string[]) =>
-  iwr("evaluate", "--data", set.jsonlPath, "--result", resultDir(), "--model", MODEL, "--judge", "heuristic", "--grounding", "heuristic", "--visual-pairing", "aligned", "--no-trace", ...extra);
+  iwr(
+    "evaluate",
+    "--data",
+    set.jsonlPath,
+    "--result",
+    resultDir(),
+    "--model",
+    MODEL,
+    "--judge",
+    "heuristic",
+    "--grounding",
+    "heuristic",
+    "--visual-pairing",
+    "aligned",
+    "--no-trace",
+    ...extra,
+  );
 const generate = (...extra: string[]) =>
-  iwr("generate", "--data", set.jsonlPath, "--result", resultDir(), "--model", MODEL, "--base-url", server.baseURL, "--cache-dir", path.join(dir, "cache"), ...extra);
+  iwr(
+    "generate",
+    "--data",
+    set.jsonlPath,
+    "--result",
+    resultDir(),
+    "--model",
+    MODEL,
+    "--base-url",
+    server.baseURL,
+    "--cache-dir",
+    path.join(dir, "cache"),
+    ...extra,
+  );
 
 beforeAll(async () => {
   dir = tempDir("keyed");
@@ -102,7 +131,9 @@ describe("keyed results", () => {
 
   it("scores a task again when one of its checkpoints changed, or under another pairing mode", async () => {
     const checkpoint = path.join(set.taskDir(2), "checkpoints", "step_1.png");
-    await sharp({ create: { width: 640, height: 360, channels: 3, background: "#808080" } }).png().toFile(`${checkpoint}.new.png`);
+    await sharp({ create: { width: 640, height: 360, channels: 3, background: "#808080" } })
+      .png()
+      .toFile(`${checkpoint}.new.png`);
     fs.renameSync(`${checkpoint}.new.png`, checkpoint);
     expect(await evaluate()).toBe(0);
     expect(printed.join("\n")).toMatch(/evaluated 1, skipped 1/);

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { FOREIGN_TEMP_AGE_MS, parseTempName, sweepAbandonedTemps, tempPathBeside } from "../../src/files/atomic.ts";
 import { runEvaluation } from "../../src/run/evaluate.ts";
-import { writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { type TaskSetFixture, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const BIN = path.resolve("bin/iwr.js");
 let dir: string;
@@ -60,9 +60,13 @@ describe("abandoned temporary files", () => {
     const resultDir = path.join(dir, "results");
     const candidateDir = writeCandidate(path.join(resultDir, "1", "m"), shoppingListPage());
     const tmpBefore = iwrTempsInTmp();
-    const child = spawn(process.execPath, [BIN, "--quiet", "evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", "m", "--judge", "heuristic", "--grounding", "heuristic"], {
-      stdio: "ignore",
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, "--quiet", "evaluate", "--data", set.jsonlPath, "--result", resultDir, "--model", "m", "--judge", "heuristic", "--grounding", "heuristic"],
+      {
+        stdio: "ignore",
+      },
+    );
     // Killed the moment the replay has staged the page and started its evalpoints.
     const deadline = Date.now() + 60_000;
     while (tempEntries(candidateDir).length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -10,13 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
-import { shutdownVisualScorers } from "../../src/evaluator/metrics/index.ts";
-import { recordTask, type RecordedTask } from "../../src/recorder/record-task.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
+import { shutdownVisualScorers } from "../../src/evaluator/metrics/index.ts";
+import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
 import { runStart } from "../../src/run/start.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
-import { RECORDER_SCRIPT } from "../support/recorder-fixtures.ts";
 import { requestKind } from "../support/agent-scripts.ts";
+import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
+import { RECORDER_SCRIPT } from "../support/recorder-fixtures.ts";
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-start-"));
 const data = path.join(scratch, "suite.jsonl");
@@ -63,7 +63,15 @@ describe("iwr start", () => {
     expect(record.settings.assertionJudgeKind).toBe("heuristic");
 
     const report = JSON.parse(fs.readFileSync(path.join(runDir, "report.json"), "utf8"));
-    expect(report.arms.map((arm: { name: string }) => arm.name)).toEqual(["single-pass", "agent", "reference", "blank", "freeze-after-1", "no-script", "wrong-state"]);
+    expect(report.arms.map((arm: { name: string }) => arm.name)).toEqual([
+      "single-pass",
+      "agent",
+      "reference",
+      "blank",
+      "freeze-after-1",
+      "no-script",
+      "wrong-state",
+    ]);
     expect(report.selfCheck.perTask).toHaveLength(1);
     const printed = output.join("\n");
     expect(printed).toContain("evaluator calibration targets met");

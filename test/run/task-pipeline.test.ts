@@ -48,7 +48,12 @@ describe("runPipelined + page slots", () => {
 
   it("starts the heaviest tasks first (ties keep their order) and returns results in the tasks' order", async () => {
     const started: string[] = [];
-    const tasks = [{ name: "a", steps: 2 }, { name: "b", steps: 9 }, { name: "c", steps: 5 }, { name: "d", steps: 9 }];
+    const tasks = [
+      { name: "a", steps: 2 },
+      { name: "b", steps: 9 },
+      { name: "c", steps: 5 },
+      { name: "d", steps: 9 },
+    ];
     const results = await runPipelined(tasks, { workers: 1, weight: (task) => task.steps }, async (task) => {
       started.push(task.name);
       await sleep(5);

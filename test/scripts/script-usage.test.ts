@@ -9,8 +9,8 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import pLimit from "p-limit";
 import type { Command } from "commander";
+import pLimit from "p-limit";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildProgram } from "../../src/cli/main.ts";
 import { runIwrCapturing } from "../support/cli.ts";
@@ -30,7 +30,11 @@ function packageScriptFiles(): string[] {
 }
 
 function entryPoints(): string[] {
-  const inFolder = (folder: string) => fs.readdirSync(path.join(ROOT, folder)).filter((name) => name.endsWith(".ts")).map((name) => `${folder}/${name}`);
+  const inFolder = (folder: string) =>
+    fs
+      .readdirSync(path.join(ROOT, folder))
+      .filter((name) => name.endsWith(".ts"))
+      .map((name) => `${folder}/${name}`);
   return [...new Set([...packageScriptFiles(), ...inFolder("scripts"), ...inFolder("bench")])].filter((file) => !HELPERS.includes(file)).sort();
 }
 
@@ -68,7 +72,9 @@ const key = (file: string, args: readonly string[]) => `${file} ${args.join(" ")
 
 beforeAll(async () => {
   const limit = pLimit(CONCURRENCY);
-  const runs = ENTRY_POINTS.flatMap((file) => [["--help"], ["--no-such-option"], ...(BAD_VALUES[file] ? [BAD_VALUES[file].args] : [])].map((args) => ({ file, args })));
+  const runs = ENTRY_POINTS.flatMap((file) =>
+    [["--help"], ["--no-such-option"], ...(BAD_VALUES[file] ? [BAD_VALUES[file].args] : [])].map((args) => ({ file, args })),
+  );
   await Promise.all(runs.map(({ file, args }) => limit(async () => outcomes.set(key(file, args), await runScript(file, args)))));
 }, 120_000);
 
@@ -77,7 +83,12 @@ describe("scripts behave like commands", () => {
     const wired = packageScriptFiles();
     for (const file of [...wired, ...HELPERS, ...RUN_DIRECTLY]) expect(fs.existsSync(path.join(ROOT, file)), file).toBe(true);
     // A new script that no npm script runs, or one that lost its npm script, is caught here.
-    const inFolders = ["scripts", "bench"].flatMap((folder) => fs.readdirSync(path.join(ROOT, folder)).filter((name) => name.endsWith(".ts")).map((name) => `${folder}/${name}`));
+    const inFolders = ["scripts", "bench"].flatMap((folder) =>
+      fs
+        .readdirSync(path.join(ROOT, folder))
+        .filter((name) => name.endsWith(".ts"))
+        .map((name) => `${folder}/${name}`),
+    );
     expect(inFolders.filter((file) => !wired.includes(file) && !HELPERS.includes(file) && !RUN_DIRECTLY.includes(file))).toEqual([]);
     expect(Object.keys(BAD_VALUES).filter((file) => !ENTRY_POINTS.includes(file))).toEqual([]);
   });
@@ -121,12 +132,15 @@ describe("the iwr commands", () => {
   }
   const COMMANDS = [[], ...commandPaths(buildProgram())];
 
-  it.each(COMMANDS.map((words) => [words.join(" ") || "(none)", words] as const))("iwr %s: --help exits 0, an unknown option exits 2 with the usage", async (_name, words) => {
-    expect(await runIwrCapturing(output, [...words, "--help"])).toBe(0);
-    expect(output.join("")).toMatch(/^Usage: iwr/m);
-    output.length = 0;
-    expect(await runIwrCapturing(output, [...words, "--no-such-option"])).toBe(2);
-    expect(output.join("")).toMatch(/^error: /m);
-    expect(output.join("")).toMatch(/^Usage: iwr/m);
-  });
+  it.each(COMMANDS.map((words) => [words.join(" ") || "(none)", words] as const))(
+    "iwr %s: --help exits 0, an unknown option exits 2 with the usage",
+    async (_name, words) => {
+      expect(await runIwrCapturing(output, [...words, "--help"])).toBe(0);
+      expect(output.join("")).toMatch(/^Usage: iwr/m);
+      output.length = 0;
+      expect(await runIwrCapturing(output, [...words, "--no-such-option"])).toBe(2);
+      expect(output.join("")).toMatch(/^error: /m);
+      expect(output.join("")).toMatch(/^Usage: iwr/m);
+    },
+  );
 });

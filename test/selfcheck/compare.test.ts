@@ -5,8 +5,8 @@
  * a moved page is placed by its changes).
  */
 import { describe, expect, it } from "vitest";
-import { alignTrajectory, isBlankPicture, type ImageReading, type PairSimilarity } from "../../src/selfcheck/compare.ts";
-import { changedCells, changeOverlap, gainedWords, sameWord, StepEvidenceSource, wordsOf } from "../../src/selfcheck/step-evidence.ts";
+import { alignTrajectory, type ImageReading, isBlankPicture, type PairSimilarity } from "../../src/selfcheck/compare.ts";
+import { changedCells, changeOverlap, gainedWords, StepEvidenceSource, sameWord, wordsOf } from "../../src/selfcheck/step-evidence.ts";
 
 const WIDTH = 640;
 const HEIGHT = 360;
@@ -71,7 +71,8 @@ describe("words", () => {
     const editDistance = (a: string, b: string): number => {
       const table = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
       for (let i = 1; i <= a.length; i++) {
-        for (let j = 1; j <= b.length; j++) table[i]![j] = Math.min(table[i - 1]![j]! + 1, table[i]![j - 1]! + 1, table[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+        for (let j = 1; j <= b.length; j++)
+          table[i]![j] = Math.min(table[i - 1]![j]! + 1, table[i]![j - 1]! + 1, table[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
       }
       return table[a.length]![b.length]!;
     };
@@ -90,10 +91,19 @@ describe("words", () => {
 describe("where a screen changed", () => {
   it("finds the changed cells and scores overlap with slack for a small shift", () => {
     const before = picture();
-    const after = picture([[5, 5], [6, 5]]);
+    const after = picture([
+      [5, 5],
+      [6, 5],
+    ]);
     const cells = changedCells(before, after);
     expect(cells.size).toBe(2);
-    const shifted = changedCells(before, picture([[7, 6], [8, 6]]));
+    const shifted = changedCells(
+      before,
+      picture([
+        [7, 6],
+        [8, 6],
+      ]),
+    );
     expect(changeOverlap(cells, shifted)).toBe(1);
     const elsewhere = changedCells(before, picture([[25, 15]]));
     expect(changeOverlap(cells, elsewhere)).toBe(0);
@@ -103,13 +113,21 @@ describe("where a screen changed", () => {
 
 describe("a step's change against the video's", () => {
   const videoBefore = reading("Cart is empty Subtotal 0", []);
-  const videoAfter = reading("Cart Trail Runner Sneakers Subtotal 59.99", [[20, 4], [21, 4]]);
+  const videoAfter = reading("Cart Trail Runner Sneakers Subtotal 59.99", [
+    [20, 4],
+    [21, 4],
+  ]);
 
   const evidenceFor = (pageAfter: ImageReading) =>
     new StepEvidenceSource([reading("Cart is empty Subtotal 0"), pageAfter], [videoBefore, videoAfter]).evidence(0, 0, 1);
 
   it("the same numbers and words gained: reproduced, by the exact numbers", () => {
-    const evidence = evidenceFor(reading("Cart Trail Runner Sneakers Subtotal 59.99", [[20, 4], [21, 4]]));
+    const evidence = evidenceFor(
+      reading("Cart Trail Runner Sneakers Subtotal 59.99", [
+        [20, 4],
+        [21, 4],
+      ]),
+    );
     expect(evidence).toMatchObject({ reproduced: true, by: "numbers", gain: 1 });
   });
 
@@ -136,7 +154,12 @@ describe("a step's change against the video's", () => {
   });
 
   it("a wrong number in the same place: not reproduced, by numbers", () => {
-    const evidence = evidenceFor(reading("Cart Trail Runner Sneakers Subtotal 04.44", [[20, 4], [21, 4]]));
+    const evidence = evidenceFor(
+      reading("Cart Trail Runner Sneakers Subtotal 04.44", [
+        [20, 4],
+        [21, 4],
+      ]),
+    );
     expect(evidence).toMatchObject({ reproduced: false, by: "numbers" });
   });
 
@@ -185,6 +208,14 @@ describe("alignment", () => {
     const likeness = (_step: number, from: number, to: number) => (from === 1 && to === 2 ? 1 : 0);
     expect(alignTrajectory(matrix, { states: held(3), anchorEnd: false, firstState: 1, changeLikeness: likeness }).states).toEqual([1, 2]);
     expect(isBlankPicture(reading(""))).toBe(true);
-    expect(isBlankPicture(reading("", [[1, 1], [2, 2], [3, 3]]))).toBe(false);
+    expect(
+      isBlankPicture(
+        reading("", [
+          [1, 1],
+          [2, 2],
+          [3, 3],
+        ]),
+      ),
+    ).toBe(false);
   });
 });

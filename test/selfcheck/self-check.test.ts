@@ -8,8 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
-import { createVisualMetric, type VisualMetric } from "../../src/evaluator/metrics/visual.ts";
 import { shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
+import { createVisualMetric, type VisualMetric } from "../../src/evaluator/metrics/visual.ts";
 import { mutantDir, writeMutant } from "../../src/mutants/ladder.ts";
 import { replayActionOf } from "../../src/replay/replay.ts";
 import { referencePageHtml, writeCalibrationCandidate } from "../../src/run/calibration.ts";
@@ -63,7 +63,11 @@ describe("self-check", () => {
     const stripped = path.join(dir, "stripped");
     fs.cpSync(path.join(dir, "set"), stripped, { recursive: true });
     fs.rmSync(path.join(stripped, "iwr-mini", String(TASK_ID), "checkpoints"), { recursive: true });
-    const lines = fs.readFileSync(path.join(stripped, "iwr-mini.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    const lines = fs
+      .readFileSync(path.join(stripped, "iwr-mini.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     for (const line of lines) for (const step of line.action_sequence) step.logical_assertion = "";
     fs.writeFileSync(path.join(stripped, "iwr-mini.jsonl"), `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);
     const bare = (await loadTasks(path.join(stripped, "iwr-mini.jsonl"), { needsCheckpoints: false })).find((entry) => entry.id === TASK_ID)!;
@@ -72,7 +76,18 @@ describe("self-check", () => {
     const candidateDir = path.join(dir, "stripped-results", String(TASK_ID), "reference");
     const candidate = writeCandidate(candidateDir, referencePageHtml(bare, candidateDir));
     const again = await check(candidate, bare.inputs, bare.line.action_sequence.map(replayActionOf));
-    const comparable = (record: SelfCheckRecord) => ({ selfScore: record.selfScore, steps: record.steps.map(({ index, executed, credited, screenChanged, videoChanged, state }) => ({ index, executed, credited, screenChanged, videoChanged, state })), findings: record.findings.map(({ kind, step }) => ({ kind, step })) });
+    const comparable = (record: SelfCheckRecord) => ({
+      selfScore: record.selfScore,
+      steps: record.steps.map(({ index, executed, credited, screenChanged, videoChanged, state }) => ({
+        index,
+        executed,
+        credited,
+        screenChanged,
+        videoChanged,
+        state,
+      })),
+      findings: record.findings.map(({ kind, step }) => ({ kind, step })),
+    });
     expect(comparable(again)).toEqual(comparable(reference));
   });
 

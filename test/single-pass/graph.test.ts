@@ -8,7 +8,7 @@ import { createModelClient, loadModelSpec, type ModelSpecInput } from "../../src
 import { loadPrompt } from "../../src/prompts/template.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task, TaskInputs } from "../../src/tasks/schema.ts";
-import { messageParts, startOpenAIServer, type FakeOpenAIServer } from "../support/openai-server.ts";
+import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
 import { secondShownBy, writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
 
 let dir: string;
@@ -16,7 +16,8 @@ let server: FakeOpenAIServer;
 let shortTask: Task; // 10 s video, 2 sheets
 let longTask: Task; // 100 s video, 2 sheets
 
-const PAGE_REPLY = 'Sure.\n```html\n<!DOCTYPE html><html><body><img class="btn" src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png" width="32" height="32"></body></html>\n```\n';
+const PAGE_REPLY =
+  'Sure.\n```html\n<!DOCTYPE html><html><body><img class="btn" src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png" width="32" height="32"></body></html>\n```\n';
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-single-pass-"));

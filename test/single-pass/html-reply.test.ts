@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { IwrError } from "../../src/errors.ts";
 import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
+import { IwrError } from "../../src/errors.ts";
 
 const PAGE = '<!DOCTYPE html>\n<html><body><img src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png" width="10" height="10"></body></html>';
 
@@ -22,7 +22,7 @@ describe("extractPageFromReply", () => {
   });
 
   it("removes every iframe, closed or not", () => {
-    const reply = "```html\n<div>a<iframe src=\"https://x\">inner</iframe>b<IFRAME src=y>c</div>\n```";
+    const reply = '```html\n<div>a<iframe src="https://x">inner</iframe>b<IFRAME src=y>c</div>\n```';
     expect(extractPageFromReply(reply, ".")).toBe("<div>abc</div>\n");
   });
 

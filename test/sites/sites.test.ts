@@ -7,13 +7,13 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
 import { parseResolution } from "../../src/tasks/schema.ts";
-import { SITES_DIR, loadSuiteScripts } from "../support/sites-scripts.ts";
-import { auditButtons, literalsMissingFromView, quotedLiterals, replayScript, type ButtonAudit } from "../support/sites-replay.ts";
+import { auditButtons, type ButtonAudit, literalsMissingFromView, quotedLiterals, replayScript } from "../support/sites-replay.ts";
+import { loadSuiteScripts, SITES_DIR } from "../support/sites-scripts.ts";
 
 const scripts = loadSuiteScripts();
 /**
@@ -115,7 +115,10 @@ describe.concurrent.each(scripts)("site $name", ({ name, siteDir, script }) => {
         images: Array.from(document.images).map((img) => ({ src: img.getAttribute("src"), loaded: img.complete && img.naturalWidth > 0, sized: img.hasAttribute("width") && img.hasAttribute("height") })),
       })`)) as { overflowX: number; images: { src: string; loaded: boolean; sized: boolean }[] };
       expect(layout.overflowX, "no horizontal scrolling at the task's width").toBeLessThanOrEqual(0);
-      expect(layout.images.filter((image) => !image.loaded || !image.sized), "images load and declare width/height").toEqual([]);
+      expect(
+        layout.images.filter((image) => !image.loaded || !image.sized),
+        "images load and declare width/height",
+      ).toEqual([]);
 
       const audits: { state: string; audit: ButtonAudit }[] = [{ state: "initial", audit: await auditButtons(page) }];
       const reports = await replayScript(page, script.actions, {

@@ -41,7 +41,13 @@ export function storyboardReply(actions: ReadonlyArray<{ type: string; descripti
     texts: [],
     assets: [],
     states: [],
-    actions: actions.map((action) => ({ type: action.type, target: action.description, ...(action.text ? { text: action.text } : {}), ...(action.key ? { key: action.key } : {}), effect: "" })),
+    actions: actions.map((action) => ({
+      type: action.type,
+      target: action.description,
+      ...(action.text ? { text: action.text } : {}),
+      ...(action.key ? { key: action.key } : {}),
+      effect: "",
+    })),
   };
   return `\`\`\`json\n${JSON.stringify(storyboard)}\n\`\`\``;
 }

@@ -23,11 +23,7 @@ export interface RawResponse {
  * A request with the path sent byte for byte: `fetch` and `new URL` would tidy `..`
  * and backslashes away before the server ever saw them.
  */
-export function rawRequest(
-  origin: string,
-  rawPath: string,
-  options: { method?: string; headers?: http.OutgoingHttpHeaders } = {},
-): Promise<RawResponse> {
+export function rawRequest(origin: string, rawPath: string, options: { method?: string; headers?: http.OutgoingHttpHeaders } = {}): Promise<RawResponse> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const request = http.request(

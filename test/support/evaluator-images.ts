@@ -30,7 +30,8 @@ export async function renderPage(spec: PageSpec): Promise<Buffer> {
   const height = spec.height ?? 720;
   const boxes = (spec.boxes ?? []).map((box) => `<rect x="${box.x}" y="${box.y}" width="${box.width}" height="${box.height}" fill="${box.color}"/>`);
   const lines = (spec.lines ?? []).map(
-    (line) => `<text x="${line.x}" y="${line.y}" font-family="DejaVu Sans, sans-serif" font-size="${line.size ?? 32}" fill="${line.color ?? "#111111"}">${escapeXml(line.text)}</text>`,
+    (line) =>
+      `<text x="${line.x}" y="${line.y}" font-family="DejaVu Sans, sans-serif" font-size="${line.size ?? 32}" fill="${line.color ?? "#111111"}">${escapeXml(line.text)}</text>`,
   );
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="${spec.background ?? "#ffffff"}"/>${boxes.join("")}${lines.join("")}</svg>`;
   return sharp(Buffer.from(svg)).png().toBuffer();
@@ -50,5 +51,7 @@ export function shoppingPage(headline = "Shopping List", item = "Buy milk and br
 
 /** A solid-colour PNG. */
 export function solidPng(width: number, height: number, rgb: [number, number, number]): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } })
+    .png()
+    .toBuffer();
 }

@@ -7,8 +7,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Action } from "../../src/tasks/schema.ts";
-import type { TaskSetFixtureOptions } from "./tasks-fixtures.ts";
 import { ActionSchema } from "../../src/tasks/schema.ts";
+import type { TaskSetFixtureOptions } from "./tasks-fixtures.ts";
 
 /** The candidate page. `tall: false` leaves nothing to scroll. */
 export function shoppingListPage(options: { tall?: boolean } = {}): string {
@@ -50,14 +50,7 @@ export function shoppingListPage(options: { tall?: boolean } = {}): string {
 }
 
 /** An action as a task line holds it (validated by the real schema). */
-export function action(input: {
-  type: Action["type"];
-  description: string;
-  text?: string;
-  key?: string;
-  assertion?: string;
-  visual?: boolean;
-}): Action {
+export function action(input: { type: Action["type"]; description: string; text?: string; key?: string; assertion?: string; visual?: boolean }): Action {
   return ActionSchema.parse({
     type: input.type,
     parameters: {

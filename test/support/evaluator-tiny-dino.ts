@@ -58,8 +58,18 @@ function tinyDinoModelBytes(): Uint8Array {
     producerName: "iwr-test",
     graph: {
       name: "tiny-dinov2",
-      input: [{ name: "pixel_values", type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: "batch" }, { dimValue: 3 }, { dimValue: 224 }, { dimValue: 224 }] } } } }],
-      output: [{ name: "last_hidden_state", type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: "batch" }, { dimValue: 2 }, { dimValue: TINY_DINO_DIM }] } } } }],
+      input: [
+        {
+          name: "pixel_values",
+          type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: "batch" }, { dimValue: 3 }, { dimValue: 224 }, { dimValue: 224 }] } } },
+        },
+      ],
+      output: [
+        {
+          name: "last_hidden_state",
+          type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: "batch" }, { dimValue: 2 }, { dimValue: TINY_DINO_DIM }] } } },
+        },
+      ],
       initializer: [
         { name: "W", dataType: FLOAT, dims: [TINY_DINO_FEATURES, TINY_DINO_DIM], rawData: new Uint8Array(weights.buffer) },
         { name: "flat_shape", dataType: onnx.TensorProto.DataType.INT64, dims: [3], int64Data: [0, 1, TINY_DINO_FEATURES] },
@@ -77,7 +87,12 @@ function tinyDinoModelBytes(): Uint8Array {
         { opType: "Reshape", input: ["pooled", "flat_shape"], output: ["flat"] },
         { opType: "MatMul", input: ["flat", "W"], output: ["cls"] },
         { opType: "Neg", input: ["cls"], output: ["other"] },
-        { opType: "Concat", input: ["cls", "other"], output: ["last_hidden_state"], attribute: [{ name: "axis", type: onnx.AttributeProto.AttributeType.INT, i: 1 }] },
+        {
+          opType: "Concat",
+          input: ["cls", "other"],
+          output: ["last_hidden_state"],
+          attribute: [{ name: "axis", type: onnx.AttributeProto.AttributeType.INT, i: 1 }],
+        },
       ],
     },
   });

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, vi } from "vitest";
 import { tempDir } from "./evaluator-replay-fixtures.ts";
-import { startOpenAIServer, type FakeOpenAIServer } from "./openai-server.ts";
+import { type FakeOpenAIServer, startOpenAIServer } from "./openai-server.ts";
 
 export const DATA = path.resolve("tasks/iwr-mini.jsonl");
 export const TEST_MS = 420_000;

@@ -2,7 +2,7 @@
  * `iwr` commands run as their own processes (coordinators, workers), with their output
  * collected line by line, for tests that kill, restart and watch them.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 

@@ -6,8 +6,9 @@
  * (src/evaluator/metrics/ocr-worker.cjs, the only difference), `evaluator` through the
  * evaluator's reader. It prints on stdout what each read gave.
  */
-import path from "node:path";
+
 import { createRequire } from "node:module";
+import path from "node:path";
 import sharp from "sharp";
 import { createWorker, OEM } from "tesseract.js";
 import { readImageText, shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
@@ -15,11 +16,23 @@ import { EVALUATOR_SETTINGS } from "../../src/evaluator/settings.ts";
 
 const mode = process.argv[2];
 const notAnImage = Buffer.from("these bytes are not a picture");
-const blank = await sharp({ create: { width: 200, height: 100, channels: 3, background: "#ffffff" } }).png().toBuffer();
+const blank = await sharp({ create: { width: 200, height: 100, channels: 3, background: "#ffffff" } })
+  .png()
+  .toBuffer();
 // A line one or two pixels wide, read as one text line: the engine skips it, and says so.
 const sliver = (width: number, height: number) =>
-  sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="${width}" height="${height}" fill="#000"/><rect width="${width}" height="${height / 2}" fill="#fff"/></svg>`)).png().toBuffer();
-const outcome = (promise: Promise<unknown>) => promise.then(() => "read", () => "rejected");
+  sharp(
+    Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="${width}" height="${height}" fill="#000"/><rect width="${width}" height="${height / 2}" fill="#fff"/></svg>`,
+    ),
+  )
+    .png()
+    .toBuffer();
+const outcome = (promise: Promise<unknown>) =>
+  promise.then(
+    () => "read",
+    () => "rejected",
+  );
 
 // The engine runs in a worker thread, whose stderr reaches ours through a message port:
 // ending the worker right after its last read can drop lines still on the way (seen under
@@ -49,7 +62,11 @@ if (mode === "evaluator") {
   console.log(`not-an-image: ${await outcome(worker.recognize(notAnImage))}`);
   console.log(`blank: ${await outcome(worker.recognize(blank))}`);
   await worker.setParameters({ tessedit_pageseg_mode: "7" as never });
-  for (const [width, height] of [[2, 36], [1, 30]] as const) console.log(`sliver ${width}x${height}: ${await outcome(worker.recognize(await sliver(width, height)))}`);
+  for (const [width, height] of [
+    [2, 36],
+    [1, 30],
+  ] as const)
+    console.log(`sliver ${width}x${height}: ${await outcome(worker.recognize(await sliver(width, height)))}`);
   await untilStderrQuiet();
   await worker.terminate();
 }

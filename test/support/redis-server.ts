@@ -2,7 +2,7 @@
  * A real redis-server for the queue tests: the Debian package's binary (installed by
  * `iwr setup`), started on 127.0.0.1 on a free port with nothing saved to disk.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import net from "node:net";
 import { afterAll, beforeAll } from "vitest";
 import { findRedisServer } from "../../src/setup/find-tools.ts";
@@ -26,9 +26,12 @@ export async function freePort(): Promise<number> {
 
 export async function startRedisServer(): Promise<RedisServer> {
   const binary = findRedisServer();
-  if (!binary) throw new Error("redis-server not found: run `node bin/iwr.js setup` (as root on Debian it installs the redis-server package) or set IWR_REDIS_SERVER");
+  if (!binary)
+    throw new Error("redis-server not found: run `node bin/iwr.js setup` (as root on Debian it installs the redis-server package) or set IWR_REDIS_SERVER");
   const port = await freePort();
-  const child: ChildProcess = spawn(binary, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(binary, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);

@@ -24,10 +24,23 @@ export interface TimecodedVideoOptions {
 export async function makeTimecodedVideo(file: string, options: TimecodedVideoOptions): Promise<void> {
   const { durationSec, fps, width = 160, height = 90 } = options;
   await run("ffmpeg", [
-    "-v", "error", "-y",
-    "-f", "lavfi", "-i", `color=black:s=${width}x${height}:r=${fps}:d=${durationSec}`,
-    "-vf", `geq=lum='16+${LUMA_PER_SECOND}*floor(T)':cb=128:cr=128`,
-    "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `color=black:s=${width}x${height}:r=${fps}:d=${durationSec}`,
+    "-vf",
+    `geq=lum='16+${LUMA_PER_SECOND}*floor(T)':cb=128:cr=128`,
+    "-c:v",
+    "libx264",
+    "-qp",
+    "0",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
     file,
   ]);
 }
@@ -38,7 +51,7 @@ export async function secondShownBy(png: Buffer): Promise<number> {
   const centre = (Math.floor(info.height / 2) * info.width + Math.floor(info.width / 2)) * info.channels;
   const grey = data[centre] ?? 0;
   // Full-range RGB grey back to limited-range luma, then to the second it encodes.
-  return Math.round(((grey * 219) / 255) / LUMA_PER_SECOND);
+  return Math.round((grey * 219) / 255 / LUMA_PER_SECOND);
 }
 
 /**
@@ -53,9 +66,7 @@ export async function writeTimecodedTaskSet(
   const [{ writeValidTaskSet }, { TASK_FILES }] = await Promise.all([import("./tasks-fixtures.ts"), import("../../src/tasks/layout.ts")]);
   const set = await writeValidTaskSet(dir, { count: durations.length, width: 160, height: 90, sheetCount: options.sheetCount ?? 1 });
   await Promise.all(
-    set.ids.map((id, index) =>
-      makeTimecodedVideo(path.join(set.taskDir(id), TASK_FILES.video), { durationSec: durations[index] ?? 1, fps: options.fps ?? 2 }),
-    ),
+    set.ids.map((id, index) => makeTimecodedVideo(path.join(set.taskDir(id), TASK_FILES.video), { durationSec: durations[index] ?? 1, fps: options.fps ?? 2 })),
   );
   return { jsonlPath: set.jsonlPath, ids: set.ids, taskDir: set.taskDir };
 }

@@ -4,11 +4,11 @@
  *   npx tsx test/support/sites-preview.ts <out-dir> [script-name...]
  */
 import path from "node:path";
-import { sharedBrowser, closeSharedBrowser } from "../../src/browser/launch.ts";
+import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
 import { PROTOCOL } from "../../src/protocol.ts";
-import { loadSuiteScripts } from "./sites-scripts.ts";
 import { replayScript } from "./sites-replay.ts";
+import { loadSuiteScripts } from "./sites-scripts.ts";
 
 const [outDir = "sites-preview", ...only] = process.argv.slice(2);
 const browser = await sharedBrowser();
@@ -23,7 +23,9 @@ for (const { name, siteDir, script } of loadSuiteScripts()) {
   const reports = await replayScript(page, script.actions, { shotsDir: path.join(outDir, name) });
   console.log(name);
   for (const report of reports) {
-    console.log(`  ${report.index + 1} ${report.action.type} matches=${report.locatorMatches ?? "-"} scroll ${report.scrollYBefore}->${report.scrollYAfter} missing=${JSON.stringify(report.missingLiterals)}`);
+    console.log(
+      `  ${report.index + 1} ${report.action.type} matches=${report.locatorMatches ?? "-"} scroll ${report.scrollYBefore}->${report.scrollYAfter} missing=${JSON.stringify(report.missingLiterals)}`,
+    );
   }
   await context.close();
   await server.close();

@@ -6,9 +6,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadActionScript, type ActionScript } from "../../src/recorder/script-schema.ts";
+import { type ActionScript, loadActionScript } from "../../src/recorder/script-schema.ts";
 
-export type { ScriptAction, ActionScript } from "../../src/recorder/script-schema.ts";
+export type { ActionScript, ScriptAction } from "../../src/recorder/script-schema.ts";
 
 export const TASKS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "tasks");
 export const SCRIPTS_DIR = path.join(TASKS_DIR, "scripts");

@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import sharp from "sharp";
 import type { z } from "zod";
 import { findFfmpeg } from "../../src/setup/find-tools.ts";
-import { TASK_FILES, checkpointFileName, taskDir, taskSetDir } from "../../src/tasks/layout.ts";
+import { checkpointFileName, TASK_FILES, taskDir, taskSetDir } from "../../src/tasks/layout.ts";
 import { expectedCheckpointCount, type TaskLineSchema } from "../../src/tasks/schema.ts";
 
 const run = promisify(execFile);
@@ -99,8 +99,20 @@ export async function makeTestVideo(file: string, options: { width?: number; hei
   const size = `${options.width ?? 320}x${options.height ?? 180}`;
   await fs.mkdir(path.dirname(file), { recursive: true });
   await run(ffmpeg.path, [
-    "-v", "error", "-y", "-f", "lavfi", "-i", `testsrc=size=${size}:rate=5`, "-t", String(options.seconds ?? 2),
-    "-c:v", "libx264", "-pix_fmt", "yuv420p", file,
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc=size=${size}:rate=5`,
+    "-t",
+    String(options.seconds ?? 2),
+    "-c:v",
+    "libx264",
+    "-pix_fmt",
+    "yuv420p",
+    file,
   ]);
 }
 

@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateAndList } from "../../src/cli/task-views.ts";
-import { taskLine, writeJsonl, writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
+import { type TaskSetFixture, taskLine, writeJsonl, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const bin = path.join(repoRoot, "bin", "iwr.js");

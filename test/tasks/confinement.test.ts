@@ -8,11 +8,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { closeEvaluator, createEvaluator, evaluateOneTask } from "../../src/run/evaluate.ts";
 import { loadTaskSet, loadTasks } from "../../src/tasks/loader.ts";
 import { formatProblem } from "../../src/tasks/problems.ts";
-import { closeEvaluator, createEvaluator, evaluateOneTask } from "../../src/run/evaluate.ts";
-import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 import { writeCandidate } from "../support/evaluator-replay-fixtures.ts";
+import { writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 let dir: string;
 beforeAll(() => {
@@ -37,7 +37,9 @@ describe("the validator keeps every task file inside its task set", () => {
       fs.rmSync(path.join(taskDir, "assets"), { recursive: true });
       fs.symlinkSync("/etc", path.join(taskDir, "assets"));
     });
-    expect(messages.some((message) => /assets: resolves to \/etc, outside the task set .*; files outside the dataset are never served$/.test(message))).toBe(true);
+    expect(messages.some((message) => /assets: resolves to \/etc, outside the task set .*; files outside the dataset are never served$/.test(message))).toBe(
+      true,
+    );
   });
 
   it("refuses an asset file that links outside, and a dangling link", async () => {

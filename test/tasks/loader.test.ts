@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IwrError } from "../../src/errors.ts";
 import { loadTaskSet, loadTasks } from "../../src/tasks/loader.ts";
 import { formatProblem } from "../../src/tasks/problems.ts";
-import { makeTestPng, taskLine, writeJsonl, writeValidTaskSet, type TaskSetFixture } from "../support/tasks-fixtures.ts";
+import { makeTestPng, type TaskSetFixture, taskLine, writeJsonl, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 let root: string;
 let valid: TaskSetFixture;

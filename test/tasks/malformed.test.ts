@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
 import { formatProblem } from "../../src/tasks/problems.ts";
-import { taskLine, writeJsonl, writeValidTaskSet, type TaskLineInput } from "../support/tasks-fixtures.ts";
+import { type TaskLineInput, taskLine, writeJsonl, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 
 let root: string;
 let baseDir: string;
@@ -95,9 +95,7 @@ describe("malformed task corpus: one precise message per defect", () => {
 
   it("a resolution that is not WIDTHxHEIGHT", async () => {
     const { messages, set } = await problemsAfter(editFirstLine((line) => void (line.recording_details!.resolution = "320*180")));
-    expect(messages).toEqual([
-      `${set.jsonl}:1: recording_details.resolution: resolution must be 'WIDTHxHEIGHT', e.g. '1280x720', got '320*180'`,
-    ]);
+    expect(messages).toEqual([`${set.jsonl}:1: recording_details.resolution: resolution must be 'WIDTHxHEIGHT', e.g. '1280x720', got '320*180'`]);
   });
 
   it("an unknown interaction class", async () => {
@@ -151,8 +149,8 @@ describe("malformed task corpus: one precise message per defect", () => {
   });
 
   it("a video ffprobe cannot read", async () => {
-    const { messages, set } = await problemsAfter(async (s) =>
-      fs.writeFile(path.join(s.task(1), "video.mp4"), Buffer.from("this is not an mp4 file, only some text".repeat(20))),
+    const { messages, set } = await problemsAfter(
+      async (s) => fs.writeFile(path.join(s.task(1), "video.mp4"), Buffer.from("this is not an mp4 file, only some text".repeat(20))),
       { checkMedia: true },
     );
     expect(messages).toHaveLength(1);
@@ -179,10 +177,9 @@ describe("malformed task corpus: one precise message per defect", () => {
   });
 
   it("a checkpoint that is not a readable PNG", async () => {
-    const { messages, set } = await problemsAfter(
-      async (s) => fs.writeFile(path.join(s.task(2), "checkpoints", "step_1.png"), "not a png"),
-      { checkMedia: true },
-    );
+    const { messages, set } = await problemsAfter(async (s) => fs.writeFile(path.join(s.task(2), "checkpoints", "step_1.png"), "not a png"), {
+      checkMedia: true,
+    });
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatch(new RegExp(`^${escape(set.jsonl)}:2: ${escape(set.task(2))}/checkpoints/step_1.png: not a readable image: `));
   });

@@ -65,7 +65,9 @@ describe("probeVideo", () => {
       const error = await probeVideo(garbage, options).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(IwrError);
       expect((error as IwrError).code).toBe("MEDIA");
-      expect((error as IwrError).message).toMatch(new RegExp(`^${garbage.replace(/[.]/g, "\\.")}: ffprobe could not read it: .*Invalid data found when processing input`));
+      expect((error as IwrError).message).toMatch(
+        new RegExp(`^${garbage.replace(/[.]/g, "\\.")}: ffprobe could not read it: .*Invalid data found when processing input`),
+      );
     }
   });
 

@@ -24,7 +24,14 @@ const PAGE = `<!doctype html><html><head>
 describe("a reference page's local files", () => {
   it("lists the files the markup loads, and only those", () => {
     expect(namedLocalFiles(PAGE).sort()).toEqual([
-      "__PLACEHOLDER_ASSETS_BASE_DIR__/001.png", "__PLACEHOLDER_ASSETS_BASE_DIR__/009.png", "css/site.css", "css/up.css", "gone.css", "img/poster one.jpg", "js/app.js", "unquoted.png",
+      "__PLACEHOLDER_ASSETS_BASE_DIR__/001.png",
+      "__PLACEHOLDER_ASSETS_BASE_DIR__/009.png",
+      "css/site.css",
+      "css/up.css",
+      "gone.css",
+      "img/poster one.jpg",
+      "js/app.js",
+      "unquoted.png",
     ]);
   });
 

@@ -38,7 +38,24 @@ async function freshSet() {
 async function truncatedVideo(file: string): Promise<void> {
   const ffmpeg = findFfmpeg()!.path;
   const whole = `${file}.whole.mp4`;
-  await run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=10", "-t", "19", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", whole]);
+  await run(ffmpeg, [
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc=size=320x180:rate=10",
+    "-t",
+    "19",
+    "-c:v",
+    "libx264",
+    "-pix_fmt",
+    "yuv420p",
+    "-movflags",
+    "+faststart",
+    whole,
+  ]);
   fs.writeFileSync(file, fs.readFileSync(whole).subarray(0, 12_000));
   fs.rmSync(whole);
 }
@@ -58,7 +75,9 @@ describe("video", () => {
     await truncatedVideo(video);
     const { code, out } = await validate(set.jsonlPath);
     expect(code).toBe(1);
-    expect(out).toMatch(new RegExp(`${video.replace(/[.]/g, "\\.")}: the video decodes only to \\d+\\.\\d s of its stated 19\\.0 s \\(\\d+ frames\\): truncated or damaged`));
+    expect(out).toMatch(
+      new RegExp(`${video.replace(/[.]/g, "\\.")}: the video decodes only to \\d+\\.\\d s of its stated 19\\.0 s \\(\\d+ frames\\): truncated or damaged`),
+    );
     expect(out).toMatch(/1 problem in .*; 1 task OK/);
     await expect(sampleFrames(video)).rejects.toThrow(/decodes only to about \d+\.\d s of its stated 19\.0 s: \d+ of 19 frames/);
   });
@@ -111,7 +130,9 @@ describe("resolution and file encoding", () => {
     const set = await freshSet();
     const text = fs.readFileSync(set.jsonlPath, "utf8");
     fs.writeFileSync(set.jsonlPath, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]));
-    expect((await loadTaskSet(set.jsonlPath)).problems.map(formatProblem)).toEqual([`${set.jsonlPath}: the file is UTF-16 text; save it as UTF-8 (one JSON object per line)`]);
+    expect((await loadTaskSet(set.jsonlPath)).problems.map(formatProblem)).toEqual([
+      `${set.jsonlPath}: the file is UTF-16 text; save it as UTF-8 (one JSON object per line)`,
+    ]);
     const binary = Buffer.alloc(200_000);
     for (let i = 0; i < binary.length; i++) binary[i] = (i * 7919) % 256;
     fs.writeFileSync(set.jsonlPath, binary);

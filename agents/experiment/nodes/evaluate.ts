@@ -1,5 +1,5 @@
 /** evaluate: the fixed evaluator on the cell's page, the same for every arm and unchanged. */
-import { workOf, type CellConfig, type CellUpdate, type CellValues } from "../state.ts";
+import { type CellConfig, type CellUpdate, type CellValues, workOf } from "../state.ts";
 
 export async function evaluate(state: CellValues, config: CellConfig): Promise<CellUpdate> {
   return { evaluation: await workOf(config).evaluate(state.cellKey) };

@@ -3,7 +3,7 @@
  * graph, a calibration page, a researcher's module, or a page made elsewhere).
  */
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
-import { workOf, type CellConfig, type CellUpdate, type CellValues } from "../state.ts";
+import { type CellConfig, type CellUpdate, type CellValues, workOf } from "../state.ts";
 
 /**
  * Runs `work` as a root run of its own. A graph invoked inside a node inherits the

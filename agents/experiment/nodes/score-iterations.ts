@@ -4,7 +4,7 @@
  * generator: they are reported only. The drafts are scored side by side.
  */
 import type { IterationScore } from "../../../src/results/cell-record.ts";
-import { workOf, type CellConfig, type CellUpdate, type CellValues } from "../state.ts";
+import { type CellConfig, type CellUpdate, type CellValues, workOf } from "../state.ts";
 
 export async function scoreIterations(state: CellValues, config: CellConfig): Promise<CellUpdate> {
   const work = workOf(config);

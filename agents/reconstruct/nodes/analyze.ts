@@ -8,9 +8,9 @@
 import path from "node:path";
 import { errorMessage, toErrorRecord } from "../../../src/errors.ts";
 import { log } from "../../../src/log/logger.ts";
-import { callWithPrompt } from "../model-call.ts";
 import { parseJsonReply } from "../json-reply.ts";
-import { agentContextOf, type AgentConfig, type AgentUpdate, type AgentValues } from "../state.ts";
+import { callWithPrompt } from "../model-call.ts";
+import { type AgentConfig, type AgentUpdate, type AgentValues, agentContextOf } from "../state.ts";
 import { storeFile } from "../store.ts";
 import { actionsOfStoryboard, StoryboardSchema } from "../storyboard.ts";
 
@@ -60,4 +60,3 @@ export async function analyze(state: AgentValues, config: AgentConfig): Promise<
     return { ...update, analysis: { inferredActions: [], error: toErrorRecord(error) } };
   }
 }
-

@@ -17,7 +17,7 @@ import { findingsOf, findingsText, selfCheckRecordOf } from "../findings.ts";
 import { reviseSends } from "../jobs.ts";
 import { parseJsonReply } from "../json-reply.ts";
 import { callWithPrompt } from "../model-call.ts";
-import { agentContextOf, type AgentConfig, type AgentValues } from "../state.ts";
+import { type AgentConfig, type AgentValues, agentContextOf } from "../state.ts";
 import { readStoredText, storeFile } from "../store.ts";
 
 const PROMPT = "critique";
@@ -53,8 +53,10 @@ export function worstPairs(record: SelfCheckRecord, recordDir: string, limit: nu
     .map((step, index) => ({ step, index }))
     .filter(({ step }) => step.similarity !== undefined)
     .sort((a, b) => (a.step.similarity?.combined ?? 1) - (b.step.similarity?.combined ?? 1));
-  for (const { step, index } of bySimilarity) add(record.page.screenshots[index + 1], stateFrame(step.state), `after action ${index + 1}: similarity ${step.similarity?.combined.toFixed(2)}`);
-  if (record.initial) add(record.page.screenshots[0], stateFrame(record.initial.state), `before any action: similarity ${record.initial.similarity.combined.toFixed(2)}`);
+  for (const { step, index } of bySimilarity)
+    add(record.page.screenshots[index + 1], stateFrame(step.state), `after action ${index + 1}: similarity ${step.similarity?.combined.toFixed(2)}`);
+  if (record.initial)
+    add(record.page.screenshots[0], stateFrame(record.initial.state), `before any action: similarity ${record.initial.similarity.combined.toFixed(2)}`);
   return pairs;
 }
 

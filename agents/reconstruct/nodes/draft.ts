@@ -10,7 +10,7 @@ import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
 import { DraftJobSchema } from "../jobs.ts";
 import { callWithPrompt } from "../model-call.ts";
 import { storePageFromReply, writeIterationPage } from "../pages.ts";
-import { agentContextOf, failedDraft, type AgentConfig, type AgentUpdate, type Draft } from "../state.ts";
+import { type AgentConfig, type AgentUpdate, agentContextOf, type Draft, failedDraft } from "../state.ts";
 import { readStoredText } from "../store.ts";
 
 export async function draft(input: unknown, config: AgentConfig): Promise<AgentUpdate> {
@@ -39,7 +39,15 @@ export async function draft(input: unknown, config: AgentConfig): Promise<AgentU
     if (config.signal?.aborted) throw error;
     return { drafts: [failedDraft(job, "draft", error)] };
   }
-  const record: Draft = { id: job.id, round: job.round, branch: job.branch, origin: "draft", requestHashes: [reply.result.requestHash], usage: reply.usage, checked: false };
+  const record: Draft = {
+    id: job.id,
+    round: job.round,
+    branch: job.branch,
+    origin: "draft",
+    requestHashes: [reply.result.requestHash],
+    usage: reply.usage,
+    checked: false,
+  };
   try {
     const page = storePageFromReply(context.workDir, reply.result.text);
     writeIterationPage(context.workDir, job.id, page, inputs.assetsDir);

@@ -8,7 +8,7 @@ import { errorMessage } from "../../../src/errors.ts";
 import { log } from "../../../src/log/logger.ts";
 import { videoStates } from "../../../src/media/video-states.ts";
 import { requestImages } from "../../single-pass/nodes/prepare-inputs.ts";
-import { agentContextOf, type AgentConfig, type AgentUpdate, type AgentValues } from "../state.ts";
+import { type AgentConfig, type AgentUpdate, type AgentValues, agentContextOf } from "../state.ts";
 import { storeFile } from "../store.ts";
 
 export async function prepare(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {

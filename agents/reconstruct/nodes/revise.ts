@@ -8,16 +8,29 @@ import { toErrorRecord } from "../../../src/errors.ts";
 import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
 import { extractPageFromReply } from "../../single-pass/html-reply.ts";
 import { applyEdits, parseEdits } from "../edits.ts";
-import { DraftJobSchema, type DraftJob } from "../jobs.ts";
+import { type DraftJob, DraftJobSchema } from "../jobs.ts";
 import { callWithPrompt, type PromptedReply } from "../model-call.ts";
 import { storePage, storePageFromReply, writeIterationPage } from "../pages.ts";
-import { addUsage, agentContextOf, failedDraft, NO_USAGE, type AgentConfig, type AgentContext, type AgentUpdate, type Draft } from "../state.ts";
+import { type AgentConfig, type AgentContext, type AgentUpdate, addUsage, agentContextOf, type Draft, failedDraft, NO_USAGE } from "../state.ts";
 import { readStoredText } from "../store.ts";
 
-function ask(context: AgentContext, job: DraftJob, prompt: "revise" | "revise-edits", page: string, defects: string, signal: AbortSignal | undefined): Promise<PromptedReply> {
+function ask(
+  context: AgentContext,
+  job: DraftJob,
+  prompt: "revise" | "revise-edits",
+  page: string,
+  defects: string,
+  signal: AbortSignal | undefined,
+): Promise<PromptedReply> {
   return callWithPrompt(context.drafter, {
     prompt,
-    variables: { width: job.inputs.resolution.width, height: job.inputs.resolution.height, page: page.trim(), defects: defects.trim(), assets_placeholder: ASSET_PLACEHOLDER },
+    variables: {
+      width: job.inputs.resolution.width,
+      height: job.inputs.resolution.height,
+      page: page.trim(),
+      defects: defects.trim(),
+      assets_placeholder: ASSET_PLACEHOLDER,
+    },
     images: [],
     sample: job.branch,
     ...(signal ? { signal } : {}),
@@ -36,7 +49,9 @@ export async function revise(input: unknown, config: AgentConfig): Promise<Agent
     return {
       drafts: [{ ...base, ...record, requestHashes: replies.map((reply) => reply.result.requestHash), usage, checked: false }],
       usageByNode: { revise: usage },
-      promptHashes: Object.fromEntries(replies.map((reply, index) => [index === 0 && job.settings.revise === "edits" ? "revise-edits" : "revise", reply.promptHash])),
+      promptHashes: Object.fromEntries(
+        replies.map((reply, index) => [index === 0 && job.settings.revise === "edits" ? "revise-edits" : "revise", reply.promptHash]),
+      ),
     };
   };
   try {

@@ -5,9 +5,9 @@
  * revise straight from the best draft's findings.
  */
 import { Command, END } from "@langchain/langgraph";
-import { reviseSends } from "../jobs.ts";
 import { findingsOf, findingsText } from "../findings.ts";
-import { agentContextOf, totalUsage, type AgentConfig, type AgentValues, type Draft, type StopReason } from "../state.ts";
+import { reviseSends } from "../jobs.ts";
+import { type AgentConfig, type AgentValues, agentContextOf, type Draft, type StopReason, totalUsage } from "../state.ts";
 import { storeFile } from "../store.ts";
 
 /** A draft replaces the best only when its self-score is higher by at least this much (ties keep the earlier). */
@@ -39,7 +39,10 @@ export async function select(state: AgentValues, config: AgentConfig): Promise<C
   const context = await agentContextOf(config);
   const round = state.drafts.reduce((latest, draft) => Math.max(latest, draft.round), 0);
   const previous = state.drafts.find((draft) => draft.id === state.bestDraftId);
-  const best = bestOf(state.drafts.filter((draft) => draft.round === round), previous);
+  const best = bestOf(
+    state.drafts.filter((draft) => draft.round === round),
+    previous,
+  );
   const improved = best !== undefined && best.id !== previous?.id;
   const stale = round === 0 || improved ? 0 : state.roundsWithoutImprovement + 1;
   const stopReason = stopReasonFor(state, best, round, stale, Date.now());

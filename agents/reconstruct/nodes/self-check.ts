@@ -6,13 +6,14 @@
  * initial screen alone). Writes iterations/<id>/{selfcheck.json, self-check/*.png,
  * findings.json}.
  */
+
+import path from "node:path";
 import { errorMessage, toErrorRecord } from "../../../src/errors.ts";
 import { writeFileAtomicSync } from "../../../src/files/atomic.ts";
 import { log } from "../../../src/log/logger.ts";
 import { agentFiles, RESULT_FILES } from "../../../src/results/layout.ts";
 import { runSelfCheck } from "../../../src/selfcheck/self-check.ts";
-import path from "node:path";
-import { agentContextOf, type AgentConfig, type AgentUpdate, type AgentValues, type Draft } from "../state.ts";
+import { type AgentConfig, type AgentUpdate, type AgentValues, agentContextOf, type Draft } from "../state.ts";
 
 export async function selfCheck(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {
   const context = await agentContextOf(config);

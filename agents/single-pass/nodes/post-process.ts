@@ -12,7 +12,8 @@ import { contextOf, type SinglePassConfig, type SinglePassUpdate, type SinglePas
 export async function postProcess(state: SinglePassValues, config: SinglePassConfig): Promise<SinglePassUpdate> {
   if (!state.reply || state.assetsBase === undefined) throw new IwrError("CONFIG_INVALID", "post-process ran without a reply or an assets path in state");
   // The official profile writes whatever the harness would: an empty or prose reply is still a page.
-  if (profileRules(contextOf(config).protocol ?? "corrected").unusableReply === "write") return { html: extractPageAsHarness(state.reply.text, state.assetsBase) };
+  if (profileRules(contextOf(config).protocol ?? "corrected").unusableReply === "write")
+    return { html: extractPageAsHarness(state.reply.text, state.assetsBase) };
   try {
     return { html: extractPageFromReply(state.reply.text, state.assetsBase) };
   } catch (error) {

@@ -5,17 +5,17 @@
  * so none are decoded only to be thrown away.
  */
 import fs from "node:fs/promises";
-import sharp from "sharp";
-import { profileRules, type ProtocolProfile } from "../../../src/protocol.ts";
 import path from "node:path";
+import sharp from "sharp";
 import { IwrError } from "../../../src/errors.ts";
 import { sampleFrames } from "../../../src/media/frames.ts";
+import { defaultRequestImagesDir, storeByContent } from "../../../src/media/image-store.ts";
 import { frameBudget, resizeToMaxSide, selectImages } from "../../../src/media/images.ts";
+import type { ModelSpec } from "../../../src/models/index.ts";
 import { loadPrompt, loadPromptFile, renderPrompt } from "../../../src/prompts/template.ts";
+import { type ProtocolProfile, profileRules } from "../../../src/protocol.ts";
 import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
 import { assetsBasePath } from "../html-reply.ts";
-import type { ModelSpec } from "../../../src/models/index.ts";
-import { defaultRequestImagesDir, storeByContent } from "../../../src/media/image-store.ts";
 import { contextOf, type PreparedImage, type SinglePassConfig, type SinglePassUpdate, type SinglePassValues } from "../state.ts";
 
 /** prompts/generate.md: the benchmark's generation instructions. */
@@ -36,13 +36,20 @@ async function readSheet(file: string, maxSide: number | undefined): Promise<Buf
  * bounded side) and as many frames as the model's caps leave beside them. Shared with
  * the agent, whose drafts carry the same images as a single-pass request.
  */
-export async function requestImages(inputs: Pick<SinglePassValues["inputs"], "assetSheetPaths" | "videoPath">, spec: ModelSpec, protocol: ProtocolProfile = "corrected") {
+export async function requestImages(
+  inputs: Pick<SinglePassValues["inputs"], "assetSheetPaths" | "videoPath">,
+  spec: ModelSpec,
+  protocol: ProtocolProfile = "corrected",
+) {
   const rules = profileRules(protocol);
   const limits = { maxImages: spec.maxImages, maxFrames: spec.maxFrames, overCap: rules.sheetsOverCap };
   // Checked before any decoding: under corrected, a task whose sheets alone break the cap fails at once.
   const budget = frameBudget(inputs.assetSheetPaths.length, limits, limits.overCap);
   const sheets = await Promise.all(inputs.assetSheetPaths.map((file) => readSheet(file, spec.maxImageSide)));
-  const sampled = budget === 0 ? [] : await sampleFrames(inputs.videoPath, { maxFrames: budget, count: rules.frameCount, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
+  const sampled =
+    budget === 0
+      ? []
+      : await sampleFrames(inputs.videoPath, { maxFrames: budget, count: rules.frameCount, ...(spec.maxImageSide ? { maxSide: spec.maxImageSide } : {}) });
   return selectImages({ sheets, frames: sampled, ...limits });
 }
 
@@ -64,8 +71,16 @@ export async function prepareInputs(state: Pick<SinglePassValues, "inputs">, con
   const frames = await Promise.all(selection.frames.map(async (frame) => ({ frame, file: await frameFile(frame.png, frameFormat) })));
 
   const images: PreparedImage[] = [
-    ...selection.sheets.map((png, i) => ({ kind: "sheet" as const, ...storeByContent(imagesDir, png, "png"), label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`) })),
-    ...frames.map(({ frame, file }) => ({ kind: "frame" as const, ...storeByContent(imagesDir, file.data, file.extension), label: `t=${frame.timeSec.toFixed(2)}s` })),
+    ...selection.sheets.map((png, i) => ({
+      kind: "sheet" as const,
+      ...storeByContent(imagesDir, png, "png"),
+      label: path.basename(inputs.assetSheetPaths[i] ?? `sheet-${i}`),
+    })),
+    ...frames.map(({ frame, file }) => ({
+      kind: "frame" as const,
+      ...storeByContent(imagesDir, file.data, file.extension),
+      label: `t=${frame.timeSec.toFixed(2)}s`,
+    })),
   ];
   const prompt = context.promptFile ? loadPromptFile(context.promptFile) : loadPrompt(PROMPT_NAME);
   const rendered = renderPrompt(prompt, {

@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { type Command, Option } from "commander";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
 
@@ -49,13 +49,22 @@ const temperature = (text: string): number => {
 export function registerAgentCommand(program: Command): void {
   program
     .command("agent")
-    .description("rebuild each task's page with the reconstruction agent (analyze, draft, self-check, critique, revise): <result>/<id>/<model-dir>@agent/index.html + agent.json")
+    .description(
+      "rebuild each task's page with the reconstruction agent (analyze, draft, self-check, critique, revise): <result>/<id>/<model-dir>@agent/index.html + agent.json",
+    )
     .option("--data <jsonl>", "task file (task folders need no checkpoints/); required")
     .option("--result <dir>", "results folder; required")
     .option("--model <name>", "drafting model: preset (configs/models/<name>.yaml), YAML file, or model id; required")
     .option("--critic-model <name>", "model for analysis and critique (default: --model)")
     .option("--base-url <url>", "OpenAI-compatible endpoint (overrides the presets and OPENAI_BASE_URL)")
-    .addOption(new Option("--trajectory <kind>", "actions the self-check replays: inferred (the agent's analysis) or given (the task's action descriptions: a separate track)").choices(["inferred", "given"]).default("inferred"))
+    .addOption(
+      new Option(
+        "--trajectory <kind>",
+        "actions the self-check replays: inferred (the agent's analysis) or given (the task's action descriptions: a separate track)",
+      )
+        .choices(["inferred", "given"])
+        .default("inferred"),
+    )
     .option("--no-analyze", "draft from the frames alone (the single-pass prompt)")
     .option("--breadth <k>", "drafts made in parallel, first and at each revision", positiveInteger, 1)
     .option("--max-iterations <n>", "critique-and-revise rounds after the first drafts", nonNegativeInteger, 3)
@@ -152,7 +161,9 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     for (const result of results) {
       const score = result.bestSelfScore !== undefined ? `, best self-score ${result.bestSelfScore.toFixed(4)}` : "";
       const why = result.stopReason ? ` (${result.stopReason})` : "";
-      console.error(`task ${result.id}: ${result.status}${why}${score}${result.error ? `: ${result.error.code}: ${result.error.message}` : ""} → ${result.dir}`);
+      console.error(
+        `task ${result.id}: ${result.status}${why}${score}${result.error ? `: ${result.error.code}: ${result.error.message}` : ""} → ${result.dir}`,
+      );
     }
     const usage = usageSummaryLines(results);
     if (usage.length > 0) console.error(`model usage by node:\n${usage.join("\n")}`);

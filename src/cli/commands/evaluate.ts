@@ -1,6 +1,6 @@
-import { Option, type Command } from "commander";
-import { DEFAULT_CLI_PROFILE } from "../../protocol.ts";
+import { type Command, Option } from "commander";
 import { IwrError } from "../../errors.ts";
+import { DEFAULT_CLI_PROFILE } from "../../protocol.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
 
@@ -37,18 +37,44 @@ export function registerEvaluateCommand(program: Command): void {
     .option("--data <jsonl>", "task file (with --rescore: only for the report's row order)")
     .requiredOption("--result <dir>", "results folder")
     .requiredOption("--model <name>", "the candidates' model name (folder: lower-cased, '/' → '__')")
-    .addOption(new Option("--judge <kind>", "assertion judge (and MLLM visual judge): llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
+    .addOption(
+      new Option("--judge <kind>", "assertion judge (and MLLM visual judge): llm (official) or heuristic (offline)")
+        .choices(["llm", "heuristic"])
+        .default("llm"),
+    )
     .addOption(new Option("--grounding <kind>", "Click/Type grounding: llm (official) or heuristic (offline)").choices(["llm", "heuristic"]).default("llm"))
-    .addOption(new Option("--protocol <profile>", "protocol profile: official (the published harness's rules, comparable with the leaderboard) or corrected (ours; see the README's deviations table)").choices(["official", "corrected"]).default(DEFAULT_CLI_PROFILE))
-    .addOption(new Option("--visual-pairing <mode>", "evalpoint/checkpoint pairing, overriding the profile's (official: the harness's; aligned: corrected's); recorded in eval.json").choices(["official", "aligned"]))
+    .addOption(
+      new Option(
+        "--protocol <profile>",
+        "protocol profile: official (the published harness's rules, comparable with the leaderboard) or corrected (ours; see the README's deviations table)",
+      )
+        .choices(["official", "corrected"])
+        .default(DEFAULT_CLI_PROFILE),
+    )
+    .addOption(
+      new Option(
+        "--visual-pairing <mode>",
+        "evalpoint/checkpoint pairing, overriding the profile's (official: the harness's; aligned: corrected's); recorded in eval.json",
+      ).choices(["official", "aligned"]),
+    )
     .option("--workers <n>", "tasks evaluated at once in this process", positiveInteger, 1)
-    .option("--page-memory-mb <n>", "memory a candidate page may hold before it is torn down (default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)", positiveInteger)
+    .option(
+      "--page-memory-mb <n>",
+      "memory a candidate page may hold before it is torn down (default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)",
+      positiveInteger,
+    )
     .option("--ids <ids...>", "only these task ids (comma or space separated)", taskIdList)
     .option("--judge-model <name>", "model preset or file for the llm judges, and the grounding unless --grounding-model (default gpt-4o)")
-    .option("--grounding-model <name>", "model preset or file for llm grounding, when it differs from the judges' (the harness's OPENAI_MODEL_NAME beside MODEL_FOR_EVAL)")
+    .option(
+      "--grounding-model <name>",
+      "model preset or file for llm grounding, when it differs from the judges' (the harness's OPENAI_MODEL_NAME beside MODEL_FOR_EVAL)",
+    )
     .option("--base-url <url>", "OpenAI-compatible endpoint for the judge model")
     .option("--cache-dir <dir>", "cache model responses in this folder")
-    .option("--prompts-dir <dir>", "a folder whose prompt templates replace ours by file name (e.g. local copies of the harness's own texts; see the README's prompt table); their hashes are recorded")
+    .option(
+      "--prompts-dir <dir>",
+      "a folder whose prompt templates replace ours by file name (e.g. local copies of the harness's own texts; see the README's prompt table); their hashes are recorded",
+    )
     .option("--force", "re-evaluate every task, also those whose eval.json scored the current page, task and settings")
     .option("--no-trace", "do not save a Playwright trace (trace.zip) of each replay")
     .option("--rescore", "recompute scores and the report from existing eval.json files only")
@@ -88,7 +114,7 @@ export function registerEvaluateCommand(program: Command): void {
         force: options.force ?? false,
         trace: options.trace,
         onTask: (outcome) => {
-          const detail = outcome.status === "failed" ? outcome.error?.message ?? "" : `IFS ${percent(outcome.ifs)} Final ${percent(outcome.final)}`;
+          const detail = outcome.status === "failed" ? (outcome.error?.message ?? "") : `IFS ${percent(outcome.ifs)} Final ${percent(outcome.final)}`;
           console.error(`task ${outcome.taskId}: ${outcome.status} ${detail} (${(outcome.wallMs / 1000).toFixed(1)} s)`);
         },
       });

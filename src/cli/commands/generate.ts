@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { type Command, Option } from "commander";
 import { DEFAULT_CLI_PROFILE, profileRules } from "../../protocol.ts";
 import type { GenerateProgress } from "../../run/generate.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
@@ -32,7 +32,10 @@ export function registerGenerateCommand(program: Command): void {
     .option("--force", "regenerate every task, also finished ones and pages not made by iwr generate")
     .option("--ids <list>", "only these task ids, e.g. 1,2", taskIdList)
     .addOption(
-      new Option("--protocol <profile>", "official: the harness's generation (its per-model limits, int(duration) frames as JPEG, every reply written); corrected: ours (see the README's deviations table)")
+      new Option(
+        "--protocol <profile>",
+        "official: the harness's generation (its per-model limits, int(duration) frames as JPEG, every reply written); corrected: ours (see the README's deviations table)",
+      )
         .choices(["official", "corrected"])
         .default(DEFAULT_CLI_PROFILE),
     )

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { IwrError } from "../../errors.ts";
 import { MAX_RANDOM_SEED } from "../../browser/determinism.ts";
+import { IwrError } from "../../errors.ts";
 
 interface RecordFlags {
   site?: string;
@@ -20,7 +20,8 @@ function parseId(text: string | undefined): number | undefined {
 }
 
 function parseSeed(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > MAX_RANDOM_SEED) throw new IwrError("CONFIG_INVALID", `--seed: expected an integer 0..${MAX_RANDOM_SEED}, got '${text}'`);
+  if (!/^\d+$/.test(text) || Number(text) > MAX_RANDOM_SEED)
+    throw new IwrError("CONFIG_INVALID", `--seed: expected an integer 0..${MAX_RANDOM_SEED}, got '${text}'`);
   return Number(text);
 }
 

@@ -1,9 +1,9 @@
 import type { Command } from "commander";
+import { InvalidArgumentError } from "commander";
+import { IwrError } from "../../errors.ts";
 import type { RunEvent } from "../../run/experiment/run.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
-import { InvalidArgumentError } from "commander";
 import { positiveInteger } from "../options.ts";
-import { IwrError } from "../../errors.ts";
 
 function judgeRepeats(text: string): number {
   const value = positiveInteger(text);
@@ -35,7 +35,10 @@ export function registerRunCommand(program: Command): void {
     .option("--judge-repeats <k>", "judge each assertion k times (1–10) and report the judge's own spread (overrides the config)", judgeRepeats)
     .option("--queue <redis-url>", "queue mode: queue every unfinished cell on this Redis and wait while iwr worker processes do them (README, Scale out)")
     .option("--attempts <n>", "queue mode: tries per job before its cell is recorded as failed (default 3)", positiveInteger)
-    .option("--shard <i/n>", "run only shard i of n (0-based) of the cells; 'auto' or 'auto/n' reads the index from Slurm or a Kubernetes Indexed Job; combine folders with iwr merge")
+    .option(
+      "--shard <i/n>",
+      "run only shard i of n (0-based) of the cells; 'auto' or 'auto/n' reads the index from Slurm or a Kubernetes Indexed Job; combine folders with iwr merge",
+    )
     .option("--quiet", "print only the final table")
     .option("--json", "print progress events and the report summary as JSON lines on stdout")
     .action(async (configFile: string, options: RunCommandOptions) => {
@@ -50,9 +53,16 @@ export function registerRunCommand(program: Command): void {
       if (options.queue && options.shard) throw new IwrError("CONFIG_INVALID", "--queue and --shard are two ways to spread a run: use one");
       if (options.attempts && !options.queue) throw new IwrError("CONFIG_INVALID", "--attempts applies to queue mode (--queue)");
       // Each shard needs a folder of its own: in one folder, their run.json files would overwrite each other.
-      if (options.shard !== undefined && !options.out) throw new IwrError("CONFIG_INVALID", "--shard needs --out: give each shard its own run folder (e.g. runs/x/shard-$JOB_COMPLETION_INDEX), then iwr merge them");
+      if (options.shard !== undefined && !options.out)
+        throw new IwrError(
+          "CONFIG_INVALID",
+          "--shard needs --out: give each shard its own run folder (e.g. runs/x/shard-$JOB_COMPLETION_INDEX), then iwr merge them",
+        );
       const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
-      const config = loadExperimentConfig(configFile, { ...(options.out ? { out: options.out } : {}), ...(options.judgeRepeats ? { judgeRepeats: options.judgeRepeats } : {}) });
+      const config = loadExperimentConfig(configFile, {
+        ...(options.out ? { out: options.out } : {}),
+        ...(options.judgeRepeats ? { judgeRepeats: options.judgeRepeats } : {}),
+      });
       // First SIGINT/SIGTERM: no new cell starts, agents stop at their next node (checkpoint kept); a second one exits at once.
       const controller = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
@@ -70,33 +80,65 @@ export function registerRunCommand(program: Command): void {
       process.on("SIGTERM", onSignal);
       try {
         const onEvent = (event: RunEvent) => {
-            if (options.json) {
-              console.log(JSON.stringify(event.type === "cell" ? { type: "cell", arm: event.record.arm, repeat: event.record.repeat, taskId: event.record.taskId, status: event.record.status, final: event.record.evaluation.final, done: event.done, pending: event.pending, failed: event.failed, costUsd: event.costUsd, tokens: event.tokens } : event));
-              return;
-            }
-            if (options.quiet) return;
-            if (event.type === "start") {
-              console.error(`${config.name}: ${event.cells} cell(s), ${event.pending} to run, ${event.cells - event.pending} finished already; run folder ${event.runDir}`);
-              return;
-            }
-            const { record } = event;
-            const eta = event.done < event.pending ? `, ETA ${seconds((event.elapsedMs / event.done) * (event.pending - event.done))}` : "";
-            const score = record.evaluation.final !== undefined ? `Final ${(record.evaluation.final * 100).toFixed(1)} %` : "not scored";
-            const failure = record.error ? ` — ${record.error.stage} failed: ${record.error.code}: ${record.error.message.slice(0, 160)}` : "";
-            console.error(`[${event.done}/${event.pending}] ${record.arm} r${record.repeat} task ${record.taskId}: ${score}${failure} (${event.failed} failed, ${event.tokens} tokens, $${event.costUsd.toFixed(4)}${eta})`);
+          if (options.json) {
+            console.log(
+              JSON.stringify(
+                event.type === "cell"
+                  ? {
+                      type: "cell",
+                      arm: event.record.arm,
+                      repeat: event.record.repeat,
+                      taskId: event.record.taskId,
+                      status: event.record.status,
+                      final: event.record.evaluation.final,
+                      done: event.done,
+                      pending: event.pending,
+                      failed: event.failed,
+                      costUsd: event.costUsd,
+                      tokens: event.tokens,
+                    }
+                  : event,
+              ),
+            );
+            return;
+          }
+          if (options.quiet) return;
+          if (event.type === "start") {
+            console.error(
+              `${config.name}: ${event.cells} cell(s), ${event.pending} to run, ${event.cells - event.pending} finished already; run folder ${event.runDir}`,
+            );
+            return;
+          }
+          const { record } = event;
+          const eta = event.done < event.pending ? `, ETA ${seconds((event.elapsedMs / event.done) * (event.pending - event.done))}` : "";
+          const score = record.evaluation.final !== undefined ? `Final ${(record.evaluation.final * 100).toFixed(1)} %` : "not scored";
+          const failure = record.error ? ` — ${record.error.stage} failed: ${record.error.code}: ${record.error.message.slice(0, 160)}` : "";
+          console.error(
+            `[${event.done}/${event.pending}] ${record.arm} r${record.repeat} task ${record.taskId}: ${score}${failure} (${event.failed} failed, ${event.tokens} tokens, $${event.costUsd.toFixed(4)}${eta})`,
+          );
         };
         const common = { retryErrors: options.retryErrors === true, signal: controller.signal, onEvent };
         const summary = options.queue
-          ? await runExperimentOnQueue(config, { ...common, queueUrl: options.queue, ...(options.attempts ? { attempts: options.attempts } : {}), say: (line) => void (options.quiet || options.json || console.error(line)) })
+          ? await runExperimentOnQueue(config, {
+              ...common,
+              queueUrl: options.queue,
+              ...(options.attempts ? { attempts: options.attempts } : {}),
+              say: (line) => void (options.quiet || options.json || console.error(line)),
+            })
           : await runExperiment(config, { ...common, ...(shard ? { shard } : {}) });
-        if (shard && !options.quiet && !options.json) console.error(`shard ${shard.index}/${shard.count}: ${summary.cells.length} of its cells done; combine the shards' folders with iwr merge <dirs...> --out <dir>`);
+        if (shard && !options.quiet && !options.json)
+          console.error(
+            `shard ${shard.index}/${shard.count}: ${summary.cells.length} of its cells done; combine the shards' folders with iwr merge <dirs...> --out <dir>`,
+          );
         const { data, files } = await writeReport(summary.runDir);
-        if (options.json) console.log(JSON.stringify({ type: "report", report: files.reportJson, html: files.reportHtml, arms: data.arms, comparison: data.comparison }));
+        if (options.json)
+          console.log(JSON.stringify({ type: "report", report: files.reportJson, html: files.reportHtml, arms: data.arms, comparison: data.comparison }));
         else {
           console.log(`\n${terminalTable(data)}\n`);
           console.log(`report: ${files.reportHtml} (also report.md, report.json)`);
           if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md); iwr run ${configFile} --retry-errors runs them again`);
-          if (summary.unfinished > 0) console.log(`${summary.unfinished} cell(s) unfinished (the run was stopped): the report covers the others; iwr run ${configFile} runs the rest`);
+          if (summary.unfinished > 0)
+            console.log(`${summary.unfinished} cell(s) unfinished (the run was stopped): the report covers the others; iwr run ${configFile} runs the rest`);
         }
         process.exitCode = exitCodeForRun(summary.failed + summary.unfinished);
       } finally {
@@ -111,12 +153,19 @@ export function registerRunCommand(program: Command): void {
     .argument("<dirs...>", "run folders made by iwr run --shard of one config")
     .requiredOption("--out <dir>", "the merged run folder")
     .action(async (dirs: string[], options: { out: string }) => {
-      const [{ mergeRuns }, { writeReport }, { terminalTable }] = await Promise.all([import("../../run/experiment/merge.ts"), import("../../report/report.ts"), import("../../report/render.ts")]);
+      const [{ mergeRuns }, { writeReport }, { terminalTable }] = await Promise.all([
+        import("../../run/experiment/merge.ts"),
+        import("../../report/report.ts"),
+        import("../../report/render.ts"),
+      ]);
       const merged = mergeRuns(dirs, options.out);
       const { data, files } = await writeReport(merged.out);
       console.log(`${terminalTable(data)}\n`);
-      console.log(`merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ${merged.cells - merged.missing} of ${merged.cells} present`);
-      if (merged.missing > 0) console.log(`${merged.missing} cell(s) of the run are in no folder yet (a shard not run or not finished): merge again when they are`);
+      console.log(
+        `merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ${merged.cells - merged.missing} of ${merged.cells} present`,
+      );
+      if (merged.missing > 0)
+        console.log(`${merged.missing} cell(s) of the run are in no folder yet (a shard not run or not finished): merge again when they are`);
       console.log(`report: ${files.reportHtml}`);
       process.exitCode = exitCodeForRun(merged.missing);
     });

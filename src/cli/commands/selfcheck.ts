@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { type Command, Option } from "commander";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
 
@@ -16,11 +16,17 @@ interface SelfCheckCliOptions {
 export function registerSelfCheckCommand(program: Command): void {
   program
     .command("selfcheck")
-    .description("self-check every candidate <result>/<id>/<model-dir>/index.html against its task's video (no truth read): selfcheck.json with selfScore, steps and findings")
+    .description(
+      "self-check every candidate <result>/<id>/<model-dir>/index.html against its task's video (no truth read): selfcheck.json with selfScore, steps and findings",
+    )
     .requiredOption("--data <jsonl>", "task file (task folders need no checkpoints/)")
     .requiredOption("--result <dir>", "results folder")
     .requiredOption("--model <name>", "the candidates' model name (folder: lower-cased, '/' → '__')")
-    .addOption(new Option("--trajectory <kind>", "actions to replay: inferred (from --actions) or given (the task lines' action descriptions, a labelled ablation)").choices(["given", "inferred"]).default("given"))
+    .addOption(
+      new Option("--trajectory <kind>", "actions to replay: inferred (from --actions) or given (the task lines' action descriptions, a labelled ablation)")
+        .choices(["given", "inferred"])
+        .default("given"),
+    )
     .option("--actions <file>", "JSON or YAML: task id → [{ type, description, text?, key? }] (for --trajectory inferred)")
     .option("--ids <ids...>", "only these task ids (comma or space separated)", taskIdList)
     .option("--workers <n>", "pages checked at once", positiveInteger, 1)

@@ -7,6 +7,8 @@ export function registerSetupCommand(program: Command): void {
     .description("find Chromium, ffmpeg and redis-server (queue mode only); install them with apt-get when missing and running as root on Debian/Ubuntu")
     .action(() => {
       const report = ensureTools();
-      console.error(`setup: chromium ${report.chromium.path} (${report.chromium.source}); ffmpeg ${report.ffmpeg.path} (${report.ffmpeg.source})${report.redisServer ? `; redis-server ${report.redisServer}` : ""}`);
+      console.error(
+        `setup: chromium ${report.chromium.path} (${report.chromium.source}); ffmpeg ${report.ffmpeg.path} (${report.ffmpeg.source})${report.redisServer ? `; redis-server ${report.redisServer}` : ""}`,
+      );
     });
 }

@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { type Command, Option } from "commander";
 import { DEFAULT_CLI_PROFILE } from "../../protocol.ts";
 
 /** `iwr tasks validate|list <data.jsonl>`: check and show a task set in the official layout. */
@@ -10,7 +10,11 @@ export function registerTasksCommand(program: Command): void {
     .description("report every problem in a task file and its task folders; exit 1 if there is any")
     .argument("<data>", "the task file, e.g. tasks/iwr-mini.jsonl")
     .option("--no-media", "skip probing videos with ffprobe and reading PNG headers (faster, less thorough)")
-    .addOption(new Option("--protocol <profile>", "official: a line without a resolution falls back as the harness does (a warning); corrected: it is a problem").choices(["official", "corrected"]).default(DEFAULT_CLI_PROFILE))
+    .addOption(
+      new Option("--protocol <profile>", "official: a line without a resolution falls back as the harness does (a warning); corrected: it is a problem")
+        .choices(["official", "corrected"])
+        .default(DEFAULT_CLI_PROFILE),
+    )
     .action(async (data: string, options: { media: boolean; protocol: "official" | "corrected" }) => {
       const { validateTaskFile } = await import("../task-views.ts");
       const { profileRules } = await import("../../protocol.ts");

@@ -13,16 +13,26 @@ interface WorkerCommandOptions {
 export function registerWorkerCommand(program: Command): void {
   program
     .command("worker")
-    .description("queue mode: take experiment jobs from Redis (queued by iwr run --queue) until stopped (SIGINT/SIGTERM); needs the run folder and the config at the coordinator's paths")
+    .description(
+      "queue mode: take experiment jobs from Redis (queued by iwr run --queue) until stopped (SIGINT/SIGTERM); needs the run folder and the config at the coordinator's paths",
+    )
     .requiredOption("--queue <redis-url>", "the coordinator's Redis, e.g. redis://10.0.0.5:6379")
     .option("--generate <n>", "generation jobs at once (model-bound)", positiveInteger, 2)
     .option("--evaluate <n>", "evaluation jobs at once (each replays a page in its own browser context)", positiveInteger, 1)
     .option("--stall-ms <ms>", "how long a job stays locked to a silent worker before another takes it up (BullMQ lockDuration)", positiveInteger, 30_000)
     .action(async (options: WorkerCommandOptions) => {
       const { QueueWorker } = await import("../../run/queue/worker.ts");
-      const worker = new QueueWorker({ queueUrl: options.queue, generate: options.generate, evaluate: options.evaluate, stallMs: options.stallMs, say: (line) => console.error(line) });
+      const worker = new QueueWorker({
+        queueUrl: options.queue,
+        generate: options.generate,
+        evaluate: options.evaluate,
+        stallMs: options.stallMs,
+        say: (line) => console.error(line),
+      });
       const onSignal = (signal: NodeJS.Signals) => {
-        console.error(`${signal}: the worker stops taking jobs; the ones in progress finish (a second signal exits at once, and their jobs are taken up again elsewhere)`);
+        console.error(
+          `${signal}: the worker stops taking jobs; the ones in progress finish (a second signal exits at once, and their jobs are taken up again elsewhere)`,
+        );
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
         process.on("SIGINT", () => process.exit(130));

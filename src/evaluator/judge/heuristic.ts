@@ -23,12 +23,13 @@
  * dark and enlarged — where small or light-on-dark UI text (a cart badge, a calculator
  * display) is read far more reliably — and last the whole new screen enlarged.
  */
-import sharp from "sharp";
+
 import { distance } from "fastest-levenshtein";
+import sharp from "sharp";
+import { type AssertionLiteral, assertionLiteralList, assertionLiterals, impliesChange, normalizeText } from "../../replay/grounding/description-text.ts";
 import { readImageText } from "../metrics/ocr.ts";
-import { assertionLiteralList, assertionLiterals, impliesChange, normalizeText, type AssertionLiteral } from "../../replay/grounding/description-text.ts";
 import { changedRegions, pixelDiff, type Region } from "./pixel-diff.ts";
-import type { AssertionJudge, AssertionInput, AssertionVerdict, HeuristicEvidence } from "./types.ts";
+import type { AssertionInput, AssertionJudge, AssertionVerdict, HeuristicEvidence } from "./types.ts";
 
 export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
   /** Fewer changed pixels than this is "nothing happened" (a typed letter changes ~50). */
@@ -68,9 +69,17 @@ export { assertionLiterals, impliesChange };
 
 /** What OCR may read for an operator sign: × as x or *, − as a dash of any kind, ÷ as + or /. */
 const SIGN_READINGS: Record<string, string> = {
-  "×": "[x×*✕]", "*": "[x×*✕]", "x": "[x×*✕]",
-  "−": "[-−–—~_]", "-": "[-−–—~_]", "–": "[-−–—~_]", "—": "[-−–—~_]",
-  "÷": "[÷+/:=]", "/": "[/÷|]", "+": "[+÷]", "=": "[=]",
+  "×": "[x×*✕]",
+  "*": "[x×*✕]",
+  x: "[x×*✕]",
+  "−": "[-−–—~_]",
+  "-": "[-−–—~_]",
+  "–": "[-−–—~_]",
+  "—": "[-−–—~_]",
+  "÷": "[÷+/:=]",
+  "/": "[/÷|]",
+  "+": "[+÷]",
+  "=": "[=]",
 };
 const GAP = "[^\\p{L}\\p{N}]*";
 
@@ -219,7 +228,10 @@ export function createHeuristicJudge(): AssertionJudge {
       before: literalSimilarity(literal.text, beforeWhole),
       isNew: occurrences(literal.text, afterWhole) > occurrences(literal.text, beforeWhole),
     }));
-    const wantsReading = (finding: LiteralFinding) => finding.literal.role !== "was" && finding.literal.role !== "gone" && (finding.after < threshold || (!finding.isNew && finding.literal.role === "appears"));
+    const wantsReading = (finding: LiteralFinding) =>
+      finding.literal.role !== "was" &&
+      finding.literal.role !== "gone" &&
+      (finding.after < threshold || (!finding.isNew && finding.literal.role === "appears"));
     // Changed regions, tight and with a wider margin (a label beside a changed number), at two sizes.
     for (const { padding, scale } of settings.regionReadings) {
       if (!findings.some(wantsReading)) break;
@@ -270,7 +282,14 @@ export function createHeuristicJudge(): AssertionJudge {
         changedFraction: Math.round(diff.changedFraction * 1e6) / 1e6,
         literals: [],
       };
-      const verdict = (result: "Yes" | "No", think: string): AssertionVerdict => ({ result, think, replies: [], attempts: 1, evidence, latencyMs: Date.now() - started });
+      const verdict = (result: "Yes" | "No", think: string): AssertionVerdict => ({
+        result,
+        think,
+        replies: [],
+        attempts: 1,
+        evidence,
+        latencyMs: Date.now() - started,
+      });
       if (change && diff.changedPixels < settings.minChangedPixels) {
         return verdict("No", `the assertion implies a change but only ${diff.changedPixels} pixels changed`);
       }
@@ -292,16 +311,21 @@ export function createHeuristicJudge(): AssertionJudge {
       const problems: string[] = [];
       for (const finding of findings.filter((entry) => entry.literal.decisive)) {
         const { text, role } = finding.literal;
-        if ((role === "appears" || role === "stays") && finding.after < threshold) problems.push(`'${text}' is not on the new screen (best OCR match ${round(finding.after)})`);
+        if ((role === "appears" || role === "stays") && finding.after < threshold)
+          problems.push(`'${text}' is not on the new screen (best OCR match ${round(finding.after)})`);
         if (role === "gone" && finding.after >= threshold) problems.push(`'${text}' should have gone but is still on the screen`);
-        if (role === "was" && finding.before < threshold) problems.push(`'${text}' was not on the screen before the action (best OCR match ${round(finding.before)})`);
+        if (role === "was" && finding.before < threshold)
+          problems.push(`'${text}' was not on the screen before the action (best OCR match ${round(finding.before)})`);
       }
       if (problems.length > 0) return verdict("No", problems.join("; "));
 
       // Newness: among what should appear (quoted, or prose numbers that were read at all), something must be new.
       const candidates = findings.filter((finding) => finding.literal.role === "appears" && (finding.literal.decisive || finding.after >= threshold));
       if (change && candidates.length > 0 && !candidates.some((finding) => finding.isNew)) {
-        return verdict("No", `nothing the assertion names is new on the screen: ${candidates.map((finding) => `'${finding.literal.text}'`).join(", ")} read before the action too`);
+        return verdict(
+          "No",
+          `nothing the assertion names is new on the screen: ${candidates.map((finding) => `'${finding.literal.text}'`).join(", ")} read before the action too`,
+        );
       }
       const read = findings.filter((finding) => finding.literal.decisive && finding.literal.role !== "gone").map((finding) => `'${finding.literal.text}'`);
       const unread = findings.filter((finding) => !finding.literal.decisive && finding.after < threshold).map((finding) => finding.literal.text);

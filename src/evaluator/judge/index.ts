@@ -17,7 +17,7 @@ export function createAssertionJudge(
   return createLlmJudge({ client, ...rest });
 }
 
-export type { AssertionJudge, AssertionInput, AssertionVerdict, JudgeKind, JudgeFailure, HeuristicEvidence } from "./types.ts";
-export { parseJudgeReply, parseJudgeReplyAsHarness } from "./parse-reply.ts";
-export { createHeuristicJudge, impliesChange, literalSimilarity, assertionLiterals, HEURISTIC_JUDGE_SETTINGS } from "./heuristic.ts";
+export { assertionLiterals, createHeuristicJudge, HEURISTIC_JUDGE_SETTINGS, impliesChange, literalSimilarity } from "./heuristic.ts";
 export { createLlmJudge } from "./llm.ts";
+export { parseJudgeReply, parseJudgeReplyAsHarness } from "./parse-reply.ts";
+export type { AssertionInput, AssertionJudge, AssertionVerdict, HeuristicEvidence, JudgeFailure, JudgeKind } from "./types.ts";

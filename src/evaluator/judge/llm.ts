@@ -6,12 +6,12 @@
  * client's own retries did not cure is tried again as a whole. When every attempt
  * fails, the verdict records the failure and every raw reply, and counts as "No".
  */
-import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { errorMessage, IwrError } from "../../errors.ts";
 import type { ModelClient } from "../../models/types.ts";
 import { loadPromptOverridable, renderFromAvailable } from "../../prompts/template.ts";
-import { IwrError, errorMessage } from "../../errors.ts";
 import { parseJudgeReply, parseJudgeReplyAsHarness } from "./parse-reply.ts";
-import type { AssertionJudge, AssertionInput, AssertionVerdict, JudgeFailure } from "./types.ts";
+import type { AssertionInput, AssertionJudge, AssertionVerdict, JudgeFailure } from "./types.ts";
 
 export interface LlmJudgeOptions {
   client: ModelClient;

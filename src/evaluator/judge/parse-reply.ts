@@ -17,7 +17,10 @@ function fromObject(value: unknown): Omit<ParsedJudgeReply, "via"> | undefined {
   // Only the bare word counts ("No." and "Yes!" do): "none of the above" or "not sure" is no verdict.
   const word =
     typeof raw === "string"
-      ? raw.trim().toLowerCase().replace(/^[^a-z]+|[^a-z]+$/g, "")
+      ? raw
+          .trim()
+          .toLowerCase()
+          .replace(/^[^a-z]+|[^a-z]+$/g, "")
       : typeof raw === "boolean"
         ? String(raw)
         : "";

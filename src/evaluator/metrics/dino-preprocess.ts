@@ -82,7 +82,10 @@ export function readDinoPreprocessing(modelDir: string): DinoPreprocessing {
     config.resample !== undefined && config.resample !== EVALUATOR_SETTINGS.dino.preprocessorDefaults.resample && `resample=${config.resample}`,
   ].filter((entry): entry is string => typeof entry === "string");
   if (unsupported.length > 0) {
-    throw new IwrError("CONFIG_INVALID", `${file}: unsupported preprocessing ${unsupported.join(", ")}; expected dinov2's (resize, bicubic, center crop, rescale, normalize)`);
+    throw new IwrError(
+      "CONFIG_INVALID",
+      `${file}: unsupported preprocessing ${unsupported.join(", ")}; expected dinov2's (resize, bicubic, center crop, rescale, normalize)`,
+    );
   }
   return {
     shortestEdge: config.size?.shortest_edge ?? base.shortestEdge,
@@ -107,7 +110,10 @@ export async function preprocessForDino(image: Buffer, prep: DinoPreprocessing):
   if (!meta.width || !meta.height) throw new IwrError("MEDIA", "DINO preprocessing: the image has no readable size");
   const resized = resizedSize(meta.width, meta.height, prep.shortestEdge);
   if (resized.width < prep.cropWidth || resized.height < prep.cropHeight) {
-    throw new IwrError("MEDIA", `DINO preprocessing: resized image ${resized.width}x${resized.height} is smaller than the ${prep.cropWidth}x${prep.cropHeight} crop`);
+    throw new IwrError(
+      "MEDIA",
+      `DINO preprocessing: resized image ${resized.width}x${resized.height} is smaller than the ${prep.cropWidth}x${prep.cropHeight} crop`,
+    );
   }
   const left = Math.trunc((resized.width - prep.cropWidth) / 2);
   const top = Math.trunc((resized.height - prep.cropHeight) / 2);

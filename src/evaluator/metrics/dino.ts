@@ -11,10 +11,10 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { AutoModel, Tensor, env, type PreTrainedModel } from "@huggingface/transformers";
-import { IwrError, errorMessage } from "../../errors.ts";
+import { AutoModel, env, type PreTrainedModel, Tensor } from "@huggingface/transformers";
+import { errorMessage, IwrError } from "../../errors.ts";
 import { EVALUATOR_SETTINGS } from "../settings.ts";
-import { preprocessForDino, readDinoPreprocessing, type DinoPreprocessing } from "./dino-preprocess.ts";
+import { type DinoPreprocessing, preprocessForDino, readDinoPreprocessing } from "./dino-preprocess.ts";
 
 const EMBEDDING_CACHE_ENTRIES = 4096;
 

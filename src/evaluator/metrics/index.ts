@@ -11,13 +11,13 @@
  */
 import fs from "node:fs/promises";
 import sharp from "sharp";
-import { IwrError, errorMessage } from "../../errors.ts";
+import { errorMessage, IwrError } from "../../errors.ts";
 import type { EvalSettings, VisualStep } from "../eval-record.ts";
 import type { VisualPair } from "../pairing.ts";
 import type { DinoLocation } from "./dino.ts";
 import { unloadDinoModels } from "./dino.ts";
 import { createOfflineProxyJudge, type MllmJudge } from "./mllm.ts";
-import { compareOcr, ocrEngineInfo, shutdownOcr, type OcrEngineInfo } from "./ocr.ts";
+import { compareOcr, type OcrEngineInfo, ocrEngineInfo, shutdownOcr } from "./ocr.ts";
 import { createVisualMetric, type VisualMetric } from "./visual.ts";
 
 export interface VisualScorers {
@@ -44,7 +44,9 @@ export async function shutdownVisualScorers(): Promise<void> {
 /** The `settings` keys the visual scorers decide (the rest — assertion judge, grounding — come from the replay). */
 export function visualSettings(
   scorers: VisualScorers,
-): Pick<EvalSettings, "ocrEngine" | "ocrEngineVersion" | "ocrEngineDetail" | "visualMetric" | "dinoStatus" | "mllmJudgeKind" | "mllmJudgeModel"> & { promptHashes: Record<string, string> } {
+): Pick<EvalSettings, "ocrEngine" | "ocrEngineVersion" | "ocrEngineDetail" | "visualMetric" | "dinoStatus" | "mllmJudgeKind" | "mllmJudgeModel"> & {
+  promptHashes: Record<string, string>;
+} {
   const dino = scorers.visual.info.dino;
   const promptHashes: Record<string, string> = {};
   if (scorers.judge.info.promptHash) promptHashes["judge-visual"] = scorers.judge.info.promptHash;
@@ -75,7 +77,10 @@ async function unreadableImage(files: ReadonlyArray<{ role: string; file: string
     // A full decode: a truncated PNG has a readable header. (sharp throws at construction for some inputs.)
     const problem = await Promise.resolve()
       .then(() => sharp(png).stats())
-      .then(() => undefined, (error: unknown) => errorMessage(error));
+      .then(
+        () => undefined,
+        (error: unknown) => errorMessage(error),
+      );
     if (problem !== undefined) return `${role} ${file} is not a readable image (${problem})`;
   }
   return undefined;

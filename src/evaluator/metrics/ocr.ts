@@ -24,11 +24,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
-import { IwrError, errorMessage } from "../../errors.ts";
+import { errorMessage, IwrError } from "../../errors.ts";
 import { log } from "../../log/logger.ts";
 import { EVALUATOR_SETTINGS } from "../settings.ts";
-import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
 import { defaultReferenceTextDir, openReferenceTextStore, type ReferenceTextStore } from "./reference-text-store.ts";
+import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
 
 export interface OcrEngineInfo {
   /** e.g. "tesseract.js" */

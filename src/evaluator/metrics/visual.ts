@@ -5,7 +5,7 @@
  */
 import { IwrError } from "../../errors.ts";
 import { EVALUATOR_SETTINGS } from "../settings.ts";
-import { clippedCosine, dinoSimilarity, loadDinoModel, locateDinoModel, type DinoLocation } from "./dino.ts";
+import { clippedCosine, type DinoLocation, dinoSimilarity, loadDinoModel, locateDinoModel } from "./dino.ts";
 import { greyPixels, meanSsim, ssimSimilarity } from "./ssim.ts";
 
 export interface VisualMetricInfo {
@@ -44,7 +44,8 @@ export async function createVisualMetric(options: { location?: DinoLocation } = 
       similarity: (reference, candidate) => dinoSimilarity(model, reference, candidate),
       features: (image) => model.embed(image),
       compare: (a, b) => {
-        if (!(a instanceof Float32Array) || !(b instanceof Float32Array)) throw new IwrError("EVALUATOR", "DINO compares embeddings made by its own features()");
+        if (!(a instanceof Float32Array) || !(b instanceof Float32Array))
+          throw new IwrError("EVALUATOR", "DINO compares embeddings made by its own features()");
         return clippedCosine(a, b);
       },
     };

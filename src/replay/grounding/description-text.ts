@@ -5,12 +5,7 @@
  */
 
 /** Straight and curly quotes; a single quote counts only when it is not an apostrophe inside a word. */
-const QUOTED = [
-  /"([^"\n]{1,120})"/g,
-  /“([^”\n]{1,120})”/g,
-  /‘([^’\n]{1,120})’/g,
-  /(?<![\p{L}\p{N}])'([^'\n]{1,120}?)'(?![\p{L}\p{N}])/gu,
-];
+const QUOTED = [/"([^"\n]{1,120})"/g, /“([^”\n]{1,120})”/g, /‘([^’\n]{1,120})’/g, /(?<![\p{L}\p{N}])'([^'\n]{1,120}?)'(?![\p{L}\p{N}])/gu];
 
 /** Every quoted string with where it stands in `text` (start and end of the quotes). */
 function* quotedSpansOf(text: string): Generator<{ text: string; start: number; end: number }> {
@@ -92,15 +87,78 @@ export function stem(word: string): string {
 }
 
 export const STOP_WORDS = new Set([
-  "a", "an", "the", "of", "to", "in", "on", "at", "for", "with", "and", "or", "is", "are", "be", "this", "that",
-  "it", "its", "by", "from", "into", "onto", "as", "which", "labeled", "labelled", "called", "named", "saying",
-  "reads", "reading", "text", "says", "shows", "showing", "contains", "containing", "element", "area", "section",
-  "page", "click", "clicks", "clicking", "type", "types", "typing", "user", "then", "there", "here", "next", "near",
-  "beside", "below", "above", "under", "over", "inside", "within", "one", "all", "any", "some", "currently", "now",
+  "a",
+  "an",
+  "the",
+  "of",
+  "to",
+  "in",
+  "on",
+  "at",
+  "for",
+  "with",
+  "and",
+  "or",
+  "is",
+  "are",
+  "be",
+  "this",
+  "that",
+  "it",
+  "its",
+  "by",
+  "from",
+  "into",
+  "onto",
+  "as",
+  "which",
+  "labeled",
+  "labelled",
+  "called",
+  "named",
+  "saying",
+  "reads",
+  "reading",
+  "text",
+  "says",
+  "shows",
+  "showing",
+  "contains",
+  "containing",
+  "element",
+  "area",
+  "section",
+  "page",
+  "click",
+  "clicks",
+  "clicking",
+  "type",
+  "types",
+  "typing",
+  "user",
+  "then",
+  "there",
+  "here",
+  "next",
+  "near",
+  "beside",
+  "below",
+  "above",
+  "under",
+  "over",
+  "inside",
+  "within",
+  "one",
+  "all",
+  "any",
+  "some",
+  "currently",
+  "now",
 ]);
 
 /** Verbs that put the number after them on the screen: "shows 3", "the score is 60", "becomes a 32". */
-const DISPLAY_NUMBER = /\b(?:shows?|showing|reads?|reading|displays?|displaying|says|is|are|becomes?|became|changes? to|goes to|drops? to|rises? to|increases? to|decreases? to|updates? to|stays?|remains?|equals?|counts?|total(?:s|ling)?)\s+(?:(?:a|an|the|now|only|just|still|exactly)\s+)?([$€£]?\d+(?:[.,]\d+)*%?)(?![\p{L}\p{N}])/giu;
+const DISPLAY_NUMBER =
+  /\b(?:shows?|showing|reads?|reading|displays?|displaying|says|is|are|becomes?|became|changes? to|goes to|drops? to|rises? to|increases? to|decreases? to|updates? to|stays?|remains?|equals?|counts?|total(?:s|ling)?)\s+(?:(?:a|an|the|now|only|just|still|exactly)\s+)?([$€£]?\d+(?:[.,]\d+)*%?)(?![\p{L}\p{N}])/giu;
 
 /**
  * Numbers an assertion says are shown ("Moves shows 3", "the score is 60"), outside
@@ -138,13 +196,25 @@ export interface AssertionLiteral {
 /** Words right before a literal (or after it, up to three words on) that give it a role. */
 const ROLE_BEFORE: Array<[LiteralRole, RegExp]> = [
   // "from" only after a verb of change: "changes from 'A' to 'B'", not "a quote from 'Mira'".
-  ["was", /\b(?:(?:changes?|changed|moves?|moved|switch(?:es|ed)?|goes|went|turns?|turned|drops?|dropped|jumps?|jumped|updates?|updated)(?:\s+[\w-]+){0,2}\s+from|was|used to (?:read|show|say))\s+(?:the\s+)?$/i],
-  ["gone", /\b(?:no longer(?: (?:shows?|reads?|displays?|lists?|contains?))?|without|instead of|replac(?:es|ing)|removes?|hides?|deletes?|clears?)\s+(?:the\s+)?$/i],
-  ["stays", /\b(?:still(?: (?:shows?|reads?|says|displays?|lists?|contains?))?|remains?|stays?|keeps? (?:showing|reading)|continues? to (?:show|read))\s+(?:the\s+)?(?:\w+\s+){0,2}$/i],
+  [
+    "was",
+    /\b(?:(?:changes?|changed|moves?|moved|switch(?:es|ed)?|goes|went|turns?|turned|drops?|dropped|jumps?|jumped|updates?|updated)(?:\s+[\w-]+){0,2}\s+from|was|used to (?:read|show|say))\s+(?:the\s+)?$/i,
+  ],
+  [
+    "gone",
+    /\b(?:no longer(?: (?:shows?|reads?|displays?|lists?|contains?))?|without|instead of|replac(?:es|ing)|removes?|hides?|deletes?|clears?)\s+(?:the\s+)?$/i,
+  ],
+  [
+    "stays",
+    /\b(?:still(?: (?:shows?|reads?|says|displays?|lists?|contains?))?|remains?|stays?|keeps? (?:showing|reading)|continues? to (?:show|read))\s+(?:the\s+)?(?:\w+\s+){0,2}$/i,
+  ],
 ];
 const ROLE_AFTER: Array<[LiteralRole, RegExp]> = [
   // Up to three words between ("'Settings' dialog closes"), but not across "and"/"but" or punctuation.
-  ["gone", /^\s*(?:(?!and\b|but\b|while\b)[\w-]+\s+){0,3}?(?:is |are )?(?:disappears?|vanish(?:es)?|removed|gone|hidden|deleted|cleared|goes away|closes|closed|collapses|is no longer (?:shown|visible|displayed|listed))\b/i],
+  [
+    "gone",
+    /^\s*(?:(?!and\b|but\b|while\b)[\w-]+\s+){0,3}?(?:is |are )?(?:disappears?|vanish(?:es)?|removed|gone|hidden|deleted|cleared|goes away|closes|closed|collapses|is no longer (?:shown|visible|displayed|listed))\b/i,
+  ],
   ["stays", /^\s*(?:is |are )?(?:still (?:shown|there|visible|displayed|listed)|remains?|stays?|unchanged)\b/i],
 ];
 
@@ -162,7 +232,8 @@ function roleAt(text: string, start: number, end: number, wholeStays: boolean): 
  * score stays 72", "'X' is still shown") is a literal's role, not this, and "Only the
  * Puffin Air flights remain" is a change.
  */
-export const NO_CHANGE = /\b(?:nothing\s+(?:happens|changes)|no\s+change|(?:does|did)\s*(?:not|n't)\s+change|(?:stays?|remains?|stayed|remained)\s+(?:the\s+same|unchanged|empty|closed|open|hidden|blank|as\s+(?:it|they)\s+(?:was|were)|where\s+(?:it|they)\s+(?:was|were)|in\s+place)|(?:is|are|stays?|remains?)\s+unchanged)\b/i;
+export const NO_CHANGE =
+  /\b(?:nothing\s+(?:happens|changes)|no\s+change|(?:does|did)\s*(?:not|n't)\s+change|(?:stays?|remains?|stayed|remained)\s+(?:the\s+same|unchanged|empty|closed|open|hidden|blank|as\s+(?:it|they)\s+(?:was|were)|where\s+(?:it|they)\s+(?:was|were)|in\s+place)|(?:is|are|stays?|remains?)\s+unchanged)\b/i;
 
 export function impliesChange(assertion: string): boolean {
   return !NO_CHANGE.test(assertion);
@@ -186,7 +257,10 @@ export function assertionLiteralList(assertion: string): AssertionLiteral[] {
     seen.add(number);
     const start = (match.index ?? 0) + match[0].lastIndexOf(number);
     // Verbs like "stays" or "still shows" are part of the match: read the role from the words it begins with.
-    const role: LiteralRole = /^(?:stays?|remains?)\b/i.test(match[0]) || /\bstill\s+$/i.test(prose.slice(Math.max(0, (match.index ?? 0) - 8), match.index ?? 0)) ? "stays" : roleAt(prose, start, start + number.length, wholeStays);
+    const role: LiteralRole =
+      /^(?:stays?|remains?)\b/i.test(match[0]) || /\bstill\s+$/i.test(prose.slice(Math.max(0, (match.index ?? 0) - 8), match.index ?? 0))
+        ? "stays"
+        : roleAt(prose, start, start + number.length, wholeStays);
     literals.push({ text: number, role, decisive: false });
   }
   return literals;
@@ -195,5 +269,8 @@ export function assertionLiteralList(assertion: string): AssertionLiteral[] {
 /** The literals the judge must read after the step (`decisive`) and the ones it looks for but does not require (`reported`). */
 export function assertionLiterals(assertion: string): { decisive: string[]; reported: string[] } {
   const literals = assertionLiteralList(assertion).filter((literal) => literal.role === "appears" || literal.role === "stays");
-  return { decisive: literals.filter((literal) => literal.decisive).map((literal) => literal.text), reported: literals.filter((literal) => !literal.decisive).map((literal) => literal.text) };
+  return {
+    decisive: literals.filter((literal) => literal.decisive).map((literal) => literal.text),
+    reported: literals.filter((literal) => !literal.decisive).map((literal) => literal.text),
+  };
 }

@@ -11,23 +11,42 @@
  * of control named ("button", "field"), colour words, and positions ("the second card
  * in the third row").
  */
-import type { InteractiveElement } from "../../browser/element-index.ts";
-import { normalizeKey } from "../../browser/actions.ts";
+
 import { distance } from "fastest-levenshtein";
-import { STOP_WORDS, normalizeText, quotedStrings, stem, typedTextOf, words } from "./description-text.ts";
+import { normalizeKey } from "../../browser/actions.ts";
+import type { InteractiveElement } from "../../browser/element-index.ts";
+import { normalizeText, quotedStrings, STOP_WORDS, stem, typedTextOf, words } from "./description-text.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
 
 /** Below this much own text/label evidence an element is not the described one (as a model's -1). */
 export const HEURISTIC_MIN_EVIDENCE = 0.75;
 
 const ROLE_WORDS: Record<string, readonly string[]> = {
-  button: ["button"], btn: ["button"], icon: ["button", "link"], key: ["button"], link: ["link"], hyperlink: ["link"],
-  input: ["textbox", "searchbox", "combobox"], field: ["textbox", "searchbox", "combobox"],
-  textbox: ["textbox", "searchbox"], textarea: ["textbox"], box: ["textbox", "searchbox", "checkbox"],
-  searchbox: ["searchbox", "textbox"], bar: ["searchbox", "textbox"], checkbox: ["checkbox"], check: ["checkbox"],
-  radio: ["radio"], tab: ["tab"], dropdown: ["combobox", "button"], select: ["combobox"], option: ["option"],
-  toggle: ["switch", "checkbox", "button"], switch: ["switch", "checkbox"], slider: ["slider"],
-  menuitem: ["menuitem"], item: ["menuitem", "option", "link", "button"],
+  button: ["button"],
+  btn: ["button"],
+  icon: ["button", "link"],
+  key: ["button"],
+  link: ["link"],
+  hyperlink: ["link"],
+  input: ["textbox", "searchbox", "combobox"],
+  field: ["textbox", "searchbox", "combobox"],
+  textbox: ["textbox", "searchbox"],
+  textarea: ["textbox"],
+  box: ["textbox", "searchbox", "checkbox"],
+  searchbox: ["searchbox", "textbox"],
+  bar: ["searchbox", "textbox"],
+  checkbox: ["checkbox"],
+  check: ["checkbox"],
+  radio: ["radio"],
+  tab: ["tab"],
+  dropdown: ["combobox", "button"],
+  select: ["combobox"],
+  option: ["option"],
+  toggle: ["switch", "checkbox", "button"],
+  switch: ["switch", "checkbox"],
+  slider: ["slider"],
+  menuitem: ["menuitem"],
+  item: ["menuitem", "option", "link", "button"],
 };
 const KIND_ONLY_WORDS = new Set(["button", "btn", "input", "field", "link", "hyperlink", "box", "textbox", "textarea", "searchbox", "checkbox"]);
 const COLOUR_WORDS = new Set(["black", "white", "gray", "grey", "red", "orange", "yellow", "green", "teal", "blue", "purple", "pink", "brown"]);
@@ -57,7 +76,9 @@ function bigramsOf(sequence: readonly string[]): Set<string> {
 
 /** Content words of a text in order: stop words out, stemmed. */
 function contentSequence(text: string): string[] {
-  return words(text).filter((word) => !STOP_WORDS.has(word)).map(stem);
+  return words(text)
+    .filter((word) => !STOP_WORDS.has(word))
+    .map(stem);
 }
 
 function parseDescription(description: string): ParsedDescription {
@@ -102,7 +123,10 @@ function primaryTexts(el: InteractiveElement): string[] {
 }
 
 function secondaryTexts(el: InteractiveElement): string[] {
-  const classes = el.className.split(/\s+/).filter((name) => name && name !== "btn").join(" ");
+  const classes = el.className
+    .split(/\s+/)
+    .filter((name) => name && name !== "btn")
+    .join(" ");
   return [el.id, el.name, classes].map((text) => words(text).join(" ")).filter(Boolean);
 }
 
@@ -253,9 +277,10 @@ export function createHeuristicGrounder(): Grounder {
         ...(chosen ? { score: round(chosen.score) } : {}),
         ...(runnerUp ? { runnerUp } : {}),
         exchanges: [],
-        reason: context.elements.length === 0
-          ? "the page has no interactive elements"
-          : `no element matches the description well enough (best evidence ${round(chosen?.evidence ?? 0)} < ${HEURISTIC_MIN_EVIDENCE})`,
+        reason:
+          context.elements.length === 0
+            ? "the page has no interactive elements"
+            : `no element matches the description well enough (best evidence ${round(chosen?.evidence ?? 0)} < ${HEURISTIC_MIN_EVIDENCE})`,
       };
     },
     async nameKey(description: string): Promise<KeyAnswer> {

@@ -14,7 +14,8 @@ export function createGrounder(kind: GrounderKind, options: { client?: ModelClie
   return createLlmGrounder({ client, ...rest });
 }
 
-export type { Grounder, GrounderKind, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
-export { createHeuristicGrounder, rankElements, keyFromDescription } from "./heuristic.ts";
+export { createHeuristicGrounder, keyFromDescription, rankElements } from "./heuristic.ts";
 export { createLlmGrounder, parseGroundingReply, parseGroundingReplyAsHarness } from "./llm.ts";
+export type { Grounder, GrounderKind, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
+
 import type { LlmGrounderOptions } from "./llm.ts";

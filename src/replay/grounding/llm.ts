@@ -7,10 +7,10 @@
  * Temperature 0 comes from the model spec (its default).
  */
 import { HumanMessage } from "@langchain/core/messages";
-import type { ModelClient, ModelCallResult } from "../../models/types.ts";
-import { loadPromptOverridable, renderFromAvailable, type Prompt } from "../../prompts/template.ts";
-import { formatElementList } from "../../browser/element-index.ts";
 import { normalizeKey } from "../../browser/actions.ts";
+import { formatElementList } from "../../browser/element-index.ts";
+import type { ModelCallResult, ModelClient } from "../../models/types.ts";
+import { loadPromptOverridable, type Prompt, renderFromAvailable } from "../../prompts/template.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange, GroundingQuery, KeyAnswer } from "./types.ts";
 
 export interface LlmGrounderOptions {
@@ -32,7 +32,10 @@ export interface ParsedGrounding {
 }
 
 function stripFences(reply: string): string {
-  return reply.replace(/```[a-zA-Z]*\n?/g, "").replace(/```/g, "").trim();
+  return reply
+    .replace(/```[a-zA-Z]*\n?/g, "")
+    .replace(/```/g, "")
+    .trim();
 }
 
 /**
@@ -74,7 +77,13 @@ export function parseGroundingReplyAsHarness(reply: string, actionType: "Click" 
   if (at < 0) return undefined;
   const index = Number(reply.slice(0, at).trim());
   if (!Number.isInteger(index) || index < 0) return undefined;
-  return { index, text: reply.slice(at + 2).split(',"')[0]!.replace(/"+$/, "") };
+  return {
+    index,
+    text: reply
+      .slice(at + 2)
+      .split(',"')[0]!
+      .replace(/"+$/, ""),
+  };
 }
 
 /** Page text goes into a prompt slot: `{{` in it must not look like a slot left unfilled. */
@@ -101,7 +110,9 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
     // The harness clicks whatever index it read; one outside the list fails the step there ("does not exist").
     if (!harness && !context.elements.some((el) => el.index === parsed.index)) return undefined;
     // The text the model answered; the line's only when it is shown to the model and the model restated none.
-    return query.actionType === "Type" ? { index: parsed.index, text: parsed.text ?? (options.giveTypedText !== false ? query.text : undefined) ?? "" } : { index: parsed.index };
+    return query.actionType === "Type"
+      ? { index: parsed.index, text: parsed.text ?? (options.giveTypedText !== false ? query.text : undefined) ?? "" }
+      : { index: parsed.index };
   };
 
   return {
@@ -112,7 +123,12 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
       const common = {
         action_type: query.actionType,
         description: slotSafe(query.description),
-        text_to_type: query.actionType !== "Type" ? "(not a Type action)" : query.text !== undefined && options.giveTypedText !== false ? JSON.stringify(query.text) : "(not given: read it from the description)",
+        text_to_type:
+          query.actionType !== "Type"
+            ? "(not a Type action)"
+            : query.text !== undefined && options.giveTypedText !== false
+              ? JSON.stringify(query.text)
+              : "(not given: read it from the description)",
         elements: slotSafe(formatElementList(context.elements)),
       };
       const textPrompt = renderFromAvailable(prompts.text, { ...common, accessibility_tree: slotSafe(await context.accessibilityTree()) });
@@ -145,7 +161,11 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
       const rendered = renderFromAvailable(prompts.key, { description: slotSafe(description) });
       const reply = await options.client.invoke([new HumanMessage(rendered.text)]);
       const exchanges = [exchange("key", reply)];
-      const answer = stripFences(reply.text).split("\n")[0]?.trim().replace(/^key:\s*/i, "") ?? "";
+      const answer =
+        stripFences(reply.text)
+          .split("\n")[0]
+          ?.trim()
+          .replace(/^key:\s*/i, "") ?? "";
       if (!answer || /^none$/i.test(answer) || answer.length > 30) {
         return { exchanges, reason: `the model named no key ('${reply.text.trim().slice(0, 80)}')` };
       }

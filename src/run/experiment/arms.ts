@@ -7,23 +7,23 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import type { PageGenerator } from "../../../agents/module-contract.ts";
 import { assetsBasePath } from "../../../agents/single-pass/html-reply.ts";
 import { settleWithin } from "../../browser/deadline.ts";
 import { IwrError, toErrorRecord } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
-import { createModelClient, forRepeat, openResponseCache, SAMPLES_PER_REPEAT, type CacheMode, type ModelSpec } from "../../models/index.ts";
+import { type CacheMode, createModelClient, forRepeat, type ModelSpec, openResponseCache, SAMPLES_PER_REPEAT } from "../../models/index.ts";
 import { mutantDir, writeMutant } from "../../mutants/ladder.ts";
 import { mutantLabel } from "../../mutants/operators.ts";
-import { agentFiles, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES, type CellFolder } from "../../results/layout.ts";
+import type { ProtocolProfile } from "../../protocol.ts";
+import { type CellOutcome, type CellUsage, NO_CELL_USAGE } from "../../results/cell-record.ts";
+import { agentFiles, type CellFolder, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES } from "../../results/layout.ts";
+import type { Task } from "../../tasks/schema.ts";
 import { runAgentRun } from "../agent.ts";
 import { referencePageHtml, stageReferenceSiteFiles, writeCalibrationCandidate } from "../calibration.ts";
 import { runGeneration } from "../generate.ts";
-import type { ProtocolProfile } from "../../protocol.ts";
-import { NO_CELL_USAGE, type CellOutcome, type CellUsage } from "../../results/cell-record.ts";
-import type { Task } from "../../tasks/schema.ts";
 import type { Arm } from "./config.ts";
-import type { PageGenerator } from "../../../agents/module-contract.ts";
 import { pageOfReply } from "./module-arm.ts";
 
 export type ProduceOutcome = CellOutcome;
@@ -97,9 +97,18 @@ async function produceSinglePass(cell: Cell, resources: ArmResources): Promise<O
     workers: 1,
   });
   const result = summary.results[0];
-  const reply = readJson(candidateFiles(cell.dir).generation)?.reply as { usage?: { inputTokens: number; outputTokens: number }; costUsd?: number; latencyMs?: number; cacheHit?: boolean } | undefined;
+  const reply = readJson(candidateFiles(cell.dir).generation)?.reply as
+    | { usage?: { inputTokens: number; outputTokens: number }; costUsd?: number; latencyMs?: number; cacheHit?: boolean }
+    | undefined;
   const usage: CellUsage = reply
-    ? { calls: 1, inputTokens: reply.usage?.inputTokens ?? 0, outputTokens: reply.usage?.outputTokens ?? 0, costUsd: reply.costUsd ?? 0, latencyMs: reply.latencyMs ?? 0, cacheHits: reply.cacheHit ? 1 : 0 }
+    ? {
+        calls: 1,
+        inputTokens: reply.usage?.inputTokens ?? 0,
+        outputTokens: reply.usage?.outputTokens ?? 0,
+        costUsd: reply.costUsd ?? 0,
+        latencyMs: reply.latencyMs ?? 0,
+        cacheHits: reply.cacheHit ? 1 : 0,
+      }
     : NO_CELL_USAGE;
   if (result?.status === "failed" || !pageExists(cell.dir)) {
     return { status: "failed", error: result?.error ?? { code: "MODEL_REPLY", message: "no page was generated" }, usage };
@@ -129,15 +138,34 @@ async function produceAgent(cell: Cell, resources: ArmResources): Promise<Omit<P
   const drafts = (record?.drafts as Array<{ id: number; round: number; page?: unknown; selfScore?: number }> | undefined) ?? [];
   const iterations = drafts
     .filter((draft) => draft.page)
-    .map((draft) => ({ draft: draft.id, round: draft.round, dir: agent.iteration(draft.id), ...(draft.selfScore !== undefined ? { selfScore: draft.selfScore } : {}) }))
+    .map((draft) => ({
+      draft: draft.id,
+      round: draft.round,
+      dir: agent.iteration(draft.id),
+      ...(draft.selfScore !== undefined ? { selfScore: draft.selfScore } : {}),
+    }))
     .filter((entry) => pageExists(entry.dir));
   const base = {
-    usage: { calls: usage.calls ?? 0, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costUsd: usage.costUsd ?? 0, latencyMs: usage.latencyMs ?? 0, cacheHits: usage.cacheHits ?? 0 },
+    usage: {
+      calls: usage.calls ?? 0,
+      inputTokens: usage.inputTokens ?? 0,
+      outputTokens: usage.outputTokens ?? 0,
+      costUsd: usage.costUsd ?? 0,
+      latencyMs: usage.latencyMs ?? 0,
+      cacheHits: usage.cacheHits ?? 0,
+    },
     iterations,
     ...(typeof record?.bestSelfScore === "number" ? { selfScore: record.bestSelfScore } : {}),
   };
   if (!result || result.status === "failed" || result.status === "stopped" || !pageExists(cell.dir)) {
-    return { status: "failed", error: result?.error ?? { code: "MODEL_REPLY", message: `the agent ${result?.status ?? "did not run"}${result?.stopReason ? ` (${result.stopReason})` : ""}` }, ...base };
+    return {
+      status: "failed",
+      error: result?.error ?? {
+        code: "MODEL_REPLY",
+        message: `the agent ${result?.status ?? "did not run"}${result?.stopReason ? ` (${result.stopReason})` : ""}`,
+      },
+      ...base,
+    };
   }
   return { status: "made", ...base };
 }
@@ -184,14 +212,25 @@ async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<
     if (settled.status === "failed") throw settled.error;
     const reply = settled.value;
     const html = pageOfReply(reply, file);
-    const record = { version: 1, generator: "module", module: file, moduleSha256: createHash("sha256").update(fs.readFileSync(file)).digest("hex"), taskId: cell.task.id, startedAt: started.toISOString(), finishedAt: new Date().toISOString() };
+    const record = {
+      version: 1,
+      generator: "module",
+      module: file,
+      moduleSha256: createHash("sha256").update(fs.readFileSync(file)).digest("hex"),
+      taskId: cell.task.id,
+      startedAt: started.toISOString(),
+      finishedAt: new Date().toISOString(),
+    };
     await writeFileAtomic(files.generation, `${redactString(JSON.stringify(record, null, 2))}\n`);
     await writeFileAtomic(files.page, redactString(html));
     return { status: "made", usage: NO_CELL_USAGE };
   } catch (error) {
     controller.abort();
     const failure = toErrorRecord(error);
-    await writeFileAtomic(files.generation, `${redactString(JSON.stringify({ version: 1, generator: "module", module: file, taskId: cell.task.id, error: failure }, null, 2))}\n`);
+    await writeFileAtomic(
+      files.generation,
+      `${redactString(JSON.stringify({ version: 1, generator: "module", module: file, taskId: cell.task.id, error: failure }, null, 2))}\n`,
+    );
     return { status: "failed", error: failure, usage: NO_CELL_USAGE };
   } finally {
     resources.signal.removeEventListener("abort", onAbort);
@@ -208,7 +247,10 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&
  */
 export function rebaseAssetLinks(html: string, assetFiles: readonly string[], assetsBase: string): { html: string; rewritten: number } {
   if (assetFiles.length === 0) return { html, rewritten: 0 };
-  const names = [...assetFiles].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|");
+  const names = [...assetFiles]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join("|");
   // A quoted or url()-wrapped relative reference: no scheme, no leading slash, ends in /<asset file>.
   const link = new RegExp(`(["'(])(?![a-zA-Z][a-zA-Z0-9+.-]*:|/)((?:[^"'()\\s<>]*/)?)(${names})(?=["')?#])`, "g");
   let rewritten = 0;
@@ -221,7 +263,9 @@ export function rebaseAssetLinks(html: string, assetFiles: readonly string[], as
 
 async function produceFromResults(cell: Cell): Promise<Omit<ProduceOutcome, "wallMs">> {
   if (cell.arm.parsed.type !== "results") throw new Error("not a results arm");
-  const sourceDir = cell.arm.model ? path.join(cell.arm.parsed.dir, String(cell.task.id), modelFolderName(cell.arm.model, `arm ${cell.arm.name}: model`)) : path.join(cell.arm.parsed.dir, String(cell.task.id));
+  const sourceDir = cell.arm.model
+    ? path.join(cell.arm.parsed.dir, String(cell.task.id), modelFolderName(cell.arm.model, `arm ${cell.arm.name}: model`))
+    : path.join(cell.arm.parsed.dir, String(cell.task.id));
   const files = candidateFiles(cell.dir);
   fs.mkdirSync(cell.dir, { recursive: true });
   await fs.promises.rm(files.page, { force: true });
@@ -236,7 +280,13 @@ async function produceFromResults(cell: Cell): Promise<Omit<ProduceOutcome, "wal
   }
   const original = fs.readFileSync(sourcePage, "utf8");
   const { html, rewritten } = rebaseAssetLinks(original, cell.task.inputs.assetFiles, assetsBasePath(cell.dir, cell.task.inputs.assetsDir));
-  const record = { version: 1, generator: "results", source: sourcePage, sourceSha256: createHash("sha256").update(original).digest("hex"), assetLinksRebased: rewritten };
+  const record = {
+    version: 1,
+    generator: "results",
+    source: sourcePage,
+    sourceSha256: createHash("sha256").update(original).digest("hex"),
+    assetLinksRebased: rewritten,
+  };
   await writeFileAtomic(path.join(cell.dir, RESULT_FILES.source), `${JSON.stringify(record, null, 2)}\n`);
   await writeFileAtomic(files.page, html);
   return { status: "made", usage: NO_CELL_USAGE };

@@ -6,10 +6,10 @@
  * runs them as separate jobs. The evaluator side goes through the cell graph.
  */
 import { buildCellGraph, type CellValues } from "../../../agents/experiment/graph.ts";
-import type { CellOutcome, CellRecord } from "../../results/cell-record.ts";
-import { log } from "../../log/logger.ts";
-import { createVisualMetric } from "../../evaluator/metrics/visual.ts";
 import type { Evaluator } from "../../evaluator/evaluate-task.ts";
+import { createVisualMetric } from "../../evaluator/metrics/visual.ts";
+import { log } from "../../log/logger.ts";
+import type { CellOutcome, CellRecord } from "../../results/cell-record.ts";
 import { createEvaluator } from "../evaluate.ts";
 import type { ArmResources } from "./arms.ts";
 import { cellWork } from "./cell-work.ts";
@@ -61,7 +61,10 @@ export async function openCellRunner(plan: ExperimentPlan, options: CellRunnerOp
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
       workers: options.evaluatorWorkers ?? config.evaluatorWorkers,
     }));
-  const selfCheck = config.selfCheck === "given" ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) } : undefined;
+  const selfCheck =
+    config.selfCheck === "given"
+      ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) }
+      : undefined;
   const work = cellWork({ cells: plan.cells, resources, evaluator: openEvaluator, pairing: config.evaluator.pairing, ...(selfCheck ? { selfCheck } : {}) });
   const graph = buildCellGraph();
   return {

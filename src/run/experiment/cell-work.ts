@@ -7,14 +7,14 @@
 import type { CellWork } from "../../../agents/experiment/graph.ts";
 import { toErrorRecord } from "../../errors.ts";
 import { readEvalRecord } from "../../evaluator/eval-record.ts";
-import { candidateFiles } from "../../results/layout.ts";
 import type { Evaluator } from "../../evaluator/evaluate-task.ts";
 import type { VisualMetric } from "../../evaluator/metrics/visual.ts";
 import type { PairingMode } from "../../evaluator/settings.ts";
 import { replayActionOf } from "../../replay/replay.ts";
+import { candidateFiles } from "../../results/layout.ts";
 import { runSelfCheck } from "../../selfcheck/self-check.ts";
 import { evaluateOneTask } from "../evaluate.ts";
-import { producePage, type ArmResources, type Cell } from "./arms.ts";
+import { type ArmResources, type Cell, producePage } from "./arms.ts";
 import { isCalibrationArm } from "./config.ts";
 
 export interface CellWorkOptions {
@@ -50,7 +50,8 @@ export function cellWork(options: CellWorkOptions): CellWork {
         await options.evaluator(),
       );
       // An eval.json that already scored this very page is kept ("skipped"): its scores are read back.
-      const scores = outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.candidateDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
+      const scores =
+        outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.candidateDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
       return {
         status: outcome.status,
         ...(scores.final !== undefined ? { final: scores.final } : {}),

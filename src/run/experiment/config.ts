@@ -16,16 +16,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { DEFAULT_EXPERIMENT_PROFILE, PROTOCOL_PROFILES, profileRules, type ProtocolProfile } from "../../protocol.ts";
 import { AgentSettingsSchema } from "../../../agents/reconstruct/settings.ts";
 import { readYamlSource, type YamlSource } from "../../config/yaml-source.ts";
 import { formatFieldPath } from "../../config/zod-issues.ts";
+import { errorMessage } from "../../errors.ts";
+import { PAIRING_MODES } from "../../evaluator/settings.ts";
 import { folderNameProblem } from "../../files/safe-name.ts";
 import { CACHE_MODES } from "../../models/cache.ts";
-import { parseMutantSpec, type MutantSpec } from "../../mutants/operators.ts";
+import { type MutantSpec, parseMutantSpec } from "../../mutants/operators.ts";
+import { DEFAULT_EXPERIMENT_PROFILE, PROTOCOL_PROFILES, type ProtocolProfile, profileRules } from "../../protocol.ts";
 import { INTERACTION_CLASSES, VISUAL_CLASSES } from "../../tasks/schema.ts";
-import { PAIRING_MODES } from "../../evaluator/settings.ts";
-import { errorMessage } from "../../errors.ts";
 
 const FIXED_KINDS = ["single-pass", "agent", "reference", "blank"] as const;
 const PREFIXED_KINDS = ["mutant:", "module:", "results:"] as const;
@@ -46,11 +46,18 @@ const ArmSchema = z.strictObject({
     if ((FIXED_KINDS as readonly string[]).includes(kind)) return;
     const prefix = PREFIXED_KINDS.find((candidate) => kind.startsWith(candidate));
     if (!prefix) {
-      context.addIssue({ code: "custom", message: `unknown arm kind '${kind}': expected one of ${FIXED_KINDS.join(", ")}, mutant:<operator>, module:<path>, results:<dir>` });
+      context.addIssue({
+        code: "custom",
+        message: `unknown arm kind '${kind}': expected one of ${FIXED_KINDS.join(", ")}, mutant:<operator>, module:<path>, results:<dir>`,
+      });
       return;
     }
     const rest = kind.slice(prefix.length);
-    if (rest.trim() === "") context.addIssue({ code: "custom", message: `'${kind}' names no ${prefix === "mutant:" ? "operator" : prefix === "module:" ? "module file" : "results folder"}` });
+    if (rest.trim() === "")
+      context.addIssue({
+        code: "custom",
+        message: `'${kind}' names no ${prefix === "mutant:" ? "operator" : prefix === "module:" ? "module file" : "results folder"}`,
+      });
     else if (prefix === "mutant:") {
       try {
         parseMutantSpec(rest);
@@ -216,13 +223,18 @@ const MODEL_FILE = /\.ya?ml$/i;
 const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
 
 /** The checks that span keys (zod checks each value alone). */
-const family = (arm: { kind: string }) => (arm.kind.startsWith("results:") ? "results" : arm.kind.startsWith("module:") ? "module" : arm.kind.startsWith("mutant:") ? "mutant" : arm.kind);
+const family = (arm: { kind: string }) =>
+  arm.kind.startsWith("results:") ? "results" : arm.kind.startsWith("module:") ? "module" : arm.kind.startsWith("mutant:") ? "mutant" : arm.kind;
 
 function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSchema>, base: string): Array<{ where: string; message: string }> {
   const problems: Array<{ where: string; message: string }> = [];
-  const add = (keyPath: Array<string | number>, message: string) => problems.push({ where: source.where(keyPath), message: `${formatFieldPath(keyPath)}: ${message}` });
+  const add = (keyPath: Array<string | number>, message: string) =>
+    problems.push({ where: source.where(keyPath), message: `${formatFieldPath(keyPath)}: ${message}` });
   if (data.evaluator.profile !== undefined) {
-    add(["evaluator", "profile"], "was split in two: `judges: offline | model` (heuristic or LLM judge and grounding) and `protocol: corrected | official` (our rules or the harness's)");
+    add(
+      ["evaluator", "profile"],
+      "was split in two: `judges: offline | model` (heuristic or LLM judge and grounding) and `protocol: corrected | official` (our rules or the harness's)",
+    );
   }
   const seen = new Map<string, number>();
   data.arms.forEach((arm, index) => {
@@ -230,7 +242,8 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
     if (seen.has(lower)) add(["arms", index, "name"], `'${arm.name}' is also arm ${seen.get(lower)}'s name (names, as folders, must differ beyond case)`);
     seen.set(lower, index);
     const needsModel = arm.kind === "single-pass" || arm.kind === "agent";
-    if (needsModel && !arm.model && !arm.skipWithoutModel) add(["arms", index], `${article(arm.kind)} ${arm.kind} arm needs a model (a preset, a YAML file or a model id)`);
+    if (needsModel && !arm.model && !arm.skipWithoutModel)
+      add(["arms", index], `${article(arm.kind)} ${arm.kind} arm needs a model (a preset, a YAML file or a model id)`);
     const allowed: Record<string, readonly string[]> = {
       "single-pass": ["model", "baseURL", "prompt", "temperature", "skipWithoutModel"],
       agent: ["model", "critic", "baseURL", "agent", "skipWithoutModel"],
@@ -246,7 +259,8 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
     }
   });
   data.arms.forEach((arm, index) => {
-    if (arm.prompt && !fs.existsSync(path.resolve(base, arm.prompt))) add(["arms", index, "prompt"], `prompt file ${path.resolve(base, arm.prompt)} does not exist`);
+    if (arm.prompt && !fs.existsSync(path.resolve(base, arm.prompt)))
+      add(["arms", index, "prompt"], `prompt file ${path.resolve(base, arm.prompt)} does not exist`);
     if (family(arm) === "results" && arm.model) {
       const problem = folderNameProblem(arm.model.toLowerCase().replace(/\//g, "__"));
       if (problem) add(["arms", index, "model"], `'${arm.model}' cannot name a model folder: ${problem}`);
@@ -273,7 +287,10 @@ export function loadExperimentConfig(file: string, options: ConfigLoadOptions & 
   const resolve = (relative: string) => path.resolve(base, relative);
   const name = data.name ?? path.basename(file).replace(/\.ya?ml$/i, "");
   const running = new Set(data.arms.filter((arm) => !(arm.skipWithoutModel && !arm.model)).map((arm) => arm.name));
-  if (running.size === 0) source.fail([{ where: source.where(["arms"]), message: "arms: every arm is left out for want of a model; configure one (IWR_MODEL) or add an arm that needs none" }]);
+  if (running.size === 0)
+    source.fail([
+      { where: source.where(["arms"]), message: "arms: every arm is left out for want of a model; configure one (IWR_MODEL) or add an arm that needs none" },
+    ]);
   const compare = data.report.compare?.every((arm) => running.has(arm)) ? data.report.compare : undefined;
   const { protocol, judges } = data.evaluator;
   const modelJudges = judges === "model";
@@ -288,7 +305,11 @@ export function loadExperimentConfig(file: string, options: ConfigLoadOptions & 
     },
     name,
     taskFile: options.taskFile ? path.resolve(options.taskFile) : resolve(data.tasks.file),
-    filters: { ...(options.ids ? { ids: options.ids } : data.tasks.ids ? { ids: data.tasks.ids } : {}), ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}), ...(data.tasks.visual ? { visual: data.tasks.visual } : {}) },
+    filters: {
+      ...(options.ids ? { ids: options.ids } : data.tasks.ids ? { ids: data.tasks.ids } : {}),
+      ...(data.tasks.interaction ? { interaction: data.tasks.interaction } : {}),
+      ...(data.tasks.visual ? { visual: data.tasks.visual } : {}),
+    },
     out: options.out ? path.resolve(options.out) : data.out ? resolve(data.out) : path.resolve("runs", name),
     concurrency: data.concurrency,
     evaluatorWorkers: data.evaluatorWorkers ?? data.concurrency,

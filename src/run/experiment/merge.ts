@@ -15,7 +15,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { IwrError, errorMessage } from "../../errors.ts";
+import { errorMessage, IwrError } from "../../errors.ts";
 import { tempPathBeside, writeFileAtomicSync } from "../../files/atomic.ts";
 import { readCellRecord } from "../../results/cell-record.ts";
 import { RESULT_FILES, runFiles } from "../../results/layout.ts";
@@ -50,7 +50,8 @@ function readRunRecord(dir: string): RunRecordOnDisk {
   } catch (error) {
     throw new IwrError("CONFIG_INVALID", `merge: cannot read ${file}: ${errorMessage(error)}`);
   }
-  if (typeof record.runKey !== "string") throw new IwrError("CONFIG_INVALID", `merge: ${file} has no run key (made by an older iwr run); run the shards again with this version`);
+  if (typeof record.runKey !== "string")
+    throw new IwrError("CONFIG_INVALID", `merge: ${file} has no run key (made by an older iwr run); run the shards again with this version`);
   return record;
 }
 
@@ -71,7 +72,8 @@ export function mergeRuns(dirs: readonly string[], out: string): MergeSummary {
   if (dirs.length === 0) throw new IwrError("CONFIG_INVALID", "merge: name at least one run folder");
   const outDir = path.resolve(out);
   const inputs = dirs.map((dir) => ({ dir: path.resolve(dir), record: readRunRecord(path.resolve(dir)) }));
-  if (inputs.some((input) => input.dir === outDir)) throw new IwrError("CONFIG_INVALID", `merge: --out ${outDir} is one of the folders to merge; merge into a new folder`);
+  if (inputs.some((input) => input.dir === outDir))
+    throw new IwrError("CONFIG_INVALID", `merge: --out ${outDir} is one of the folders to merge; merge into a new folder`);
   const first = inputs[0]!;
   for (const input of inputs.slice(1)) {
     if (input.record.runKey !== first.record.runKey) {
@@ -83,7 +85,11 @@ export function mergeRuns(dirs: readonly string[], out: string): MergeSummary {
   }
   if (fs.existsSync(runFiles(outDir).record)) {
     const existing = readRunRecord(outDir);
-    if (existing.runKey !== first.record.runKey) throw new IwrError("CONFIG_INVALID", `merge: --out ${outDir} already holds another run (run key ${existing.runKey!.slice(0, 16)}, not ${first.record.runKey!.slice(0, 16)})`);
+    if (existing.runKey !== first.record.runKey)
+      throw new IwrError(
+        "CONFIG_INVALID",
+        `merge: --out ${outDir} already holds another run (run key ${existing.runKey!.slice(0, 16)}, not ${first.record.runKey!.slice(0, 16)})`,
+      );
   }
   const allCells = first.record.allCells ?? first.record.cells ?? [];
   const wanted = new Set(allCells);
@@ -118,7 +124,15 @@ export function mergeRuns(dirs: readonly string[], out: string): MergeSummary {
   fs.mkdirSync(outDir, { recursive: true });
   fs.copyFileSync(runFiles(first.dir).config, runFiles(outDir).config);
   const { shard: _shard, allCells: _all, ...rest } = first.record;
-  const merged = { ...rest, cells: allCells, mergedFrom: inputs.map((input) => ({ dir: input.dir, ...(input.record.shard ? { shard: input.record.shard } : {}), cells: input.record.cells?.length ?? 0 })) };
+  const merged = {
+    ...rest,
+    cells: allCells,
+    mergedFrom: inputs.map((input) => ({
+      dir: input.dir,
+      ...(input.record.shard ? { shard: input.record.shard } : {}),
+      cells: input.record.cells?.length ?? 0,
+    })),
+  };
   writeFileAtomicSync(runFiles(outDir).record, `${JSON.stringify(merged, null, 2)}\n`);
   const holding = cellFolders(outDir);
   return { out: outDir, copied, kept, missing: allCells.filter((key) => !holding.has(key)).length, cells: allCells.length };

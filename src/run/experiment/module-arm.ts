@@ -4,8 +4,8 @@
  */
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { IwrError, errorMessage } from "../../errors.ts";
 import type { GeneratorContext, GeneratorReply, PageGenerator } from "../../../agents/module-contract.ts";
+import { errorMessage, IwrError } from "../../errors.ts";
 import type { TaskInputs } from "../../tasks/schema.ts";
 
 interface InvokableGraph {

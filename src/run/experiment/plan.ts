@@ -15,20 +15,20 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import type { CellValues } from "../../../agents/experiment/graph.ts";
 import type { PageGenerator } from "../../../agents/module-contract.ts";
-import { IwrError, errorMessage, type ErrorRecord } from "../../errors.ts";
+import { type ErrorRecord, errorMessage, IwrError } from "../../errors.ts";
 import { taskKey } from "../../evaluator/eval-keys.ts";
 import { writeFileAtomicSync } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
-import { canonicalJson, loadModelSpec, preflightModel, type ModelSpec } from "../../models/index.ts";
+import { canonicalJson, loadModelSpec, type ModelSpec, preflightModel } from "../../models/index.ts";
 import { profileRules } from "../../protocol.ts";
-import { CELL_RECORD_VERSION, NO_CELL_USAGE, readCellRecord, type CellOutcome, type CellRecord } from "../../results/cell-record.ts";
-import { modelFolderName, RESULT_FILES, runFiles, type RunFiles } from "../../results/layout.ts";
+import { CELL_RECORD_VERSION, type CellOutcome, type CellRecord, NO_CELL_USAGE, readCellRecord } from "../../results/cell-record.ts";
+import { modelFolderName, RESULT_FILES, type RunFiles, runFiles } from "../../results/layout.ts";
 import { loadTasks } from "../../tasks/loader.ts";
 import type { Task } from "../../tasks/schema.ts";
 import { publicModelSpec } from "../generate.ts";
-import type { CellValues } from "../../../agents/experiment/graph.ts";
-import { cellFolderOf, type Cell } from "./arms.ts";
+import { type Cell, cellFolderOf } from "./arms.ts";
 import type { Arm, ExperimentConfig } from "./config.ts";
 import { loadModuleGenerator } from "./module-arm.ts";
 import { reproducibilityRecord } from "./provenance.ts";
@@ -55,7 +55,13 @@ function selectTasks(config: ExperimentConfig, tasks: readonly Task[]): Task[] {
   if (ids) {
     const known = new Set(tasks.map((task) => task.id));
     const unknown = ids.filter((id) => !known.has(id));
-    if (unknown.length > 0) config.fail([{ where: config.where(["tasks", "ids"]), message: `tasks.ids: task(s) ${unknown.join(", ")} are not in ${config.taskFile} (it has ${[...known].join(", ")})` }]);
+    if (unknown.length > 0)
+      config.fail([
+        {
+          where: config.where(["tasks", "ids"]),
+          message: `tasks.ids: task(s) ${unknown.join(", ")} are not in ${config.taskFile} (it has ${[...known].join(", ")})`,
+        },
+      ]);
   }
   const chosen = tasks.filter(
     (task) =>
@@ -92,9 +98,13 @@ async function loadArmResources(config: ExperimentConfig) {
         specs.set(arm.name, { drafter: loadModelSpec(arm.model, overrides), ...(arm.critic ? { critic: loadModelSpec(arm.critic, overrides) } : {}) });
       }
       if (arm.parsed.type === "module") modules.set(arm.name, await loadModuleGenerator(arm.parsed.file, `arms[${index}].kind`));
-      if (arm.parsed.type === "results" && !fs.existsSync(arm.parsed.dir)) throw new IwrError("CONFIG_INVALID", `arms[${index}].kind: results folder ${arm.parsed.dir} does not exist`);
+      if (arm.parsed.type === "results" && !fs.existsSync(arm.parsed.dir))
+        throw new IwrError("CONFIG_INVALID", `arms[${index}].kind: results folder ${arm.parsed.dir} does not exist`);
     } catch (error) {
-      problems.push({ where: config.where(["arms", index, arm.parsed.type === "module" || arm.parsed.type === "results" ? "kind" : "model"]), message: errorMessage(error) });
+      problems.push({
+        where: config.where(["arms", index, arm.parsed.type === "module" || arm.parsed.type === "results" ? "kind" : "model"]),
+        message: errorMessage(error),
+      });
     }
   }
   if (problems.length > 0) config.fail(problems);
@@ -127,7 +137,13 @@ export async function planExperiment(config: ExperimentConfig): Promise<Experime
       for (const task of tasks) {
         const source = arm.parsed.type === "results" ? await resultsPageSha(arm, task.id) : undefined;
         const key = sha256(canonicalJson({ arm: armKey, repeat, task: taskKeys.get(task.id), evaluator: evaluatorKey, source })).slice(0, 24);
-        cells.set(key, { arm, repeat, task, resultDir: files.armResults(arm.name, repeat), dir: files.cellDir(arm.name, repeat, task.id, cellFolderOf(arm, entry?.drafter.name)) });
+        cells.set(key, {
+          arm,
+          repeat,
+          task,
+          resultDir: files.armResults(arm.name, repeat),
+          dir: files.cellDir(arm.name, repeat, task.id, cellFolderOf(arm, entry?.drafter.name)),
+        });
         order.push(key);
       }
     }
@@ -188,7 +204,11 @@ function cellIdentity(key: string, cell: Cell) {
 export function cellRecordOf(key: string, cell: Cell, values: CellValues): CellRecord {
   const produced = values.produced!;
   const evaluation = values.evaluation!;
-  const error = produced.error ? { ...produced.error, stage: "generate" as const } : evaluation.error ? { ...evaluation.error, stage: "evaluate" as const } : undefined;
+  const error = produced.error
+    ? { ...produced.error, stage: "generate" as const }
+    : evaluation.error
+      ? { ...evaluation.error, stage: "evaluate" as const }
+      : undefined;
   return {
     ...cellIdentity(key, cell),
     status: produced.status === "made" && evaluation.status !== "failed" ? "finished" : "failed",

@@ -9,10 +9,10 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { publicModelSpec } from "../generate.ts";
+import { displayURL, type ModelSpec } from "../../models/index.ts";
 import { PROMPTS_DIR } from "../../prompts/template.ts";
 import { findChromium, findFfmpeg } from "../../setup/find-tools.ts";
-import { displayURL, type ModelSpec } from "../../models/index.ts";
+import { publicModelSpec } from "../generate.ts";
 import type { ExperimentConfig } from "./config.ts";
 
 const require = createRequire(import.meta.url);
@@ -22,7 +22,11 @@ const sha256 = (data: string | Buffer) => createHash("sha256").update(data).dige
 
 function firstLineOf(command: string, args: string[]): string {
   try {
-    return execFileSync(command, args, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).split("\n")[0]?.trim() ?? "unknown";
+    return (
+      execFileSync(command, args, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] })
+        .split("\n")[0]
+        ?.trim() ?? "unknown"
+    );
   } catch {
     return "unknown";
   }
@@ -38,7 +42,11 @@ function packageVersion(name: string): string {
 
 function promptHashes(config: ExperimentConfig): Record<string, string> {
   const hashes: Record<string, string> = {};
-  for (const file of fs.readdirSync(PROMPTS_DIR).filter((name) => name.endsWith(".md")).sort()) hashes[file.replace(/\.md$/, "")] = sha256(fs.readFileSync(path.join(PROMPTS_DIR, file)));
+  for (const file of fs
+    .readdirSync(PROMPTS_DIR)
+    .filter((name) => name.endsWith(".md"))
+    .sort())
+    hashes[file.replace(/\.md$/, "")] = sha256(fs.readFileSync(path.join(PROMPTS_DIR, file)));
   for (const arm of config.arms) if (arm.prompt && fs.existsSync(arm.prompt)) hashes[`${arm.name}:prompt`] = sha256(fs.readFileSync(arm.prompt));
   return hashes;
 }

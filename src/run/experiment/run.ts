@@ -17,14 +17,14 @@
  * made elsewhere are deterministic and run once.
  */
 import pLimit from "p-limit";
-import type { CellOutcome, CellRecord } from "../../results/cell-record.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
+import type { CellOutcome, CellRecord } from "../../results/cell-record.ts";
 import type { RunFiles } from "../../results/layout.ts";
-import { isLocalArm, type ExperimentConfig } from "./config.ts";
 import { openCellRunner } from "./cell-runner.ts";
-import { finishedRecord, planExperiment, preflightModels, writeRunRecord, type ExperimentPlan } from "./plan.ts";
-import { shareOf, type ShardSpec } from "./shard.ts";
+import { type ExperimentConfig, isLocalArm } from "./config.ts";
+import { type ExperimentPlan, finishedRecord, planExperiment, preflightModels, writeRunRecord } from "./plan.ts";
+import { type ShardSpec, shareOf } from "./shard.ts";
 
 export type RunEvent =
   | { type: "start"; cells: number; pending: number; runDir: string }

@@ -42,10 +42,12 @@ export function parseShard(text: string, env: NodeJS.ProcessEnv = process.env): 
       const id = env.SLURM_ARRAY_TASK_ID;
       const min = env.SLURM_ARRAY_TASK_MIN ?? "0";
       const step = env.SLURM_ARRAY_TASK_STEP ?? "1";
-      if (!INDEX.test(id) || !INDEX.test(min) || !INDEX.test(step) || Number(step) < 1) shardError(`SLURM_ARRAY_TASK_ID='${id}' / SLURM_ARRAY_TASK_MIN='${min}' / SLURM_ARRAY_TASK_STEP='${step}' are not array indices`);
+      if (!INDEX.test(id) || !INDEX.test(min) || !INDEX.test(step) || Number(step) < 1)
+        shardError(`SLURM_ARRAY_TASK_ID='${id}' / SLURM_ARRAY_TASK_MIN='${min}' / SLURM_ARRAY_TASK_STEP='${step}' are not array indices`);
       // --array=0-6:2 runs ids 0, 2, 4, 6: shards 0 … 3. A list such as 1,3,8 has no step to go by.
       const offset = Number(id) - Number(min);
-      if (offset % Number(step) !== 0) shardError(`SLURM_ARRAY_TASK_ID ${id} is not on the array's step (min ${min}, step ${step}); for an array given as a list, pass --shard i/n`);
+      if (offset % Number(step) !== 0)
+        shardError(`SLURM_ARRAY_TASK_ID ${id} is not on the array's step (min ${min}, step ${step}); for an array given as a list, pass --shard i/n`);
       index = offset / Number(step);
       if (total === undefined) {
         if (env.SLURM_ARRAY_TASK_COUNT === undefined) shardError("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: give the count as auto/n");
@@ -56,7 +58,9 @@ export function parseShard(text: string, env: NodeJS.ProcessEnv = process.env): 
       index = Number(env.JOB_COMPLETION_INDEX);
       if (total === undefined) shardError("JOB_COMPLETION_INDEX gives the index only: give the count as auto/n (the Indexed Job's completions)");
     } else {
-      shardError("auto: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set (not inside a Slurm array or a Kubernetes Indexed Job); give the shard as i/n");
+      shardError(
+        "auto: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set (not inside a Slurm array or a Kubernetes Indexed Job); give the shard as i/n",
+      );
     }
   } else {
     if (!INDEX.test(indexText)) shardError(`expected i/n (0 ≤ i < n), auto or auto/n, got '${text}'`);

@@ -5,7 +5,7 @@
  */
 import type { RedisOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { IwrError, errorMessage } from "../../errors.ts";
+import { errorMessage, IwrError } from "../../errors.ts";
 
 /** redis://[user:password@]host[:port][/db] or rediss:// (TLS). */
 export function redisOptionsOf(url: string): RedisOptions {
@@ -15,7 +15,8 @@ export function redisOptionsOf(url: string): RedisOptions {
   } catch {
     throw new IwrError("CONFIG_INVALID", `--queue: '${url}' is not a URL (expected redis://host:port)`);
   }
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new IwrError("CONFIG_INVALID", `--queue: expected a redis:// or rediss:// URL, got '${displayRedisURL(url)}'`);
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:")
+    throw new IwrError("CONFIG_INVALID", `--queue: expected a redis:// or rediss:// URL, got '${displayRedisURL(url)}'`);
   const db = parsed.pathname.replace(/^\//, "");
   if (db !== "" && !/^\d+$/.test(db)) throw new IwrError("CONFIG_INVALID", `--queue: '${db}' is not a Redis database number`);
   return {
@@ -43,7 +44,14 @@ export function displayRedisURL(url: string): string {
 
 /** Connects once, without retrying, and pings: an unreachable or refusing Redis is an error within `timeoutMs`. */
 export async function checkRedisReachable(url: string, timeoutMs = 3000): Promise<void> {
-  const client = new Redis({ ...redisOptionsOf(url), lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const client = new Redis({
+    ...redisOptionsOf(url),
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   // The socket's own error (ECONNREFUSED, ENOTFOUND, a timeout) says more than the "Connection is closed" that connect() rejects with.
   let socketError: unknown;
   client.on("error", (error) => (socketError ??= error));
@@ -51,7 +59,10 @@ export async function checkRedisReachable(url: string, timeoutMs = 3000): Promis
     await client.connect();
     await client.ping();
   } catch (error) {
-    throw new IwrError("QUEUE", `cannot reach Redis at ${displayRedisURL(url)}: ${errorMessage(socketError ?? error) || "connection failed"} (is redis-server running there? iwr setup installs it)`);
+    throw new IwrError(
+      "QUEUE",
+      `cannot reach Redis at ${displayRedisURL(url)}: ${errorMessage(socketError ?? error) || "connection failed"} (is redis-server running there? iwr setup installs it)`,
+    );
   } finally {
     client.disconnect();
   }

@@ -10,16 +10,16 @@
  * Stopping the coordinator (SIGINT) stops the waiting, not the work: queued jobs stay, and
  * running the coordinator again collects what the workers finished meanwhile.
  */
-import { Queue, type Job } from "bullmq";
+import { type Job, Queue } from "bullmq";
 import { errorMessage } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
-import { readCellRecord, type CellRecord } from "../../results/cell-record.ts";
+import { type CellRecord, readCellRecord } from "../../results/cell-record.ts";
 import type { ExperimentConfig } from "../experiment/config.ts";
-import { abandonedCellRecord, finishedRecord, planExperiment, preflightModels, writeRunRecord, type ExperimentPlan } from "../experiment/plan.ts";
-import { summaryOf, type RunEvent, type RunSummary } from "../experiment/run.ts";
+import { abandonedCellRecord, type ExperimentPlan, finishedRecord, planExperiment, preflightModels, writeRunRecord } from "../experiment/plan.ts";
+import { type RunEvent, type RunSummary, summaryOf } from "../experiment/run.ts";
 import { checkRedisReachable, displayRedisURL, redisOptionsOf } from "./connection.ts";
-import { EVALUATE_QUEUE, GENERATE_QUEUE, cellJobId, cellJobOptions, type CellJob } from "./jobs.ts";
+import { type CellJob, cellJobId, cellJobOptions, EVALUATE_QUEUE, GENERATE_QUEUE } from "./jobs.ts";
 
 export interface QueueRunOptions {
   queueUrl: string;
@@ -88,7 +88,14 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
     await jobs.evaluate.job?.remove();
     await jobs.generate.job?.remove();
     const recordBefore = previous.get(key);
-    const data: CellJob = { runDir: plan.files.dir, runKey: plan.runKey, cellKey: key, config: config.loadedWith, ...(recordBefore ? { recordBefore } : {}), label: labelOf(plan, key) };
+    const data: CellJob = {
+      runDir: plan.files.dir,
+      runKey: plan.runKey,
+      cellKey: key,
+      config: config.loadedWith,
+      ...(recordBefore ? { recordBefore } : {}),
+      label: labelOf(plan, key),
+    };
     await generateQueue.add("generate", data, cellJobOptions(idOf(key), attempts));
   };
   const requeued = new Set<string>();
@@ -100,7 +107,9 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
       // Jobs that ended without leaving the record wanted: queue the cell afresh.
       if (!newRecord(key)) await enqueue(key, jobs);
     }
-    say(`queued ${pending.length} cell(s) on ${displayRedisURL(options.queueUrl)} (${GENERATE_QUEUE}, then ${EVALUATE_QUEUE}); waiting for workers (iwr worker --queue ${displayRedisURL(options.queueUrl)}) that see ${plan.files.dir}`);
+    say(
+      `queued ${pending.length} cell(s) on ${displayRedisURL(options.queueUrl)} (${GENERATE_QUEUE}, then ${EVALUATE_QUEUE}); waiting for workers (iwr worker --queue ${displayRedisURL(options.queueUrl)}) that see ${plan.files.dir}`,
+    );
 
     const outstanding = new Set(pending);
     let failed = 0;
@@ -114,7 +123,16 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
       if (record.status === "failed") failed += 1;
       costUsd += record.produced.usage.costUsd;
       tokens += record.produced.usage.inputTokens + record.produced.usage.outputTokens;
-      options.onEvent?.({ type: "cell", record, done: pending.length - outstanding.size, pending: pending.length, failed, costUsd, tokens, elapsedMs: Date.now() - started });
+      options.onEvent?.({
+        type: "cell",
+        record,
+        done: pending.length - outstanding.size,
+        pending: pending.length,
+        failed,
+        costUsd,
+        tokens,
+        elapsedMs: Date.now() - started,
+      });
     };
     const abandon = async (key: string, stage: "generate" | "evaluate", message: string, produced?: CellJob["produced"]) => {
       const record = abandonedCellRecord(key, plan.cells.get(key)!, stage, { code: "QUEUE", message }, produced);
@@ -137,20 +155,37 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
             note(key, record);
             continue;
           }
-          const failedJob = jobs.evaluate.state === "failed" ? { stage: "evaluate" as const, job: jobs.evaluate.job! } : jobs.generate.state === "failed" ? { stage: "generate" as const, job: jobs.generate.job! } : undefined;
+          const failedJob =
+            jobs.evaluate.state === "failed"
+              ? { stage: "evaluate" as const, job: jobs.evaluate.job! }
+              : jobs.generate.state === "failed"
+                ? { stage: "generate" as const, job: jobs.generate.job! }
+                : undefined;
           // A job that gave up without a record (its worker died too often): the cell fails with the queue's reason.
-          if (failedJob) await abandon(key, failedJob.stage, `the ${failedJob.stage} job failed ${failedJob.job.attemptsMade} time(s): ${failedJob.job.failedReason}`, (failedJob.job.data as CellJob).produced);
+          if (failedJob)
+            await abandon(
+              key,
+              failedJob.stage,
+              `the ${failedJob.stage} job failed ${failedJob.job.attemptsMade} time(s): ${failedJob.job.failedReason}`,
+              (failedJob.job.data as CellJob).produced,
+            );
           // Jobs done (or gone) and still no record here: queued once more, then the cell fails saying why.
           else if (!requeued.has(key)) {
             requeued.add(key);
             await enqueue(key, jobs);
           } else {
-            await abandon(key, "evaluate", `its jobs ended twice without a record in ${plan.files.dir}: a worker wrote elsewhere or its queue entries were removed (does every worker see this run folder at this path?)`);
+            await abandon(
+              key,
+              "evaluate",
+              `its jobs ended twice without a record in ${plan.files.dir}: a worker wrote elsewhere or its queue entries were removed (does every worker see this run folder at this path?)`,
+            );
           }
         }
         if (!warnedNoWorker && Date.now() - started > 5000) {
           // CLIENT LIST, which a managed Redis may refuse: then no hint, nothing else changes.
-          const workers = await Promise.all([generateQueue.getWorkers(), evaluateQueue.getWorkers()]).then(([a, b]) => a.length + b.length).catch(() => undefined);
+          const workers = await Promise.all([generateQueue.getWorkers(), evaluateQueue.getWorkers()])
+            .then(([a, b]) => a.length + b.length)
+            .catch(() => undefined);
           if (workers === 0) {
             warnedNoWorker = true;
             say(`no worker is connected yet: start one with iwr worker --queue ${displayRedisURL(options.queueUrl)} on a machine that sees ${plan.files.dir}`);

@@ -16,16 +16,16 @@
  */
 import fs from "node:fs";
 import os from "node:os";
-import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";
-import { IwrError, errorMessage, toErrorRecord } from "../../errors.ts";
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import { errorMessage, IwrError, toErrorRecord } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { redactString } from "../../log/redact.ts";
-import { CellOutcomeSchema, readCellRecord, type CellRecord } from "../../results/cell-record.ts";
-import { openCellRunner, type CellRunner } from "../experiment/cell-runner.ts";
+import { CellOutcomeSchema, type CellRecord, readCellRecord } from "../../results/cell-record.ts";
+import { type CellRunner, openCellRunner } from "../experiment/cell-runner.ts";
 import { loadExperimentConfig } from "../experiment/config.ts";
-import { abandonedCellRecord, planExperiment, type ExperimentPlan } from "../experiment/plan.ts";
+import { abandonedCellRecord, type ExperimentPlan, planExperiment } from "../experiment/plan.ts";
 import { checkRedisReachable, redisOptionsOf } from "./connection.ts";
-import { CellJobSchema, EVALUATE_QUEUE, GENERATE_QUEUE, cellJobId, cellJobOptions, type CellJob } from "./jobs.ts";
+import { type CellJob, CellJobSchema, cellJobId, cellJobOptions, EVALUATE_QUEUE, GENERATE_QUEUE } from "./jobs.ts";
 
 export interface QueueWorkerOptions {
   queueUrl: string;
@@ -60,13 +60,27 @@ function mismatchOf(job: CellJob, plan: ExperimentPlan): { kind: "stale" | "refu
   try {
     recorded = (JSON.parse(fs.readFileSync(plan.files.record, "utf8")) as { runKey?: unknown }).runKey;
   } catch (error) {
-    return { kind: "refuse", message: `this machine cannot read ${plan.files.record} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}): it does not see the coordinator's run folder` };
+    return {
+      kind: "refuse",
+      message: `this machine cannot read ${plan.files.record} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}): it does not see the coordinator's run folder`,
+    };
   }
   if (plan.runKey !== job.runKey && recorded === plan.runKey) {
-    return { kind: "stale", message: `the job is left from an earlier run of ${job.runDir} (run key ${job.runKey.slice(0, 16)}; the folder's run is now ${plan.runKey.slice(0, 16)})` };
+    return {
+      kind: "stale",
+      message: `the job is left from an earlier run of ${job.runDir} (run key ${job.runKey.slice(0, 16)}; the folder's run is now ${plan.runKey.slice(0, 16)})`,
+    };
   }
-  if (plan.runKey !== job.runKey) return { kind: "refuse", message: `this worker plans config ${job.config.file} with run key ${plan.runKey.slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)} (the config, the task files, the prompts or the model settings differ on this machine)` };
-  if (recorded !== job.runKey) return { kind: "refuse", message: `${plan.files.record} on this machine has run key ${String(recorded).slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)}: this is not the coordinator's run folder` };
+  if (plan.runKey !== job.runKey)
+    return {
+      kind: "refuse",
+      message: `this worker plans config ${job.config.file} with run key ${plan.runKey.slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)} (the config, the task files, the prompts or the model settings differ on this machine)`,
+    };
+  if (recorded !== job.runKey)
+    return {
+      kind: "refuse",
+      message: `${plan.files.record} on this machine has run key ${String(recorded).slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)}: this is not the coordinator's run folder`,
+    };
   return undefined;
 }
 
@@ -107,13 +121,21 @@ export class QueueWorker {
     this.evaluateQueue = new Queue(EVALUATE_QUEUE, { connection });
     this.evaluateQueue.on("error", (error) => this.options.say(`queue error: ${errorMessage(error)}`));
     // Named so each job records which worker ran it (BullMQ processedBy).
-    const common = { connection, name: `${os.hostname()}:${process.pid}`, lockDuration: this.options.stallMs, stalledInterval: this.options.stallMs, maxStalledCount: 2 };
+    const common = {
+      connection,
+      name: `${os.hostname()}:${process.pid}`,
+      lockDuration: this.options.stallMs,
+      stalledInterval: this.options.stallMs,
+      maxStalledCount: 2,
+    };
     this.workers = [
       new Worker(GENERATE_QUEUE, (job: Job, token?: string) => this.generateJob(job, token), { ...common, concurrency: this.options.generate }),
       new Worker(EVALUATE_QUEUE, (job: Job, token?: string) => this.evaluateJob(job, token), { ...common, concurrency: this.options.evaluate }),
     ];
     for (const worker of this.workers) worker.on("error", (error) => this.options.say(`worker error: ${errorMessage(error)}`));
-    this.options.say(`worker ${process.pid}: taking jobs from ${GENERATE_QUEUE} (${this.options.generate} at once) and ${EVALUATE_QUEUE} (${this.options.evaluate} at once)`);
+    this.options.say(
+      `worker ${process.pid}: taking jobs from ${GENERATE_QUEUE} (${this.options.generate} at once) and ${EVALUATE_QUEUE} (${this.options.evaluate} at once)`,
+    );
     const stop = await this.done;
     await this.close();
     return stop;
@@ -207,7 +229,8 @@ export class QueueWorker {
       return { status: produced.status };
     } catch (error) {
       this.options.say(`generate ${data.label}: error (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1}): ${redactString(errorMessage(error))}`);
-      if (this.isLastAttempt(job)) await this.writeRecord(plan, data, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "generate", toErrorRecord(error)));
+      if (this.isLastAttempt(job))
+        await this.writeRecord(plan, data, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "generate", toErrorRecord(error)));
       throw redactedError(error);
     }
   }
@@ -222,11 +245,14 @@ export class QueueWorker {
     try {
       const record = await runner.evaluateProduced(data.cellKey, data.produced);
       if (!(await this.writeRecord(plan, data, record))) return { status: "finished already" };
-      this.options.say(`evaluate ${data.label}: ${record.status}${record.evaluation.final !== undefined ? `, Final ${(record.evaluation.final * 100).toFixed(1)} %` : ""}`);
+      this.options.say(
+        `evaluate ${data.label}: ${record.status}${record.evaluation.final !== undefined ? `, Final ${(record.evaluation.final * 100).toFixed(1)} %` : ""}`,
+      );
       return { status: record.status };
     } catch (error) {
       this.options.say(`evaluate ${data.label}: error (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1}): ${redactString(errorMessage(error))}`);
-      if (this.isLastAttempt(job)) await this.writeRecord(plan, data, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "evaluate", toErrorRecord(error), data.produced));
+      if (this.isLastAttempt(job))
+        await this.writeRecord(plan, data, abandonedCellRecord(data.cellKey, plan.cells.get(data.cellKey)!, "evaluate", toErrorRecord(error), data.produced));
       throw redactedError(error);
     }
   }
