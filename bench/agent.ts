@@ -47,7 +47,7 @@ const [
   import("../src/models/index.ts"),
   import("../src/replay/replay.ts"),
   import("../src/run/agent.ts"),
-  import("../src/run/calibration.ts"),
+  import("../src/calibration/calibration.ts"),
   import("../src/tasks/loader.ts"),
   import("../test/support/agent-scripts.ts"),
   import("../test/support/openai-server.ts"),

@@ -70,12 +70,12 @@ const [
   import("../src/browser/actions.ts"),
   import("../src/tasks/loader.ts"),
   import("sharp"),
-  import("../src/evaluator/metrics/ocr.ts"),
+  import("../src/metrics/ocr.ts"),
   import("../src/evaluator/evaluate-task.ts"),
   import("../src/replay/candidate-serving.ts"),
-  import("../src/run/evaluate.ts"),
-  import("../src/run/calibration.ts"),
-  import("../src/run/task-pipeline.ts"),
+  import("../src/evaluator/create-evaluator.ts"),
+  import("../src/calibration/calibration.ts"),
+  import("../src/evaluator/task-pipeline.ts"),
 ]);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -39,7 +39,7 @@ const [{ configureLogger }, { defaultPageMemoryLimitMiB }, { loadTasks }, { runE
   import("../src/browser/host.ts"),
   import("../src/tasks/loader.ts"),
   import("../src/run/evaluate.ts"),
-  import("../src/run/calibration.ts"),
+  import("../src/calibration/calibration.ts"),
 ]);
 
 const HOSTILE_DIR = path.resolve("test/fixtures/hostile");

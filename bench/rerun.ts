@@ -26,7 +26,7 @@ const { values } = parseScriptArgs({
 const [{ configureLogger }, { writeReport }, { runExperiment }, { demoConfig, latencyServer }] = await Promise.all([
   import("../src/log/logger.ts"),
   import("../src/report/report.ts"),
-  import("../src/run/experiment/run.ts"),
+  import("../src/experiment/run.ts"),
   import("./run-support.ts"),
 ]);
 

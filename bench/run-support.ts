@@ -4,8 +4,8 @@
  * fixed latency, and the CPU time of this process's main thread.
  */
 
+import { type ExperimentConfig, loadExperimentConfig } from "../src/experiment/config.ts";
 import { replayActionOf } from "../src/replay/replay.ts";
-import { type ExperimentConfig, loadExperimentConfig } from "../src/run/experiment/config.ts";
 import { loadTasks } from "../src/tasks/loader.ts";
 import { CRITIQUE_REPLY, scriptedAgentModel, scriptlessPageReply, storyboardReply, truePageReply } from "../test/support/agent-scripts.ts";
 import { type FakeOpenAIServer, type ScriptedReply, startOpenAIServer } from "../test/support/openai-server.ts";

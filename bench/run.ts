@@ -41,7 +41,7 @@ const { values } = parseScriptArgs({
 // Loaded once the arguments are good, so that --help and a usage error answer at once.
 const [{ configureLogger }, { runExperiment }, { demoConfig, latencyServer, mainThreadCpuSec }, { ProcessTreeCpu }, { startCpuMeter }] = await Promise.all([
   import("../src/log/logger.ts"),
-  import("../src/run/experiment/run.ts"),
+  import("../src/experiment/run.ts"),
   import("./run-support.ts"),
   import("./process-tree-cpu.ts"),
   import("./machine-cpu.ts"),

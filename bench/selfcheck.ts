@@ -25,9 +25,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { existingTaskFile, exitWithUsageError, parseScriptArgs } from "../scripts/cli-args.ts";
+import type { CalibrationRow } from "../src/calibration/calibration.ts";
 import { positiveInteger, taskIdList } from "../src/cli/options.ts";
 import { candidateFiles } from "../src/results/layout.ts";
-import type { CalibrationRow } from "../src/run/calibration.ts";
 import type { ScoredPage } from "../src/selfcheck/tracking.ts";
 import type { Task } from "../src/tasks/schema.ts";
 
@@ -66,13 +66,13 @@ const [
 ] = await Promise.all([
   import("../src/browser/host.ts"),
   import("../src/browser/launch.ts"),
-  import("../src/evaluator/metrics/visual.ts"),
-  import("../src/evaluator/metrics/ocr.ts"),
+  import("../src/metrics/visual.ts"),
+  import("../src/metrics/ocr.ts"),
   import("../src/log/logger.ts"),
   import("../src/mutants/ladder.ts"),
   import("../src/replay/replay.ts"),
-  import("../src/run/calibration.ts"),
-  import("../src/run/task-pipeline.ts"),
+  import("../src/calibration/calibration.ts"),
+  import("../src/evaluator/task-pipeline.ts"),
   import("../src/selfcheck/self-check.ts"),
   import("../src/selfcheck/tracking.ts"),
   import("../src/tasks/loader.ts"),

@@ -52,8 +52,8 @@ const [{ configureLogger }, { loadTasks }, { mutantLadder }, { calibrationProble
   import("../src/log/logger.ts"),
   import("../src/tasks/loader.ts"),
   import("../src/mutants/ladder.ts"),
-  import("../src/run/calibration.ts"),
-  import("../src/run/calibration-ladder.ts"),
+  import("../src/calibration/calibration.ts"),
+  import("../src/calibration/ladder.ts"),
 ]);
 
 async function main(): Promise<number> {

@@ -3,6 +3,8 @@
  * stable `code` (for results files and tests) and a message that says where and
  * what: "tasks/x.jsonl:7: action_sequence[2].type: expected ..., got 'Tap'".
  */
+import { z } from "zod";
+
 export type IwrErrorCode =
   | "TASK_INVALID"
   | "TASK_MEDIA"
@@ -36,12 +38,12 @@ export class IwrError extends Error {
   }
 }
 
-/** A plain record of an error, safe to write into a result file. */
-export interface ErrorRecord {
-  code: string;
-  message: string;
-  details?: Record<string, unknown>;
-}
+/**
+ * A plain record of an error, safe to write into a result file: the one failure record
+ * every result (eval.json, cell.json, a graph's state) carries.
+ */
+export const ErrorRecordSchema = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
+export type ErrorRecord = z.infer<typeof ErrorRecordSchema>;
 
 export function toErrorRecord(error: unknown): ErrorRecord {
   if (error instanceof IwrError) {

@@ -1,12 +1,4 @@
-/**
- * An example `module:` arm (README, "Your own generator"): a baseline that uses no model.
- * It lays the task's image assets out at the video's resolution and does nothing on
- * interaction, so it shows what a page earns for having the right images and no
- * behaviour. Copy this file to start your own generator: export `generate(inputs, context)`
- * returning the page's HTML (or `{ html }`), or export a compiled LangGraph graph as `graph`.
- */
-
-import type { TaskInputs } from "../../src/tasks/schema.ts";
+import { type TaskInputs } from "../../src/tasks/inputs.ts";
 import type { GeneratorContext } from "../module-contract.ts";
 
 const IMAGE = /\.(png|jpe?g|gif|webp|svg|avif)$/i;

@@ -1,7 +1,7 @@
 /**
  * State and context of the experiment cell graph. State holds the cell's key and its
  * outcomes (small records from src/results/cell-record.ts, no images). The work itself
- * comes in as LangGraph `context`: the application layer (src/run/experiment) hands the
+ * comes in as LangGraph `context`: the application layer (src/experiment) hands the
  * graph the arm's generator, the fixed evaluator and the self-check as functions of the
  * cell, so the graph is wiring and the rooms keep their direction.
  */

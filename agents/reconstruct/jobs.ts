@@ -4,8 +4,9 @@
  */
 import { Send } from "@langchain/langgraph";
 import { z } from "zod";
+import { TaskInputsSchema } from "../../src/tasks/inputs.ts";
 import { AgentSettingsSchema } from "./settings.ts";
-import { type AgentValues, FrameRefSchema, type StoredFile, StoredFileSchema, TaskInputsSchema } from "./state.ts";
+import { type AgentValues, FrameRefSchema, type StoredFile, StoredFileSchema } from "./state.ts";
 
 export const DraftJobSchema = z.object({
   id: z.number().int().nonnegative(),

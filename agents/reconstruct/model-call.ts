@@ -3,11 +3,10 @@
  * as one user message through the model layer (cache, retries, usage). Images are read
  * from disk only here, at send time, and never enter state.
  */
-import { HumanMessage } from "@langchain/core/messages";
-import { pngDataUrlOf } from "../../src/media/image-store.ts";
-import type { ModelCallResult, ModelClient } from "../../src/models/index.ts";
+import type { HumanMessage } from "@langchain/core/messages";
+import { type ModelCallResult, type ModelClient, type Usage, usageOfCall } from "../../src/models/index.ts";
+import { userMessage } from "../../src/models/message.ts";
 import { loadPrompt, type PromptVariables, renderPrompt } from "../../src/prompts/template.ts";
-import type { Usage } from "./state.ts";
 
 export interface PromptedCall {
   prompt: string;
@@ -27,23 +26,15 @@ export interface PromptedReply {
 
 export function promptedMessage(call: Pick<PromptedCall, "prompt" | "variables" | "images">): { message: HumanMessage; promptHash: string } {
   const rendered = renderPrompt(loadPrompt(call.prompt), call.variables);
-  const message = new HumanMessage({
-    content: [{ type: "text", text: rendered.text }, ...call.images.map((file) => ({ type: "image_url" as const, image_url: { url: pngDataUrlOf(file) } }))],
-  });
+  const message = userMessage(
+    rendered.text,
+    call.images.map((file) => ({ file })),
+  );
   return { message, promptHash: rendered.hash };
 }
 
 export async function callWithPrompt(model: ModelClient, call: PromptedCall): Promise<PromptedReply> {
   const { message, promptHash } = promptedMessage(call);
   const result = await model.invoke([message], { ...(call.signal ? { signal: call.signal } : {}), ...(call.sample ? { sample: call.sample } : {}) });
-  const usage: Usage = {
-    calls: 1,
-    cacheHits: result.cacheHit ? 1 : 0,
-    inputTokens: result.usage.inputTokens,
-    outputTokens: result.usage.outputTokens,
-    costUsd: result.costUsd,
-    latencyMs: result.latencyMs,
-    images: call.images.length,
-  };
-  return { result, promptHash, usage };
+  return { result, promptHash, usage: usageOfCall(result, call.images.length) };
 }

@@ -5,10 +5,10 @@
  */
 import fs from "node:fs";
 import { writeFileAtomicSync } from "../../src/files/atomic.ts";
+import { assetsBasePath, extractPageFromReply } from "../../src/generation/page-from-reply.ts";
 import { redactString } from "../../src/log/redact.ts";
 import { agentFiles, candidateFiles } from "../../src/results/layout.ts";
-import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
-import { assetsBasePath, extractPageFromReply } from "../single-pass/html-reply.ts";
+import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import type { StoredFile } from "./state.ts";
 import { readStoredText, storeFile } from "./store.ts";
 

@@ -11,40 +11,13 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { HostTimeouts } from "../../src/browser/host.ts";
-import { IwrError, toErrorRecord } from "../../src/errors.ts";
-import type { VisualMetric } from "../../src/evaluator/metrics/visual.ts";
-import type { ModelClient } from "../../src/models/index.ts";
+import { ErrorRecordSchema, IwrError, toErrorRecord } from "../../src/errors.ts";
+import type { VisualMetric } from "../../src/metrics/visual.ts";
+import { addUsage, type ModelClient, NO_USAGE, sumUsage, type Usage, UsageSchema } from "../../src/models/index.ts";
 import type { PageSlots } from "../../src/replay/hosted-replay.ts";
-import { ACTION_TYPES } from "../../src/tasks/schema.ts";
-import { FailureSchema, isModelClient, TaskInputsSchema } from "../single-pass/state.ts";
+import { ACTION_TYPES, TaskInputsSchema } from "../../src/tasks/inputs.ts";
+import { isModelClient } from "../single-pass/state.ts";
 import { AgentSettingsSchema } from "./settings.ts";
-
-export { stateInputs, TaskInputsSchema } from "../single-pass/state.ts";
-
-/** Model usage of one node (or of all), as the model layer reports it. */
-export const UsageSchema = z.object({
-  calls: z.number().int().nonnegative(),
-  cacheHits: z.number().int().nonnegative(),
-  inputTokens: z.number().nonnegative(),
-  outputTokens: z.number().nonnegative(),
-  costUsd: z.number().nonnegative(),
-  latencyMs: z.number().nonnegative(),
-  images: z.number().int().nonnegative(),
-});
-export type Usage = z.infer<typeof UsageSchema>;
-export const NO_USAGE: Usage = Object.freeze({ calls: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, latencyMs: 0, images: 0 });
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    calls: a.calls + b.calls,
-    cacheHits: a.cacheHits + b.cacheHits,
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    costUsd: a.costUsd + b.costUsd,
-    latencyMs: a.latencyMs + b.latencyMs,
-    images: a.images + b.images,
-  };
-}
 
 /** A file in the run's content-addressed store. */
 export const StoredFileSchema = z.object({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
@@ -74,7 +47,7 @@ export const DraftSchema = z.object({
   page: StoredFileSchema.optional(),
   requestHashes: z.array(z.string()),
   usage: UsageSchema,
-  error: FailureSchema.optional(),
+  error: ErrorRecordSchema.optional(),
   /** Filled by self-check. */
   checked: z.boolean().default(false),
   selfScore: z.number().min(0).max(1).optional(),
@@ -123,7 +96,7 @@ export const AnalysisSchema = z.object({
   storyboard: StoredFileSchema.optional(),
   /** The actions the storyboard inferred (what an inferred-trajectory self-check replays). */
   inferredActions: z.array(AgentActionSchema),
-  error: FailureSchema.optional(),
+  error: ErrorRecordSchema.optional(),
 });
 
 export const CritiqueSchema = z.object({
@@ -133,7 +106,7 @@ export const CritiqueSchema = z.object({
   defectCount: z.number().int().nonnegative(),
   /** The (video frame, screenshot) pairs shown to the critic. */
   pairs: z.number().int().nonnegative(),
-  error: FailureSchema.optional(),
+  error: ErrorRecordSchema.optional(),
 });
 
 export const STOP_REASONS = ["max-iterations", "token-budget", "cost-budget", "wall-time", "no-improvement", "no-findings", "no-page"] as const;
@@ -280,5 +253,5 @@ export function failedDraft(job: { id: number; round: number; branch: number; pa
 }
 
 export function totalUsage(usageByNode: Readonly<Record<string, Usage>>): Usage {
-  return Object.values(usageByNode).reduce(addUsage, NO_USAGE);
+  return sumUsage(Object.values(usageByNode));
 }

@@ -4,7 +4,7 @@
  * recorded error, not a half-read storyboard).
  */
 import { z } from "zod";
-import { ACTION_TYPES } from "../../src/tasks/schema.ts";
+import { ACTION_TYPES } from "../../src/tasks/inputs.ts";
 import type { AgentActionSchema } from "./state.ts";
 
 const text = z.string().trim().min(1);

@@ -11,8 +11,8 @@
 // First: workers started by anything imported after it must not inherit the dev server's preload.
 import "./studio-workers.ts";
 import path from "node:path";
-import { createVisualMetric, type VisualMetric } from "../../src/evaluator/metrics/visual.ts";
 import { safeFolderName } from "../../src/files/safe-name.ts";
+import { createVisualMetric, type VisualMetric } from "../../src/metrics/visual.ts";
 import { createModelClient, loadModelSpec, type ModelClient } from "../../src/models/index.ts";
 import { buildReconstructionGraph } from "./graph.ts";
 import { type StudioContext, setAgentContextFallback } from "./state.ts";

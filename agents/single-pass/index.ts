@@ -8,14 +8,14 @@
  */
 import { type ErrorRecord, toErrorRecord } from "../../src/errors.ts";
 import { describeRequest } from "../../src/models/index.ts";
-import type { TaskInputs } from "../../src/tasks/schema.ts";
+import { stateInputs, type TaskInputs, TaskInputsSchema } from "../../src/tasks/inputs.ts";
 import { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
 import { prepareInputs } from "./nodes/prepare-inputs.ts";
 import { singlePassMessage } from "./request.ts";
-import { type SinglePassContext, type SinglePassValues, stateInputs, TaskInputsSchema } from "./state.ts";
+import { type SinglePassContext, type SinglePassValues } from "./state.ts";
 
+export { assetsBasePath, extractPageFromReply } from "../../src/generation/page-from-reply.ts";
 export { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
-export { assetsBasePath, extractPageFromReply } from "./html-reply.ts";
 export type { ImageCounts, ModelReply, PreparedImage, SinglePassContext, SinglePassValues } from "./state.ts";
 
 export interface SinglePassOutcome {

@@ -3,17 +3,15 @@
  * a data URL, sheets before frames (IWR-PROTOCOL.md §2). Shared by the call-model node
  * and by `singlePassRequestHash`, so the hash a run checks is the hash it would send.
  */
-import { HumanMessage } from "@langchain/core/messages";
+import type { HumanMessage } from "@langchain/core/messages";
 import { IwrError } from "../../src/errors.ts";
-import { pngDataUrlOf } from "../../src/media/image-store.ts";
+import { userMessage } from "../../src/models/message.ts";
 import type { SinglePassValues } from "./state.ts";
 
 export function singlePassMessage(state: Pick<SinglePassValues, "prompt" | "images">): HumanMessage {
   if (!state.prompt) throw new IwrError("CONFIG_INVALID", "the single-pass request was built before prepare-inputs: no prompt in state");
-  return new HumanMessage({
-    content: [
-      { type: "text", text: state.prompt.text },
-      ...state.images.map((image) => ({ type: "image_url" as const, image_url: { url: pngDataUrlOf(image.path) } })),
-    ],
-  });
+  return userMessage(
+    state.prompt.text,
+    state.images.map((image) => ({ file: image.path })),
+  );
 }

@@ -9,19 +9,10 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
-import { IwrError } from "../../src/errors.ts";
+import { ErrorRecordSchema, IwrError } from "../../src/errors.ts";
 import type { ModelClient } from "../../src/models/index.ts";
 import { PROTOCOL_PROFILES, type ProtocolProfile } from "../../src/protocol.ts";
-import type { TaskInputs } from "../../src/tasks/schema.ts";
-
-export const TaskInputsSchema = z.object({
-  id: z.number().int().nonnegative(),
-  videoPath: z.string().min(1),
-  assetSheetPaths: z.array(z.string()).readonly(),
-  assetsDir: z.string().min(1),
-  assetFiles: z.array(z.string()).readonly(),
-  resolution: z.object({ width: z.number().int().positive(), height: z.number().int().positive() }),
-});
+import { TaskInputsSchema } from "../../src/tasks/inputs.ts";
 
 export const PreparedImageSchema = z.object({
   kind: z.enum(["sheet", "frame"]),
@@ -53,8 +44,6 @@ export const ModelReplySchema = z.object({
 });
 export type ModelReply = z.infer<typeof ModelReplySchema>;
 
-export const FailureSchema = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
-
 export const SinglePassState = new StateSchema({
   inputs: TaskInputsSchema,
   prompt: RenderedPromptSchema.optional(),
@@ -66,7 +55,7 @@ export const SinglePassState = new StateSchema({
   /** The page to save, post-processed. */
   html: z.string().optional(),
   /** Why there is no page although the model answered (the reply is kept beside it). */
-  failure: FailureSchema.optional(),
+  failure: ErrorRecordSchema.optional(),
 });
 export type SinglePassValues = typeof SinglePassState.State;
 export type SinglePassUpdate = typeof SinglePassState.Update;
@@ -108,16 +97,4 @@ export function contextOf(config: SinglePassConfig): SinglePassContext {
   const context = config.context;
   if (!context) throw new IwrError("CONFIG_INVALID", "single-pass graph invoked without its context ({ model, outputDir })");
   return context;
-}
-
-/** Exactly TaskInputs' fields, copied: what the graph's `inputs` channel receives. */
-export function stateInputs(inputs: TaskInputs): z.input<typeof TaskInputsSchema> {
-  return {
-    id: inputs.id,
-    videoPath: inputs.videoPath,
-    assetSheetPaths: [...inputs.assetSheetPaths],
-    assetsDir: inputs.assetsDir,
-    assetFiles: [...inputs.assetFiles],
-    resolution: { width: inputs.resolution.width, height: inputs.resolution.height },
-  };
 }

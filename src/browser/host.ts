@@ -12,7 +12,7 @@ import { MAX_VIEWPORT_SIDE, PROTOCOL } from "../protocol.ts";
 import { settleWithin } from "./deadline.ts";
 import { type Determinism, installDeterminism } from "./determinism.ts";
 import { readTargetIds, saveTrace } from "./host-support.ts";
-import { HostedPage, type HostLimits, type HostTimeouts, type PageMemoryRecord } from "./hosted-page.ts";
+import { HostedPage, type HostLimits, type HostTimeouts, type PageMemoryRecord, type SandboxedPage } from "./hosted-page.ts";
 import { IncidentLog, type PageIncident, type PageIncidentKind } from "./incidents.ts";
 import { closeSharedBrowser, type Scrollbars, sharedBrowser } from "./launch.ts";
 import { canWatchRendererMemory, defaultPageMemoryLimitMiB, rendererPids as rendererPids_ } from "./renderer-memory.ts";
@@ -20,7 +20,7 @@ import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.
 import { type Mount, type StaticServer, startStaticServer } from "./static-server.ts";
 import { browserAnswers, type TargetIds } from "./teardown.ts";
 
-export type { HostLimits, HostTimeouts, PageMemoryRecord } from "./hosted-page.ts";
+export type { HostLimits, HostTimeouts, PageMemoryRecord, SandboxedPage } from "./hosted-page.ts";
 export type { PageIncident, PageIncidentKind } from "./incidents.ts";
 export { defaultPageMemoryLimitMiB } from "./renderer-memory.ts";
 export type { Mount, StaticServer } from "./static-server.ts";
@@ -83,40 +83,6 @@ export interface OpenSandboxedPageOptions {
   scrollbars?: Scrollbars;
   /** Seeded Math.random and a fixed clock start, installed before the page's first script (deterministic mode). */
   determinism?: Determinism;
-}
-
-export interface SandboxedPage {
-  readonly page: Page;
-  readonly context: BrowserContext;
-  /** The entry's absolute URL. */
-  readonly url: string;
-  readonly server: StaticServer;
-  readonly timeouts: Readonly<HostTimeouts>;
-  /** Blocked requests, dialogs, popups, page errors, console errors, crash, timeouts, off-origin navigation. */
-  readonly incidents: readonly PageIncident[];
-  /** Exact number of incidents of each kind, also past the per-kind cap of `incidents`. */
-  readonly incidentCounts: Readonly<Record<PageIncidentKind, number>>;
-  /** Milliseconds since the page was opened, on the clock incidents' `atMs` use. */
-  elapsedMs(): number;
-  /** Set when the page could not be opened: timeout, crash, hostile behaviour, an HTTP error for the entry. */
-  readonly loadError?: ErrorRecord;
-  /** Set once the host tore the page down (hung, crashed, flood, over its memory limit, closed itself); every later call rejects with it. */
-  readonly tornDown?: ErrorRecord;
-  /** The page's memory as the host watched it: limit, the most its renderer held, or why it was not watched. */
-  readonly memory: Readonly<PageMemoryRecord>;
-  /** True while the page can still be used. */
-  isAlive(): boolean;
-  /** Viewport PNG within `timeouts.screenshotMs`. */
-  screenshot(): Promise<Buffer>;
-  /**
-   * Runs `run` for at most `ms`. On timeout (ours or a Playwright TimeoutError) it records
-   * a "timeout" incident, tears the page down if it no longer answers, and rejects with
-   * IwrError("PAGE_TIMEOUT", details { label, ms, tornDown }). Once the page is torn down,
-   * rejects with its `tornDown` error (code PAGE_TIMEOUT / PAGE_CRASHED / PAGE_HOSTILE / BROWSER).
-   */
-  withTimeout<T>(label: string, ms: number, run: () => Promise<T>): Promise<T>;
-  /** Saves the trace, closes the context (and the owned server). Never hangs, never throws. */
-  close(): Promise<void>;
 }
 
 function checkResolution(resolution: Resolution): void {

@@ -7,7 +7,6 @@ import { type Browser, type BrowserContext, errors, type Page } from "playwright
 import { type ErrorRecord, errorMessage, IwrError, toErrorRecord } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { type Settled, settleWithin } from "./deadline.ts";
-import type { SandboxedPage } from "./host.ts";
 import type { IncidentLog, PageIncident, PageIncidentKind } from "./incidents.ts";
 import { openEntry } from "./open-entry.ts";
 import { rendererResidentMiB } from "./renderer-memory.ts";
@@ -19,6 +18,40 @@ const logger = log("browser");
 
 /** How long after an unexpected page close the browser's own disconnect may still arrive. */
 const UNEXPECTED_CLOSE_GRACE_MS = 300;
+
+export interface SandboxedPage {
+  readonly page: Page;
+  readonly context: BrowserContext;
+  /** The entry's absolute URL. */
+  readonly url: string;
+  readonly server: StaticServer;
+  readonly timeouts: Readonly<HostTimeouts>;
+  /** Blocked requests, dialogs, popups, page errors, console errors, crash, timeouts, off-origin navigation. */
+  readonly incidents: readonly PageIncident[];
+  /** Exact number of incidents of each kind, also past the per-kind cap of `incidents`. */
+  readonly incidentCounts: Readonly<Record<PageIncidentKind, number>>;
+  /** Milliseconds since the page was opened, on the clock incidents' `atMs` use. */
+  elapsedMs(): number;
+  /** Set when the page could not be opened: timeout, crash, hostile behaviour, an HTTP error for the entry. */
+  readonly loadError?: ErrorRecord;
+  /** Set once the host tore the page down (hung, crashed, flood, over its memory limit, closed itself); every later call rejects with it. */
+  readonly tornDown?: ErrorRecord;
+  /** The page's memory as the host watched it: limit, the most its renderer held, or why it was not watched. */
+  readonly memory: Readonly<PageMemoryRecord>;
+  /** True while the page can still be used. */
+  isAlive(): boolean;
+  /** Viewport PNG within `timeouts.screenshotMs`. */
+  screenshot(): Promise<Buffer>;
+  /**
+   * Runs `run` for at most `ms`. On timeout (ours or a Playwright TimeoutError) it records
+   * a "timeout" incident, tears the page down if it no longer answers, and rejects with
+   * IwrError("PAGE_TIMEOUT", details { label, ms, tornDown }). Once the page is torn down,
+   * rejects with its `tornDown` error (code PAGE_TIMEOUT / PAGE_CRASHED / PAGE_HOSTILE / BROWSER).
+   */
+  withTimeout<T>(label: string, ms: number, run: () => Promise<T>): Promise<T>;
+  /** Saves the trace, closes the context (and the owned server). Never hangs, never throws. */
+  close(): Promise<void>;
+}
 
 export interface HostTimeouts {
   /** Opening the entry until its load event. */

@@ -9,7 +9,7 @@
  */
 import fs from "node:fs";
 import { z } from "zod";
-import { IwrError } from "../errors.ts";
+import { ErrorRecordSchema, IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { redactString } from "../log/redact.ts";
 import { PROTOCOL_PROFILES } from "../protocol.ts";
@@ -17,10 +17,9 @@ import { aggregateTask } from "./aggregate.ts";
 import { type HarnessAssertion, HarnessKeysSchema, harnessKeys } from "./harness-keys.ts";
 import type { PairingResult } from "./pairing.ts";
 import { PAIRING_MODES } from "./settings.ts";
+import { type VisualStep, VisualStepSchema } from "./visual-step.ts";
 
 export const EVAL_RECORD_VERSION = 1;
-
-export const ErrorRecordSchema = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
 
 /** The judge settings: every key must match for two results to be averaged together. */
 export const EvalSettingsSchema = z.strictObject({
@@ -62,22 +61,6 @@ export const AssertionResultSchema = z.object({
   /** With judge repeats: every judgement's result, the scored one first. */
   repeats: z.array(z.enum(["Yes", "No"])).optional(),
 });
-
-export const VisualStepSchema = z.object({
-  position: z.number().int().nonnegative(),
-  actionIndex: z.number().int().nonnegative().nullable(),
-  evalpoint: z.number().int().nonnegative(),
-  evalpointPath: z.string(),
-  checkpointPath: z.string(),
-  ocr: z.number().min(0).max(1),
-  dino: z.number().min(0).max(1),
-  mllm: z.number().min(0).max(100),
-  checkpointText: z.string(),
-  screenshotText: z.string(),
-  judgeReply: z.string(),
-  judgeParsed: z.boolean(),
-});
-export type VisualStep = z.infer<typeof VisualStepSchema>;
 
 const unit = z.number().min(0).max(1);
 export const TaskScoresSchema = z.object({

@@ -16,6 +16,7 @@ import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/ho
 import { type ErrorRecord, IwrError } from "../errors.ts";
 import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
+import { readImageText } from "../metrics/ocr.ts";
 import { type ProtocolProfile, profileRules } from "../protocol.ts";
 import type { Grounder } from "../replay/grounding/types.ts";
 import { type HostedPageRecord, type PageSlots, replayHostedCandidate } from "../replay/hosted-replay.ts";
@@ -26,10 +27,9 @@ import { candidateKey, type EvalInputKeys, settingsKey, taskKey } from "./eval-k
 import { type EvalRecord, type EvalSettings, writeEvalRecord } from "./eval-record.ts";
 import type { AssertionJudge } from "./judge/types.ts";
 import { type AssertionOutcome, AssertionQueue } from "./judge-queue.ts";
-import { type VisualScorers, visualSettings } from "./metrics/index.ts";
-import { readImageText } from "./metrics/ocr.ts";
 import type { PairingMode } from "./settings.ts";
 import { scoreTaskRecords } from "./task-records.ts";
+import { type VisualScorers, visualSettings } from "./visual-scorers.ts";
 
 export type { PageSlots } from "../replay/hosted-replay.ts";
 export type { AssertionOutcome } from "./judge-queue.ts";

@@ -6,7 +6,7 @@
  * success_step + 1), one assertion entry per action (null where nothing was judged).
  */
 import { z } from "zod";
-import type { VisualStep } from "./eval-record.ts";
+import type { VisualStep } from "./visual-step.ts";
 
 export const HarnessAssertionSchema = z.looseObject({
   result: z.enum(["Yes", "No", "Error"]),

@@ -12,9 +12,9 @@ import type { EvalInputKeys } from "./eval-keys.ts";
 import { buildEvalRecord, type EvalRecord, type EvalSettings } from "./eval-record.ts";
 import type { HarnessAssertion } from "./harness-keys.ts";
 import type { AssertionOutcome } from "./judge-queue.ts";
-import { scoreVisualPairs, type VisualScorers } from "./metrics/index.ts";
 import { pairEvalpoints } from "./pairing.ts";
 import type { PairingMode } from "./settings.ts";
+import { scoreVisualPairs, type VisualScorers } from "./visual-scorers.ts";
 
 /**
  * The result a verdict is recorded with: a judge that gave no usable answer is "Error"

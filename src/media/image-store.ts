@@ -7,7 +7,6 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 
 export interface StoredImage {
@@ -30,17 +29,4 @@ export function storeByContent(dir: string, data: string | Buffer, extension: st
   const file = path.join(dir, `${sha256}.${extension}`);
   if (!fs.existsSync(file)) writeFileAtomicSync(file, data);
   return { path: file, sha256 };
-}
-
-/** A stored PNG as the `data:` URL a Chat Completions image part carries. */
-export function pngDataUrlOf(file: string): string {
-  let png: Buffer;
-  try {
-    png = fs.readFileSync(file);
-  } catch (error) {
-    throw new IwrError("MEDIA", `cannot read the request image ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { file });
-  }
-  // JPEG frames (the official profile sends frames as the harness does) keep their type.
-  const type = /\.jpe?g$/i.test(file) ? "image/jpeg" : "image/png";
-  return `data:${type};base64,${png.toString("base64")}`;
 }

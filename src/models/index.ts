@@ -30,4 +30,4 @@ export {
   PricingSchema,
 } from "./spec.ts";
 export type { InvokeOptions, ModelCallResult, ModelClient, TokenUsage } from "./types.ts";
-export { addCallToTotals, emptyUsageTotals, sumUsage, type UsageTotals } from "./usage.ts";
+export { addUsage, NO_USAGE, sumUsage, type Usage, UsageSchema, usageOfCall } from "./usage.ts";

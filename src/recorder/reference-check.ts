@@ -7,13 +7,13 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { assetsBasePath, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
 import type { Determinism } from "../browser/determinism.ts";
 import { startStaticServer } from "../browser/static-server.ts";
 import { IwrError } from "../errors.ts";
+import { assetsBasePath, extractPageFromReply } from "../generation/page-from-reply.ts";
 import { PROTOCOL } from "../protocol.ts";
 import { candidateMounts } from "../replay/candidate-serving.ts";
-import type { Resolution } from "../tasks/schema.ts";
+import { type Resolution } from "../tasks/inputs.ts";
 import { type BlockedRequests, newRecordingContext, openEntry } from "./session.ts";
 import { SiteCapture } from "./site-capture.ts";
 

@@ -11,7 +11,7 @@
  * rewrites the tail of `other/img/a.png`.
  */
 import path from "node:path";
-import { ASSET_PLACEHOLDER } from "../tasks/schema.ts";
+import { ASSET_PLACEHOLDER } from "../tasks/inputs.ts";
 
 const MEDIA_EXTENSIONS = "png|jpe?g|gif|webp|svg|avif|ico|bmp|mp4|webm|ogv";
 

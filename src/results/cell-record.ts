@@ -6,28 +6,17 @@
  */
 import fs from "node:fs";
 import { z } from "zod";
+import { ErrorRecordSchema } from "../errors.ts";
+import { UsageSchema } from "../models/usage.ts";
 
 export const CELL_RECORD_VERSION = 1;
-
-export const CellErrorSchema = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
-
-/** What making a page cost: model calls and their tokens, dollars and wait. */
-export const CellUsageSchema = z.object({
-  calls: z.number(),
-  inputTokens: z.number(),
-  outputTokens: z.number(),
-  costUsd: z.number(),
-  latencyMs: z.number(),
-  cacheHits: z.number(),
-});
-export type CellUsage = z.infer<typeof CellUsageSchema>;
-export const NO_CELL_USAGE: CellUsage = Object.freeze({ calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, latencyMs: 0, cacheHits: 0 });
 
 /** The generator's side: "made" (a page is there) or "failed" (none: the evaluator scores the cell 0, as the benchmark does). */
 export const CellOutcomeSchema = z.object({
   status: z.enum(["made", "failed"]),
-  error: CellErrorSchema.optional(),
-  usage: CellUsageSchema,
+  error: ErrorRecordSchema.optional(),
+  /** What making the page cost: model calls and their tokens, dollars and wait. */
+  usage: UsageSchema,
   wallMs: z.number(),
   /** Agent arms: the agent's best self-score. */
   selfScore: z.number().optional(),
@@ -40,7 +29,7 @@ export const CellEvaluationSchema = z.object({
   status: z.enum(["evaluated", "skipped", "failed"]),
   final: z.number().optional(),
   ifs: z.number().optional(),
-  error: CellErrorSchema.optional(),
+  error: ErrorRecordSchema.optional(),
   wallMs: z.number(),
 });
 export type CellEvaluation = z.infer<typeof CellEvaluationSchema>;
@@ -51,13 +40,13 @@ export const IterationScoreSchema = z.object({
   round: z.number(),
   selfScore: z.number().optional(),
   final: z.number().optional(),
-  error: CellErrorSchema.optional(),
+  error: ErrorRecordSchema.optional(),
 });
 export type IterationScore = z.infer<typeof IterationScoreSchema>;
 
 export const CellSelfCheckSchema = z.object({
   selfScore: z.number().optional(),
-  error: CellErrorSchema.optional(),
+  error: ErrorRecordSchema.optional(),
   wallMs: z.number(),
 });
 export type CellSelfCheck = z.infer<typeof CellSelfCheckSchema>;
@@ -76,7 +65,7 @@ export const CellRecordSchema = z.object({
   iterations: z.array(IterationScoreSchema),
   /** The page's self-check (given track), when the experiment asked for it. */
   selfCheck: CellSelfCheckSchema.optional(),
-  error: CellErrorSchema.extend({ stage: z.enum(["generate", "evaluate"]) }).optional(),
+  error: ErrorRecordSchema.extend({ stage: z.enum(["generate", "evaluate"]) }).optional(),
   finishedAt: z.string(),
 });
 export type CellRecord = z.infer<typeof CellRecordSchema>;

@@ -22,27 +22,25 @@ import {
   type AgentSettingsInput,
   AgentSettingsSchema,
   type AgentValues,
-  addUsage,
-  NO_USAGE,
   runReconstructionAgent,
   settingsHash,
   totalUsage,
+  writePageTo,
 } from "../../agents/reconstruct/index.ts";
-import { writePageTo } from "../../agents/reconstruct/pages.ts";
 import { defaultPageMemoryLimitMiB } from "../browser/host.ts";
 import { closeSharedBrowser } from "../browser/launch.ts";
 import { type ErrorRecord, errorMessage, toErrorRecord } from "../errors.ts";
-import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../evaluator/metrics/ocr.ts";
-import { createVisualMetric } from "../evaluator/metrics/visual.ts";
+import { createPageSlots } from "../evaluator/task-pipeline.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
-import { type CacheMode, createModelClient, forRepeat, type ModelSpec, openResponseCache, preflightModel } from "../models/index.ts";
+import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../metrics/ocr.ts";
+import { createVisualMetric } from "../metrics/visual.ts";
+import { addUsage, type CacheMode, createModelClient, forRepeat, type ModelSpec, NO_USAGE, openResponseCache, preflightModel } from "../models/index.ts";
 import { replayActionOf } from "../replay/replay.ts";
 import { agentDirFor, agentFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { publicModelSpec } from "./generate.ts";
-import { createPageSlots } from "./task-pipeline.ts";
 
 export const AGENT_RECORD_VERSION = 1;
 

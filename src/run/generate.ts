@@ -26,19 +26,20 @@ import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { withHarnessLimits } from "../models/harness-limits.ts";
 import {
-  addCallToTotals,
+  addUsage,
   type CacheMode,
   createModelClient,
   displayURL,
-  emptyUsageTotals,
   type ModelSpec,
+  NO_USAGE,
   openResponseCache,
   preflightModel,
-  type UsageTotals,
+  type Usage,
+  usageOfCall,
 } from "../models/index.ts";
 import { type ProtocolProfile } from "../protocol.ts";
 import { candidateDirFor, candidateFiles, modelDirName } from "../results/layout.ts";
-import type { TaskInputs } from "../tasks/schema.ts";
+import { type TaskInputs } from "../tasks/inputs.ts";
 
 export const GENERATION_RECORD_VERSION = 1;
 
@@ -83,7 +84,7 @@ export interface GenerateProgress {
   generated: number;
   failed: number;
   skipped: number;
-  usage: UsageTotals;
+  usage: Usage;
 }
 
 export interface GenerateSummary extends GenerateProgress {
@@ -176,7 +177,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
   const cache = openResponseCache(options.cacheDir, options.cacheMode);
   const model = createModelClient(spec, { cache });
   const variant = { protocol, ...(options.promptFile ? { promptFile: options.promptFile } : {}), ...(options.sample ? { sample: options.sample } : {}) };
-  const progress: GenerateProgress = { total: options.tasks.length, done: 0, generated: 0, failed: 0, skipped: 0, usage: emptyUsageTotals() };
+  const progress: GenerateProgress = { total: options.tasks.length, done: 0, generated: 0, failed: 0, skipped: 0, usage: NO_USAGE };
   const results: TaskGenerationResult[] = [];
 
   const finish = (result: TaskGenerationResult): void => {
@@ -229,7 +230,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
         const startedAt = new Date();
         const outcome = await runSinglePass(inputs, { model, outputDir, ...variant });
         const record = buildRecord(inputs, spec, outcome, startedAt, protocol);
-        if (outcome.state.reply) progress.usage = addCallToTotals(progress.usage, outcome.state.reply);
+        if (outcome.state.reply) progress.usage = addUsage(progress.usage, usageOfCall(outcome.state.reply));
         // The page goes first and comes back last: a run killed in between leaves a task
         // with no index.html, which a resume regenerates, never an old page beside a new record.
         await fs.promises.rm(files.page, { force: true });

@@ -13,17 +13,17 @@ import { defaultPageMemoryLimitMiB } from "../browser/host.ts";
 import { closeSharedBrowser } from "../browser/launch.ts";
 import { readYamlSource } from "../config/yaml-source.ts";
 import { type ErrorRecord, errorMessage, IwrError, toErrorRecord } from "../errors.ts";
-import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../evaluator/metrics/ocr.ts";
-import { createVisualMetric } from "../evaluator/metrics/visual.ts";
+import { createPageSlots, runPipelined } from "../evaluator/task-pipeline.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
+import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../metrics/ocr.ts";
+import { createVisualMetric } from "../metrics/visual.ts";
 import { type ReplayAction, replayActionOf } from "../replay/replay.ts";
 import { candidateDirFor, candidateFiles } from "../results/layout.ts";
 import { runSelfCheck, type SelfCheckRecord, type Trajectory } from "../selfcheck/self-check.ts";
+import { ACTION_TYPES } from "../tasks/inputs.ts";
 import { loadTasks } from "../tasks/loader.ts";
-import { ACTION_TYPES } from "../tasks/schema.ts";
-import { createPageSlots, runPipelined } from "./task-pipeline.ts";
 
 const logger = log("selfcheck");
 

@@ -13,9 +13,9 @@
  * (step-evidence.ts)?
  */
 import sharp from "sharp";
-import { readImageText } from "../evaluator/metrics/ocr.ts";
-import { textSimilarity } from "../evaluator/metrics/text-similarity.ts";
-import type { VisualFeatures, VisualMetric } from "../evaluator/metrics/visual.ts";
+import { readImageText } from "../metrics/ocr.ts";
+import { textSimilarity } from "../metrics/text-similarity.ts";
+import type { VisualFeatures, VisualMetric } from "../metrics/visual.ts";
 
 export interface ImageReading {
   text: string;

@@ -12,14 +12,14 @@
 import fs from "node:fs";
 import type { HostTimeouts } from "../browser/host.ts";
 import { type ErrorRecord, toErrorRecord } from "../errors.ts";
-import { ocrEngineInfo } from "../evaluator/metrics/ocr.ts";
-import type { VisualMetric } from "../evaluator/metrics/visual.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { type VideoState, type VideoStates, videoStates } from "../media/video-states.ts";
+import { ocrEngineInfo } from "../metrics/ocr.ts";
+import type { VisualMetric } from "../metrics/visual.ts";
 import type { PageSlots } from "../replay/hosted-replay.ts";
 import type { ReplayAction } from "../replay/replay.ts";
 import { candidateFiles, RESULT_FILES } from "../results/layout.ts";
-import type { TaskInputs } from "../tasks/schema.ts";
+import { type TaskInputs } from "../tasks/inputs.ts";
 import { alignTrajectory, type ImageReading, isBlankPicture, pairSimilarity, readImage } from "./compare.ts";
 import { type LintFinding, lintFindings } from "./lint.ts";
 import { type Finding, SELF_SCORE_WEIGHTS, type StepVerdict, scoreSelfCheck } from "./score.ts";

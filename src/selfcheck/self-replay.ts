@@ -18,7 +18,7 @@ import { pixelDiff } from "../evaluator/judge/pixel-diff.ts";
 import { createHeuristicGrounder } from "../replay/grounding/heuristic.ts";
 import { type PageSlots, replayHostedCandidate } from "../replay/hosted-replay.ts";
 import type { ReplayAction, ReplayStep } from "../replay/replay.ts";
-import type { TaskInputs } from "../tasks/schema.ts";
+import { type TaskInputs } from "../tasks/inputs.ts";
 import { type PageLintFacts, readLintFacts } from "./lint.ts";
 
 export interface SelfReplayOptions {

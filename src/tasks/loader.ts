@@ -14,10 +14,11 @@ import { determinismFromLine } from "../browser/determinism.ts";
 import { errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import type { VideoInfo } from "../media/probe.ts";
+import { type TaskInputs } from "./inputs.ts";
 import { readTaskLines, type TaskLineEntry } from "./jsonl.ts";
 import { taskDir } from "./layout.ts";
 import { sortProblems, type TaskProblem, taskProblemsError } from "./problems.ts";
-import { parseResolution, ResolutionString, type Task, type TaskInputs, type TaskLine, type TaskTruth, UNKNOWN_CLASS } from "./schema.ts";
+import { parseResolution, ResolutionString, type Task, type TaskLine, type TaskTruth, UNKNOWN_CLASS } from "./schema.ts";
 import { checkTaskFolder, type TaskFiles } from "./validate.ts";
 
 export interface LoadOptions {

@@ -9,8 +9,8 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
+import { ASSET_PLACEHOLDER } from "./inputs.ts";
 import { TASK_FILES } from "./layout.ts";
-import { ASSET_PLACEHOLDER } from "./schema.ts";
 
 /** `src`/`href`/`poster`/`data` values (quoted or not) of elements that load something. */
 const LOADING_ATTRIBUTE =

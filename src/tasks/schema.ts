@@ -15,8 +15,8 @@
 import { z } from "zod";
 import { type Determinism, MAX_RANDOM_SEED } from "../browser/determinism.ts";
 import { MAX_VIEWPORT_SIDE } from "../protocol.ts";
+import { ACTION_TYPES, type Resolution, type TaskInputs } from "./inputs.ts";
 
-export const ACTION_TYPES = ["Click", "Type", "Scroll", "Press"] as const;
 export const INTERACTION_CLASSES = ["L1", "L2", "L3", "L4"] as const;
 export const VISUAL_CLASSES = ["V1", "V2", "V3", "V4"] as const;
 
@@ -117,31 +117,12 @@ export function lineWarnings(raw: unknown): Array<{ path: string; message: strin
 }
 
 export type Action = z.infer<typeof ActionSchema>;
-export type ActionType = (typeof ACTION_TYPES)[number];
 export type TaskLine = z.infer<typeof TaskLineSchema>;
-
-export interface Resolution {
-  width: number;
-  height: number;
-}
 
 export function parseResolution(text: string): Resolution {
   const match = /^(\d+)x(\d+)$/.exec(text);
   if (!match) throw new Error(`resolution must be 'WIDTHxHEIGHT', got '${text}'`);
   return { width: Number(match[1]), height: Number(match[2]) };
-}
-
-/** What a generator may see. Nothing here reveals the trajectory or the checkpoints. */
-export interface TaskInputs {
-  readonly id: number;
-  readonly videoPath: string;
-  /** Contact sheets, `stitched_image*.png`, in numeric order. */
-  readonly assetSheetPaths: readonly string[];
-  /** The task's `assets/` folder (the placeholder resolves to it). */
-  readonly assetsDir: string;
-  /** File names inside `assetsDir`, sorted. */
-  readonly assetFiles: readonly string[];
-  readonly resolution: Resolution;
 }
 
 /** What only the evaluator may see. */
@@ -182,6 +163,3 @@ export interface Task {
 export function expectedCheckpointCount(actions: readonly { visual_evaluation_flag?: boolean | undefined }[]): number {
   return 1 + actions.filter((action) => action.visual_evaluation_flag).length;
 }
-
-/** The benchmark's placeholder for the assets folder in generated pages. */
-export const ASSET_PLACEHOLDER = "__PLACEHOLDER_ASSETS_BASE_DIR__";

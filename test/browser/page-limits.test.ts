@@ -7,7 +7,8 @@
  * keeps (it drops old ones then, and a reply naming a dropped one once ended the process).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSandboxedPage, type SandboxedPage } from "../../src/browser/host.ts";
+import { openSandboxedPage } from "../../src/browser/host.ts";
+import { type SandboxedPage } from "../../src/browser/hosted-page.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { rendererResidentMiB } from "../../src/browser/renderer-memory.ts";
 import { deadEndProxy } from "../../src/browser/sandbox-guards.ts";

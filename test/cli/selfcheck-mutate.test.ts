@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { referencePageHtml } from "../../src/run/calibration.ts";
+import { referencePageHtml } from "../../src/calibration/calibration.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import { runIwrCapturing } from "../support/cli.ts";
 import { writeCandidate } from "../support/evaluator-replay-fixtures.ts";

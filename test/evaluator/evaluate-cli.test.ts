@@ -12,7 +12,7 @@ import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { main } from "../../src/cli/main.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { assetsUrlPath, candidateMounts, stageCandidate } from "../../src/replay/candidate-serving.ts";
-import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
+import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";
 import { type TaskSetFixture, writeValidTaskSet } from "../support/tasks-fixtures.ts";
 

@@ -6,9 +6,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeEvaluator, createEvaluator } from "../../src/evaluator/create-evaluator.ts";
 import { evaluateTask, type PageSlots } from "../../src/evaluator/evaluate-task.ts";
 import type { AssertionJudge } from "../../src/evaluator/judge/types.ts";
-import { closeEvaluator, createEvaluator } from "../../src/run/evaluate.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { SHOPPING_LIST_TASK_OPTIONS, shoppingListPage, tempDir, writeCandidate } from "../support/evaluator-replay-fixtures.ts";

@@ -7,10 +7,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEvalRecord, type EvalRecord, type EvalSettings, readEvalRecord, writeEvalRecord } from "../../src/evaluator/eval-record.ts";
-import { createVisualScorers, scoreVisualPairs, shutdownVisualScorers, visualSettings } from "../../src/evaluator/metrics/index.ts";
 import { pairEvalpoints } from "../../src/evaluator/pairing.ts";
 import { renderMetricsMarkdown } from "../../src/evaluator/report-md.ts";
 import { readHarnessEval, rescore } from "../../src/evaluator/rescore.ts";
+import { createVisualScorers, scoreVisualPairs, shutdownVisualScorers, visualSettings } from "../../src/evaluator/visual-scorers.ts";
 import { shoppingPage, solidPng } from "../support/evaluator-images.ts";
 
 const MODEL = "Org/Test-Model";

@@ -8,9 +8,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadExperimentConfig } from "../../src/experiment/config.ts";
+import { runExperiment } from "../../src/experiment/run.ts";
 import { writeReport } from "../../src/report/report.ts";
-import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
-import { runExperiment } from "../../src/run/experiment/run.ts";
 import { DATA, evaluatorBlock, experimentFixture, TEST_MS, writeConfig } from "../support/experiment.ts";
 
 const fixture = experimentFixture("cell-edges");

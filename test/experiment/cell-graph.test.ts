@@ -10,8 +10,8 @@ import { END, MemorySaver, START, StateGraph, StateSchema } from "@langchain/lan
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { buildCellGraph, type CellWork } from "../../agents/experiment/graph.ts";
-import { NO_CELL_USAGE } from "../../src/results/cell-record.ts";
-import { loadModuleGenerator } from "../../src/run/experiment/module-arm.ts";
+import { loadModuleGenerator } from "../../src/experiment/module-arm.ts";
+import { NO_USAGE } from "../../src/models/index.ts";
 import { tempDir } from "../support/evaluator-replay-fixtures.ts";
 
 const dir = tempDir("cell-graph");
@@ -29,7 +29,7 @@ function recordingWork(options: { iterations?: number; selfCheck?: boolean; gene
         dir: `/d/${draft}`,
         selfScore: 0.5 + draft / 10,
       }));
-      return { status: "made", usage: NO_CELL_USAGE, wallMs: 1, ...(iterations.length > 0 ? { iterations } : {}) };
+      return { status: "made", usage: NO_USAGE, wallMs: 1, ...(iterations.length > 0 ? { iterations } : {}) };
     },
     async evaluate(key, draft) {
       calls.push(draft ? `evaluate ${key} draft ${draft.draft}` : `evaluate ${key}`);

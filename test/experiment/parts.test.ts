@@ -8,12 +8,12 @@ import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AssertionJudge } from "../../src/evaluator/judge/types.ts";
 import { AssertionQueue } from "../../src/evaluator/judge-queue.ts";
+import { rebaseAssetLinks } from "../../src/experiment/arms.ts";
+import { loadExperimentConfig } from "../../src/experiment/config.ts";
 import { forRepeat, type ModelClient } from "../../src/models/index.ts";
 import type { InvokeOptions } from "../../src/models/types.ts";
 import { iterationCurve } from "../../src/report/report-data.ts";
 import { bootstrapMeanInterval } from "../../src/report/statistics.ts";
-import { rebaseAssetLinks } from "../../src/run/experiment/arms.ts";
-import { loadExperimentConfig } from "../../src/run/experiment/config.ts";
 import type { Action } from "../../src/tasks/schema.ts";
 import { tempDir } from "../support/evaluator-replay-fixtures.ts";
 

@@ -3,7 +3,7 @@
  * the round-robin share it takes. The end-to-end run and merge are in shard.long.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { parseShard, shareOf } from "../../src/run/experiment/shard.ts";
+import { parseShard, shareOf } from "../../src/experiment/shard.ts";
 
 describe("shards", () => {
   it("the shard index comes from i/n, Slurm's array variables or a Kubernetes Indexed Job, and a bad one is refused", () => {

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { main } from "../../src/cli/main.ts";
 import { IwrError } from "../../src/errors.ts";
 import { configureLogger } from "../../src/log/logger.ts";
-import { type CacheEntry, createModelClient, openResponseCache, sumUsage } from "../../src/models/index.ts";
+import { type CacheEntry, createModelClient, openResponseCache, sumUsage, usageOfCall } from "../../src/models/index.ts";
 import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
 import { filesUnder, specFor, TEST_KEY, TEST_KEY_ENV, tempDir, tinyPng, userMessage } from "./helpers.ts";
 
@@ -49,7 +49,7 @@ describe("response cache", () => {
     expect(server.chatRequests()).toHaveLength(1);
     expect(first.cacheHit).toBe(false);
     expect(again).toMatchObject({ text: first.text, usage: first.usage, costUsd: first.costUsd, cacheHit: true, requestHash: first.requestHash });
-    const totals = sumUsage([first, again]);
+    const totals = sumUsage([first, again].map((call) => usageOfCall(call)));
     expect(totals).toMatchObject({ calls: 2, cacheHits: 1, inputTokens: 1000, outputTokens: 100 });
     expect(totals.costUsd).toBeCloseTo(2 * first.costUsd, 12);
     expect(totals.spentUsd).toBeCloseTo(first.costUsd, 12);

@@ -3,8 +3,8 @@
  * image cap, reply post-processing, the per-model limits and the judge's parse.
  */
 import { describe, expect, it } from "vitest";
-import { extractPageAsHarness, extractPageFromReply } from "../../agents/single-pass/html-reply.ts";
 import { parseJudgeReplyAsHarness } from "../../src/evaluator/judge/index.ts";
+import { extractPageAsHarness, extractPageFromReply } from "../../src/generation/page-from-reply.ts";
 import { planFrames } from "../../src/media/frames.ts";
 import { frameBudget } from "../../src/media/images.ts";
 import { harnessLimitsFor, loadModelSpec, withHarnessLimits } from "../../src/models/index.ts";

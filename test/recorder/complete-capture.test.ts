@@ -12,13 +12,13 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
+import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts";
 import { IwrError } from "../../src/errors.ts";
 import { PROTOCOL } from "../../src/protocol.ts";
 import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
 import { candidateMounts } from "../../src/replay/candidate-serving.ts";
-import { writeCalibrationCandidate } from "../../src/run/calibration.ts";
+import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
-import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
 import { listTree, makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
 
 const QUICK = { pauseBeforeMs: 50, pauseAfterMs: 600, pointerTravelMs: 40, keystrokeMs: 5 };

@@ -11,12 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED } from "../../src/browser/determinism.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
-import { readImageText, shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
 import { probeVideo } from "../../src/media/probe.ts";
+import { readImageText, shutdownOcr } from "../../src/metrics/ocr.ts";
 import { PROTOCOL } from "../../src/protocol.ts";
 import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
+import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
-import { ASSET_PLACEHOLDER } from "../../src/tasks/schema.ts";
 import { listTree, makeScratchDir, RECORDER_SCRIPT, RECORDER_SITE } from "../support/recorder-fixtures.ts";
 
 const scratch = makeScratchDir("e2e");

@@ -6,8 +6,9 @@ import { runSinglePass } from "../../agents/single-pass/index.ts";
 import { SinglePassInput } from "../../agents/single-pass/state.ts";
 import { createModelClient, loadModelSpec, type ModelSpecInput } from "../../src/models/index.ts";
 import { loadPrompt } from "../../src/prompts/template.ts";
+import { type TaskInputs } from "../../src/tasks/inputs.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
-import type { Task, TaskInputs } from "../../src/tasks/schema.ts";
+import type { Task } from "../../src/tasks/schema.ts";
 import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
 import { secondShownBy, writeTimecodedTaskSet } from "../support/single-pass-videos.ts";
 

@@ -5,7 +5,7 @@
  * by the test, never presented as a result.
  */
 import fs from "node:fs";
-import { referencePagePath } from "../../src/run/calibration.ts";
+import { referencePagePath } from "../../src/calibration/calibration.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { messageParts, type RecordedRequest, type ReplyFunction, type ScriptedReply } from "./openai-server.ts";
 

@@ -3,7 +3,7 @@
  * everything the OCR engine prints on stderr. It reads a picture that is not an image and a
  * blank PNG without resolution metadata, and (read as one line) slivers one and two pixels
  * wide, which make Tesseract and Leptonica print their diagnostics: `plain` with tesseract.js's own worker script, `filtered` with ours
- * (src/evaluator/metrics/ocr-worker.cjs, the only difference), `evaluator` through the
+ * (src/metrics/ocr-worker.cjs, the only difference), `evaluator` through the
  * evaluator's reader. It prints on stdout what each read gave.
  */
 
@@ -11,8 +11,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import sharp from "sharp";
 import { createWorker, OEM } from "tesseract.js";
-import { readImageText, shutdownOcr } from "../../src/evaluator/metrics/ocr.ts";
 import { EVALUATOR_SETTINGS } from "../../src/evaluator/settings.ts";
+import { readImageText, shutdownOcr } from "../../src/metrics/ocr.ts";
 
 const mode = process.argv[2];
 const notAnImage = Buffer.from("these bytes are not a picture");
@@ -57,7 +57,7 @@ if (mode === "evaluator") {
 } else {
   const require = createRequire(import.meta.url);
   const langPath = path.join(path.dirname(require.resolve("@tesseract.js-data/eng/package.json")), EVALUATOR_SETTINGS.ocr.trainedData);
-  const workerPath = mode === "filtered" ? { workerPath: path.resolve("src/evaluator/metrics/ocr-worker.cjs") } : {};
+  const workerPath = mode === "filtered" ? { workerPath: path.resolve("src/metrics/ocr-worker.cjs") } : {};
   const worker = await createWorker("eng", OEM.LSTM_ONLY, { langPath, cacheMethod: "none", gzip: true, ...workerPath, errorHandler: () => undefined });
   console.log(`not-an-image: ${await outcome(worker.recognize(notAnImage))}`);
   console.log(`blank: ${await outcome(worker.recognize(blank))}`);

@@ -6,7 +6,7 @@
  * of the cache key) at the drafting temperature.
  */
 import { toErrorRecord } from "../../../src/errors.ts";
-import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
+import { ASSET_PLACEHOLDER } from "../../../src/tasks/inputs.ts";
 import { DraftJobSchema } from "../jobs.ts";
 import { callWithPrompt } from "../model-call.ts";
 import { storePageFromReply, writeIterationPage } from "../pages.ts";

@@ -5,9 +5,9 @@
  * spans). No model call.
  */
 import { errorMessage } from "../../../src/errors.ts";
+import { requestImages } from "../../../src/generation/request-images.ts";
 import { log } from "../../../src/log/logger.ts";
 import { videoStates } from "../../../src/media/video-states.ts";
-import { requestImages } from "../../single-pass/nodes/prepare-inputs.ts";
 import { type AgentConfig, type AgentUpdate, type AgentValues, agentContextOf } from "../state.ts";
 import { storeFile } from "../store.ts";
 

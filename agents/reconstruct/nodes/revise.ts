@@ -5,13 +5,14 @@
  * edit does not apply. One branch per Send; breadth k gives k samples.
  */
 import { toErrorRecord } from "../../../src/errors.ts";
-import { ASSET_PLACEHOLDER } from "../../../src/tasks/schema.ts";
-import { extractPageFromReply } from "../../single-pass/html-reply.ts";
+import { extractPageFromReply } from "../../../src/generation/page-from-reply.ts";
+import { addUsage, NO_USAGE } from "../../../src/models/index.ts";
+import { ASSET_PLACEHOLDER } from "../../../src/tasks/inputs.ts";
 import { applyEdits, parseEdits } from "../edits.ts";
 import { type DraftJob, DraftJobSchema } from "../jobs.ts";
 import { callWithPrompt, type PromptedReply } from "../model-call.ts";
 import { storePage, storePageFromReply, writeIterationPage } from "../pages.ts";
-import { type AgentConfig, type AgentContext, type AgentUpdate, addUsage, agentContextOf, type Draft, failedDraft, NO_USAGE } from "../state.ts";
+import { type AgentConfig, type AgentContext, type AgentUpdate, agentContextOf, type Draft, failedDraft } from "../state.ts";
 import { readStoredText } from "../store.ts";
 
 function ask(

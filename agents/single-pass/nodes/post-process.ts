@@ -1,12 +1,12 @@
 /**
- * post-process: the page inside the reply (see html-reply.ts). Under corrected, a reply
+ * post-process: the page inside the reply (see src/generation/page-from-reply.ts). Under corrected, a reply
  * with no HTML is not an exception here but a recorded failure, so the raw reply stays
  * in the result for whoever wants to see what the model said; under official it is
  * written as the page, as the harness does.
  */
 import { IwrError, toErrorRecord } from "../../../src/errors.ts";
+import { extractPageAsHarness, extractPageFromReply } from "../../../src/generation/page-from-reply.ts";
 import { profileRules } from "../../../src/protocol.ts";
-import { extractPageAsHarness, extractPageFromReply } from "../html-reply.ts";
 import { contextOf, type SinglePassConfig, type SinglePassUpdate, type SinglePassValues } from "../state.ts";
 
 export async function postProcess(state: SinglePassValues, config: SinglePassConfig): Promise<SinglePassUpdate> {

@@ -32,7 +32,7 @@ export function registerMutateCommand(program: Command): void {
       operatorList,
     )
     .action(async (options: MutateCliOptions) => {
-      const { runMutate } = await import("../../run/mutate.ts");
+      const { runMutate } = await import("../../calibration/mutate.ts");
       const written = await runMutate({
         dataPath: options.data,
         resultDir: options.result,

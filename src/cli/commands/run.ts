@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import { IwrError } from "../../errors.ts";
-import type { RunEvent } from "../../run/experiment/run.ts";
+import type { RunEvent } from "../../experiment/run.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger } from "../options.ts";
 
@@ -43,10 +43,10 @@ export function registerRunCommand(program: Command): void {
     .option("--json", "print progress events and the report summary as JSON lines on stdout")
     .action(async (configFile: string, options: RunCommandOptions) => {
       const [{ loadExperimentConfig }, { runExperiment }, { runExperimentOnQueue }, { parseShard }, { writeReport }, { terminalTable }] = await Promise.all([
-        import("../../run/experiment/config.ts"),
-        import("../../run/experiment/run.ts"),
-        import("../../run/queue/coordinator.ts"),
-        import("../../run/experiment/shard.ts"),
+        import("../../experiment/config.ts"),
+        import("../../experiment/run.ts"),
+        import("../../experiment/queue/coordinator.ts"),
+        import("../../experiment/shard.ts"),
         import("../../report/report.ts"),
         import("../../report/render.ts"),
       ]);
@@ -154,7 +154,7 @@ export function registerRunCommand(program: Command): void {
     .requiredOption("--out <dir>", "the merged run folder")
     .action(async (dirs: string[], options: { out: string }) => {
       const [{ mergeRuns }, { writeReport }, { terminalTable }] = await Promise.all([
-        import("../../run/experiment/merge.ts"),
+        import("../../experiment/merge.ts"),
         import("../../report/report.ts"),
         import("../../report/render.ts"),
       ]);

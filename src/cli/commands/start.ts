@@ -9,7 +9,7 @@ interface StartCommandOptions {
   judgeModel?: string;
 }
 
-/** `npm start`: the main job, configs/demo.yaml on the bundled tasks (see src/run/start.ts). */
+/** `npm start`: the main job, configs/demo.yaml on the bundled tasks (see src/cli/start.ts). */
 export function registerStartCommand(program: Command): void {
   program
     .command("start")
@@ -23,7 +23,7 @@ export function registerStartCommand(program: Command): void {
     .option("--base-url <url>", "OpenAI-compatible endpoint of that model (default: $IWR_BASE_URL, the preset's, or $OPENAI_BASE_URL)")
     .option("--judge-model <name>", "use the official (LLM) judge and grounding with this model (default: $IWR_JUDGE_MODEL; none = offline heuristics)")
     .action(async (options: StartCommandOptions) => {
-      const { runStart } = await import("../../run/start.ts");
+      const { runStart } = await import("../start.ts");
       process.exitCode = await runStart({
         config: options.config,
         ...(options.data ? { data: options.data } : {}),

@@ -9,7 +9,7 @@ interface WorkerCommandOptions {
   stallMs: number;
 }
 
-/** `iwr worker --queue <redis-url>`: takes the jobs `iwr run --queue` queues (src/run/queue). */
+/** `iwr worker --queue <redis-url>`: takes the jobs `iwr run --queue` queues (src/experiment/queue). */
 export function registerWorkerCommand(program: Command): void {
   program
     .command("worker")
@@ -21,7 +21,7 @@ export function registerWorkerCommand(program: Command): void {
     .option("--evaluate <n>", "evaluation jobs at once (each replays a page in its own browser context)", positiveInteger, 1)
     .option("--stall-ms <ms>", "how long a job stays locked to a silent worker before another takes it up (BullMQ lockDuration)", positiveInteger, 30_000)
     .action(async (options: WorkerCommandOptions) => {
-      const { QueueWorker } = await import("../../run/queue/worker.ts");
+      const { QueueWorker } = await import("../../experiment/queue/worker.ts");
       const worker = new QueueWorker({
         queueUrl: options.queue,
         generate: options.generate,

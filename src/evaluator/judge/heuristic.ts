@@ -26,8 +26,8 @@
 
 import { distance } from "fastest-levenshtein";
 import sharp from "sharp";
+import { readImageText } from "../../metrics/ocr.ts";
 import { type AssertionLiteral, assertionLiteralList, assertionLiterals, impliesChange, normalizeText } from "../../replay/grounding/description-text.ts";
-import { readImageText } from "../metrics/ocr.ts";
 import { changedRegions, pixelDiff, type Region } from "./pixel-diff.ts";
 import type { AssertionInput, AssertionJudge, AssertionVerdict, HeuristicEvidence } from "./types.ts";
 

@@ -6,8 +6,9 @@
  * client's own retries did not cure is tried again as a whole. When every attempt
  * fails, the verdict records the failure and every raw reply, and counts as "No".
  */
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { errorMessage, IwrError } from "../../errors.ts";
+import { userMessage } from "../../models/message.ts";
 import type { ModelClient } from "../../models/types.ts";
 import { loadPromptOverridable, renderFromAvailable } from "../../prompts/template.ts";
 import { parseJudgeReply, parseJudgeReplyAsHarness } from "./parse-reply.ts";
@@ -30,10 +31,6 @@ export type JudgeReplyParse = "iwr" | "harness";
 const FORMAT_REMINDER =
   'Your previous reply could not be read. Reply again with only the JSON object {"think": "...", "result": "Yes"} or {"think": "...", "result": "No"}.';
 
-function dataUrl(png: Buffer): string {
-  return `data:image/png;base64,${png.toString("base64")}`;
-}
-
 function slotSafe(text: string): string {
   return text.replace(/\{\{/g, "{ {").replace(/\}\}/g, "} }");
 }
@@ -52,13 +49,7 @@ export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
         action_description: slotSafe(input.actionDescription),
         assertion: slotSafe(input.assertion),
       });
-      const question = new HumanMessage({
-        content: [
-          { type: "text", text: rendered.text },
-          { type: "image_url", image_url: { url: dataUrl(input.before) } },
-          { type: "image_url", image_url: { url: dataUrl(input.after) } },
-        ],
-      });
+      const question = userMessage(rendered.text, [input.before, input.after]);
       const replies: string[] = [];
       const requestHashes: string[] = [];
       let messages: BaseMessage[] = [question];
@@ -74,7 +65,7 @@ export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
           const empty = error instanceof IwrError && error.code === "MODEL_REPLY";
           replies.push(empty ? "" : `(request failed) ${errorMessage(error)}`);
           failure = { kind: empty ? "empty" : "http", message: errorMessage(error) };
-          messages = empty ? [question, new HumanMessage(FORMAT_REMINDER)] : messages;
+          messages = empty ? [question, userMessage(FORMAT_REMINDER)] : messages;
           continue;
         }
         replies.push(text);
@@ -92,7 +83,7 @@ export function createLlmJudge(options: LlmJudgeOptions): AssertionJudge {
         failure = text.trim()
           ? { kind: "unparsable", message: `reply has no Yes/No result: '${text.trim().slice(0, 120)}'` }
           : { kind: "empty", message: "the judge replied with empty text" };
-        messages = [question, new AIMessage(text || "(empty)"), new HumanMessage(FORMAT_REMINDER)];
+        messages = [question, new AIMessage(text || "(empty)"), userMessage(FORMAT_REMINDER)];
       }
       return {
         result: "No",

@@ -6,9 +6,10 @@
  * same question. Press actions without a key get the key named by the model.
  * Temperature 0 comes from the model spec (its default).
  */
-import { HumanMessage } from "@langchain/core/messages";
+
 import { normalizeKey } from "../../browser/actions.ts";
 import { formatElementList } from "../../browser/element-index.ts";
+import { userMessage } from "../../models/message.ts";
 import type { ModelCallResult, ModelClient } from "../../models/types.ts";
 import { loadPromptOverridable, type Prompt, renderFromAvailable } from "../../prompts/template.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange, GroundingQuery, KeyAnswer } from "./types.ts";
@@ -132,21 +133,14 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
         elements: slotSafe(formatElementList(context.elements)),
       };
       const textPrompt = renderFromAvailable(prompts.text, { ...common, accessibility_tree: slotSafe(await context.accessibilityTree()) });
-      const textReply = await options.client.invoke([new HumanMessage(textPrompt.text)]);
+      const textReply = await options.client.invoke([userMessage(textPrompt.text)]);
       exchanges.push(exchange("text", textReply));
       const fromText = accept(parseReply(textReply.text, query.actionType), query, context);
       if (fromText) return { ...fromText, method: "text", exchanges };
 
       const screenshot = await context.highlightedScreenshot();
       const visionPrompt = renderFromAvailable(prompts.vision, common);
-      const visionReply = await visionClient.invoke([
-        new HumanMessage({
-          content: [
-            { type: "text", text: visionPrompt.text },
-            { type: "image_url", image_url: { url: `data:image/png;base64,${screenshot.toString("base64")}` } },
-          ],
-        }),
-      ]);
+      const visionReply = await visionClient.invoke([userMessage(visionPrompt.text, [screenshot])]);
       exchanges.push(exchange("vision", visionReply));
       const fromVision = accept(parseReply(visionReply.text, query.actionType), query, context);
       if (fromVision) return { ...fromVision, method: "vision", exchanges };
@@ -159,7 +153,7 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
     },
     async nameKey(description): Promise<KeyAnswer> {
       const rendered = renderFromAvailable(prompts.key, { description: slotSafe(description) });
-      const reply = await options.client.invoke([new HumanMessage(rendered.text)]);
+      const reply = await options.client.invoke([userMessage(rendered.text)]);
       const exchanges = [exchange("key", reply)];
       const answer =
         stripFences(reply.text)

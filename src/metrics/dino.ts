@@ -1,0 +1,136 @@
+/**
+ * §3.5 DINO: cosine similarity of the CLS token (last_hidden_state[:, 0, :]) of
+ * facebook/dinov2-base for two images, clipped to [0, 1].
+ *
+ * The model is an ONNX export in a local folder (config.json, preprocessor_config.json,
+ * onnx/model.onnx — the layout of the hub's ONNX exports), loaded by transformers.js
+ * with remote downloads switched off, once per process per folder. Preprocessing is
+ * ours (dino-preprocess.ts). Where the folder: `IWR_DINO_MODEL_DIR`, else
+ * `<transformers cache>/facebook/dinov2-base`, else `<transformers localModelPath>/facebook/dinov2-base`.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { AutoModel, env, type PreTrainedModel, Tensor } from "@huggingface/transformers";
+import { errorMessage, IwrError } from "../errors.ts";
+import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
+import { type DinoPreprocessing, preprocessForDino, readDinoPreprocessing } from "./dino-preprocess.ts";
+
+const EMBEDDING_CACHE_ENTRIES = 4096;
+
+export interface DinoModel {
+  /** The folder the model was loaded from. */
+  readonly modelDir: string;
+  readonly preprocessing: DinoPreprocessing;
+  /** The CLS embedding of an image. */
+  embed(image: Buffer): Promise<Float32Array>;
+}
+
+export type DinoLocation = { found: true; modelDir: string } | { found: false; reason: string };
+
+function hasModelFiles(dir: string): boolean {
+  return fs.existsSync(path.join(dir, "config.json")) && fs.existsSync(path.join(dir, EVALUATOR_SETTINGS.dino.onnxFile));
+}
+
+/** Where the DINO model folder is, or why there is none. Never downloads anything. */
+export function locateDinoModel(environment: NodeJS.ProcessEnv = process.env): DinoLocation {
+  const settings = EVALUATOR_SETTINGS.dino;
+  const explicit = environment[settings.modelDirEnv];
+  if (explicit) {
+    if (hasModelFiles(explicit)) return { found: true, modelDir: path.resolve(explicit) };
+    return { found: false, reason: `${settings.modelDirEnv}=${explicit} does not hold config.json and ${settings.onnxFile}` };
+  }
+  const candidates = [env.cacheDir, env.localModelPath]
+    .filter((root): root is string => typeof root === "string" && root.length > 0)
+    .map((root) => path.join(root, settings.modelId));
+  const hit = candidates.find(hasModelFiles);
+  if (hit) return { found: true, modelDir: path.resolve(hit) };
+  return {
+    found: false,
+    reason: `no ${settings.modelId} ONNX model: set ${settings.modelDirEnv} to a folder with config.json and ${settings.onnxFile} (looked in ${candidates.join(", ")})`,
+  };
+}
+
+function l2(vector: Float32Array): number {
+  let sum = 0;
+  for (const value of vector) sum += value * value;
+  return Math.sqrt(sum);
+}
+
+/** Cosine similarity clipped to [0, 1]. A zero-length vector gives 0 (numpy would give nan). */
+export function clippedCosine(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) throw new IwrError("EVALUATOR", `DINO embeddings differ in length (${a.length} vs ${b.length})`);
+  let dot = 0;
+  for (let i = 0; i < a.length; i += 1) dot += (a[i] ?? 0) * (b[i] ?? 0);
+  const norms = l2(a) * l2(b);
+  if (norms === 0 || !Number.isFinite(norms)) return 0;
+  return Math.max(0, Math.min(1, dot / norms));
+}
+
+async function loadModel(modelDir: string): Promise<DinoModel> {
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  const preprocessing = readDinoPreprocessing(modelDir);
+  let model: PreTrainedModel;
+  try {
+    model = await AutoModel.from_pretrained(modelDir, { dtype: "fp32", device: "cpu", local_files_only: true });
+  } catch (error) {
+    throw new IwrError("SETUP_MISSING", `DINO model in ${modelDir} could not be loaded: ${errorMessage(error)}`, { modelDir }, { cause: error });
+  }
+  const shape = [1, 3, preprocessing.cropHeight, preprocessing.cropWidth];
+  // Reference checkpoints are compared again and again: embed each distinct image once.
+  const embeddings = new Map<string, Promise<Float32Array>>();
+  const embedOnce = async (image: Buffer): Promise<Float32Array> => {
+    const pixels = await preprocessForDino(image, preprocessing);
+    const outputs: unknown = await model({ pixel_values: new Tensor("float32", pixels, shape) });
+    const hidden = outputs && typeof outputs === "object" && "last_hidden_state" in outputs ? outputs.last_hidden_state : undefined;
+    if (!(hidden instanceof Tensor) || hidden.dims.length !== 3 || !(hidden.data instanceof Float32Array)) {
+      throw new IwrError("EVALUATOR", `DINO model in ${modelDir} did not return a float32 last_hidden_state [1, N, D]`);
+    }
+    const width = hidden.dims[2] ?? 0;
+    // Position 0 of the sequence is the CLS token.
+    return hidden.data.slice(0, width);
+  };
+  return {
+    modelDir,
+    preprocessing,
+    embed(image) {
+      const key = createHash("sha256").update(image).digest("hex");
+      let embedding = embeddings.get(key);
+      if (!embedding) {
+        embedding = embedOnce(image);
+        embeddings.set(key, embedding);
+        embedding.catch(() => embeddings.delete(key));
+        if (embeddings.size > EMBEDDING_CACHE_ENTRIES) {
+          const oldest = embeddings.keys().next().value;
+          if (oldest !== undefined) embeddings.delete(oldest);
+        }
+      }
+      return embedding;
+    },
+  };
+}
+
+const loaded = new Map<string, Promise<DinoModel>>();
+
+/** The DINO model of a folder, loaded once per process (a failed load is retried on the next call). */
+export function loadDinoModel(modelDir: string): Promise<DinoModel> {
+  const key = path.resolve(modelDir);
+  let model = loaded.get(key);
+  if (!model) {
+    model = loadModel(key);
+    loaded.set(key, model);
+    model.catch(() => loaded.delete(key));
+  }
+  return model;
+}
+
+/** Drops loaded models (their ONNX sessions are released with them). */
+export function unloadDinoModels(): void {
+  loaded.clear();
+}
+
+export async function dinoSimilarity(model: DinoModel, reference: Buffer, candidate: Buffer): Promise<number> {
+  const [a, b] = await Promise.all([model.embed(reference), model.embed(candidate)]);
+  return clippedCosine(a, b);
+}
