@@ -11,7 +11,7 @@
  * it runs sandboxed like every candidate. agents/assets-baseline is an example.
  */
 import type { ModelClient } from "../src/models/index.ts";
-import { type TaskInputs } from "../src/tasks/inputs.ts";
+import type { TaskInputs } from "../src/tasks/inputs.ts";
 
 export interface GeneratorContext {
   /** The arm's model client, when the arm names a model (cache, retries and usage included). */

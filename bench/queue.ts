@@ -63,9 +63,16 @@ const cells = ids.length * 3;
 function iwr(args: string[], env: NodeJS.ProcessEnv): { exited: Promise<number | null>; stop: () => void } {
   const child = spawn(process.execPath, ["bin/iwr.js", "--quiet", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
   let errors = "";
-  child.stderr!.on("data", (chunk: Buffer) => void (errors = (errors + chunk.toString()).slice(-4000)));
+  child.stderr!.on("data", (chunk: Buffer) => {
+    errors = (errors + chunk.toString()).slice(-4000);
+  });
   return {
-    exited: new Promise((resolve) => child.on("exit", (code) => (code !== 0 && code !== null && console.error(errors), resolve(code)))),
+    exited: new Promise((resolve) =>
+      child.on("exit", (code) => {
+        if (code !== 0 && code !== null) console.error(errors);
+        resolve(code);
+      }),
+    ),
     stop: () => child.kill("SIGTERM"),
   };
 }

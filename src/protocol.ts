@@ -28,8 +28,6 @@ export const PROTOCOL = Object.freeze({
   mllmRubric: Object.freeze({ layout: 10, elements: 15, contentAndText: 40, style: 15, overall: 20 }),
 });
 
-export type ProtocolSettings = typeof PROTOCOL;
-
 /**
  * The largest viewport side we open a page at (Chromium's own limits and memory make
  * anything larger impractical). One limit, read by the task validator and the page

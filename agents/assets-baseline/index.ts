@@ -1,4 +1,4 @@
-import { type TaskInputs } from "../../src/tasks/inputs.ts";
+import type { TaskInputs } from "../../src/tasks/inputs.ts";
 import type { GeneratorContext } from "../module-contract.ts";
 
 const IMAGE = /\.(png|jpe?g|gif|webp|svg|avif)$/i;

@@ -40,5 +40,4 @@ export function buildCellGraph() {
     .compile({ name: "experiment-cell" });
 }
 
-export type CellGraph = ReturnType<typeof buildCellGraph>;
 export type { CellValues, CellWork } from "./state.ts";

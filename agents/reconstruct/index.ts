@@ -15,12 +15,12 @@ import { agentFiles } from "../../src/results/layout.ts";
 import { stateInputs, type TaskInputs } from "../../src/tasks/inputs.ts";
 import { buildReconstructionGraph } from "./graph.ts";
 import { type AgentSettingsInput, AgentSettingsSchema, recursionLimitFor, settingsHash } from "./settings.ts";
-import { type AgentContext, type AgentProgressEvent, type AgentValues } from "./state.ts";
+import type { AgentContext, AgentProgressEvent, AgentValues } from "./state.ts";
 
-export { buildReconstructionGraph, GRAPH_NAME, graphAsText } from "./graph.ts";
+export { graphAsText } from "./graph.ts";
 export { writePageTo } from "./pages.ts";
-export { type AgentSettings, type AgentSettingsInput, AgentSettingsSchema, recursionLimitFor, settingsHash } from "./settings.ts";
-export type { AgentContext, AgentProgressEvent, AgentValues, Draft, StopReason } from "./state.ts";
+export { type AgentSettings, type AgentSettingsInput, AgentSettingsSchema, settingsHash } from "./settings.ts";
+export type { AgentContext, AgentProgressEvent, AgentValues } from "./state.ts";
 export { totalUsage } from "./state.ts";
 
 export interface AgentRunOptions {

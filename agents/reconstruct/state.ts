@@ -24,7 +24,6 @@ export const StoredFileSchema = z.object({ path: z.string(), sha256: z.string().
 export type StoredFile = z.infer<typeof StoredFileSchema>;
 
 export const FrameRefSchema = StoredFileSchema.extend({ timeSec: z.number().nonnegative() });
-export type FrameRef = z.infer<typeof FrameRefSchema>;
 
 /** An action to replay, as the self-check takes it. */
 export const AgentActionSchema = z.object({

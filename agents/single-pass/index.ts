@@ -12,11 +12,9 @@ import { stateInputs, type TaskInputs, TaskInputsSchema } from "../../src/tasks/
 import { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
 import { prepareInputs } from "./nodes/prepare-inputs.ts";
 import { singlePassMessage } from "./request.ts";
-import { type SinglePassContext, type SinglePassValues } from "./state.ts";
+import type { SinglePassContext, SinglePassValues } from "./state.ts";
 
-export { assetsBasePath, extractPageFromReply } from "../../src/generation/page-from-reply.ts";
-export { buildSinglePassGraph, type SinglePassGraph } from "./graph.ts";
-export type { ImageCounts, ModelReply, PreparedImage, SinglePassContext, SinglePassValues } from "./state.ts";
+export type { SinglePassContext, SinglePassValues } from "./state.ts";
 
 export interface SinglePassOutcome {
   /** The last state the graph reached: complete on success, partial after an error. */

@@ -30,7 +30,6 @@ export const ImageCountsSchema = z.object({
   /** Frames the caps left out (they are thinned evenly, see selectImages). */
   framesDropped: z.number().int().nonnegative(),
 });
-export type ImageCounts = z.infer<typeof ImageCountsSchema>;
 
 export const RenderedPromptSchema = z.object({ name: z.string(), text: z.string(), hash: z.string() });
 
@@ -42,7 +41,6 @@ export const ModelReplySchema = z.object({
   cacheHit: z.boolean(),
   requestHash: z.string(),
 });
-export type ModelReply = z.infer<typeof ModelReplySchema>;
 
 export const SinglePassState = new StateSchema({
   inputs: TaskInputsSchema,

@@ -11,7 +11,7 @@ import type { Page } from "playwright";
 import { collectInPage, type InteractiveElement } from "./element-collector.ts";
 import { evaluateInPage, pageFunction } from "./page-scripts.ts";
 
-export type { ElementBox, InteractiveElement } from "./element-collector.ts";
+export type { InteractiveElement } from "./element-collector.ts";
 
 /** Attribute that carries an element's number between indexing and acting. */
 export const INDEX_ATTRIBUTE = "data-iwr-idx";

@@ -7,13 +7,13 @@
  * did is kept as incidents; the next task gets a working browser either way.
  */
 import type { Browser, BrowserContext, Page } from "playwright";
-import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
+import { IwrError, toErrorRecord } from "../errors.ts";
 import { MAX_VIEWPORT_SIDE, PROTOCOL } from "../protocol.ts";
 import { settleWithin } from "./deadline.ts";
 import { type Determinism, installDeterminism } from "./determinism.ts";
 import { readTargetIds, saveTrace } from "./host-support.ts";
-import { HostedPage, type HostLimits, type HostTimeouts, type PageMemoryRecord, type SandboxedPage } from "./hosted-page.ts";
-import { IncidentLog, type PageIncident, type PageIncidentKind } from "./incidents.ts";
+import { HostedPage, type HostLimits, type HostTimeouts, type SandboxedPage } from "./hosted-page.ts";
+import { IncidentLog } from "./incidents.ts";
 import { closeSharedBrowser, type Scrollbars, sharedBrowser } from "./launch.ts";
 import { canWatchRendererMemory, defaultPageMemoryLimitMiB, rendererPids as rendererPids_ } from "./renderer-memory.ts";
 import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";

@@ -51,7 +51,7 @@ function replaceWebRtcConstructors({ binding, names }: { binding: string; names:
   const captured = scope[binding];
   for (const name of names) {
     if (!(name in scope)) continue;
-    const blocked = function (): never {
+    const blocked = (): never => {
       const report = typeof captured === "function" ? captured : scope[binding];
       if (typeof report === "function") Promise.resolve(report(name)).catch(() => undefined);
       throw new DOMException(`${name} is disabled in the iwr sandbox`, "NotAllowedError");

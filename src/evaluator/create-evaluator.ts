@@ -4,7 +4,7 @@ import { ocrPoolSizeFor, setOcrPoolSize } from "../metrics/ocr.ts";
 import { createModelClient, loadModelSpec, type ModelClient, type ModelSpec, openResponseCache, preflightModel } from "../models/index.ts";
 import { type ProtocolProfile, profileRules } from "../protocol.ts";
 import { createGrounder, type GrounderKind } from "../replay/grounding/index.ts";
-import { type Evaluator } from "./evaluate-task.ts";
+import type { Evaluator } from "./evaluate-task.ts";
 import { createAssertionJudge, type JudgeKind } from "./judge/index.ts";
 import { createClientJudge } from "./mllm-judge-client.ts";
 import { createPageSlots } from "./task-pipeline.ts";

@@ -8,7 +8,7 @@ import { type ErrorRecord, errorMessage, toErrorRecord } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
-import { type ProtocolProfile } from "../protocol.ts";
+import type { ProtocolProfile } from "../protocol.ts";
 import { candidateDirFor, candidateFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { sameInputs } from "./eval-keys.ts";

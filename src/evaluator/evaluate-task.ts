@@ -203,7 +203,7 @@ function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position
       .then((png) => readImageText(png, { reference: true }))
       .catch(() => undefined);
   };
-  return { at, rest: () => checkpointPaths.forEach((_, position) => at(position)) };
+  return { at, rest: () => checkpointPaths.forEach((_, position) => void at(position)) };
 }
 
 async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayDeterminism): Promise<ReplayedAndJudged> {

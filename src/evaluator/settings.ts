@@ -4,6 +4,7 @@
  * evaluator needs (metric engines, the judge's score pattern, pairing modes, edge-case
  * choices) lives here, named after what it stands for.
  */
+import { METRIC_SETTINGS } from "../metrics/settings.ts";
 import { PROTOCOL } from "../protocol.ts";
 
 export const PAIRING_MODES = ["official", "aligned"] as const;
@@ -12,60 +13,10 @@ export type PairingMode = (typeof PAIRING_MODES)[number];
 export const EVALUATOR_SETTINGS = Object.freeze({
   protocol: PROTOCOL,
 
-  /** §3.5 OCR. The benchmark uses easyocr (English); our default engine is Tesseract (see ocr.ts). */
-  ocr: Object.freeze({
-    engine: "tesseract.js",
-    language: "eng",
-    /** The trained-data flavour shipped by @tesseract.js-data/eng that we load offline. */
-    trainedData: "4.0.0_best_int",
-    /** Page segmentation mode 3 (automatic) reads light-on-dark text; other modes miss it. */
-    pageSegMode: "3",
-    /** Screen resolution assumed for every screenshot (they carry no trustworthy DPI). */
-    dpi: "96",
-    /** Texts read from images are cached by content hash; bounded so a long run cannot grow without limit. */
-    textCacheEntries: 4096,
-  }),
-
-  /** §3.5 DINO: CLS-token cosine of facebook/dinov2-base, clipped to [0, 1]. */
-  dino: Object.freeze({
-    modelId: "facebook/dinov2-base",
-    metricName: "dinov2-base-cls-cosine",
-    /** Environment variable naming a local model folder (config.json, preprocessor_config.json, onnx/model.onnx). */
-    modelDirEnv: "IWR_DINO_MODEL_DIR",
-    /** The ONNX file inside the model folder that transformers.js loads for dtype fp32. */
-    onnxFile: "onnx/model.onnx",
-    /**
-     * dinov2-base's preprocessor_config.json (BitImageProcessor). Used for any key the
-     * local folder's own preprocessor_config.json does not set.
-     */
-    preprocessorDefaults: Object.freeze({
-      shortestEdge: 256,
-      cropHeight: 224,
-      cropWidth: 224,
-      /** PIL resample 3 = bicubic. */
-      resample: 3,
-      rescaleFactor: 1 / 255,
-      imageMean: Object.freeze([0.485, 0.456, 0.406]),
-      imageStd: Object.freeze([0.229, 0.224, 0.225]),
-    }),
-  }),
-
-  /**
-   * Used in place of DINO when the model folder is absent, and labelled in every result
-   * and table: mean SSIM (Wang et al. 2004) of the two screenshots in grey at 256×256,
-   * over 8×8 windows every 4 pixels, clipped to [0, 1]. Like DINO's CLS token it rewards
-   * the same layout and structure and is 1 for identical images; unlike DINO it does not
-   * see colour, and it is not comparable with published DINO numbers.
-   */
-  visualFallback: Object.freeze({
-    metricName: "ssim-gray-256",
-    side: 256,
-    window: 8,
-    step: 4,
-    /** SSIM stabilisers C1 = (0.01·255)², C2 = (0.03·255)². */
-    k1: 0.01,
-    k2: 0.03,
-  }),
+  /** §3.5 OCR, DINO and DINO's labelled fallback: the shared engines' settings (src/metrics/settings.ts). */
+  ocr: METRIC_SETTINGS.ocr,
+  dino: METRIC_SETTINGS.dino,
+  visualFallback: METRIC_SETTINGS.visualFallback,
 
   /** §3.5 MLLM judge. */
   mllm: Object.freeze({
@@ -107,5 +58,3 @@ export const EVALUATOR_SETTINGS = Object.freeze({
     avgRowLabel: "avg",
   }),
 });
-
-export type EvaluatorSettings = typeof EVALUATOR_SETTINGS;

@@ -19,7 +19,7 @@ import { createVisualMetric, type VisualMetric } from "../metrics/visual.ts";
 import type { EvalSettings } from "./eval-record.ts";
 import { createOfflineProxyJudge, type MllmJudge } from "./mllm-judge.ts";
 import type { VisualPair } from "./pairing.ts";
-import { type VisualStep } from "./visual-step.ts";
+import type { VisualStep } from "./visual-step.ts";
 
 export interface VisualScorers {
   readonly ocr: OcrEngineInfo;

@@ -5,7 +5,11 @@
  */
 import type { CellRecord } from "../results/cell-record.ts";
 import { type ExperimentPlan, finishedRecord } from "./plan.ts";
-import type { RunEvent } from "./run.ts";
+
+/** What a run tells its listener: its start, then each cell as its record is written. */
+export type RunEvent =
+  | { type: "start"; cells: number; pending: number; runDir: string }
+  | { type: "cell"; record: CellRecord; done: number; pending: number; failed: number; costUsd: number; tokens: number; elapsedMs: number };
 
 export class CellTally {
   /** Every record known: the finished ones found at the start, then each one noted. */

@@ -143,7 +143,6 @@ export const ExperimentConfigSchema = z.strictObject({
   selfCheck: z.enum(["off", "given"]).default("off"),
   arms: z.array(ArmSchema).min(1),
 });
-export type ExperimentConfigInput = z.input<typeof ExperimentConfigSchema>;
 
 export type ArmKind =
   | { type: "single-pass" | "agent" | "reference" | "blank" }

@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { GeneratorContext, GeneratorReply, PageGenerator } from "../../agents/module-contract.ts";
 import { errorMessage, IwrError } from "../errors.ts";
-import { type TaskInputs } from "../tasks/inputs.ts";
+import type { TaskInputs } from "../tasks/inputs.ts";
 
 interface InvokableGraph {
   invoke(input: { inputs: TaskInputs }, config: { context: GeneratorContext; signal: AbortSignal }): Promise<unknown>;

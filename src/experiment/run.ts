@@ -22,14 +22,12 @@ import { redactString } from "../log/redact.ts";
 import type { CellOutcome, CellRecord } from "../results/cell-record.ts";
 import type { RunFiles } from "../results/layout.ts";
 import { openCellRunner } from "./cell-runner.ts";
-import { CellTally } from "./cell-tally.ts";
+import { CellTally, type RunEvent } from "./cell-tally.ts";
 import { type ExperimentConfig, isLocalArm } from "./config.ts";
 import { type ExperimentPlan, planExperiment, preflightModels, writeRunRecord } from "./plan.ts";
 import { type ShardSpec, shareOf } from "./shard.ts";
 
-export type RunEvent =
-  | { type: "start"; cells: number; pending: number; runDir: string }
-  | { type: "cell"; record: CellRecord; done: number; pending: number; failed: number; costUsd: number; tokens: number; elapsedMs: number };
+export type { RunEvent } from "./cell-tally.ts";
 
 export interface RunExperimentOptions {
   /** Run failed cells again (default: a failed cell is finished, its error kept). */

@@ -19,7 +19,7 @@ export function folderNameProblem(name: string): string | undefined {
   if (name.trim() === "") return "it is empty";
   if (name === "." || name === "..") return `'${name}' names a folder itself, not one inside it`;
   if (name.includes("/") || name.includes("\\")) return "it contains a path separator ('/' or '\\')";
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
   if (/[\u0000-\u001f\u007f]/.test(name)) return "it contains a NUL or another control character";
   if (name.startsWith(".")) return "it starts with '.' (hidden names are reserved for temporary files)";
   if (Buffer.byteLength(name, "utf8") > MAX_NAME_BYTES) return `it is longer than ${MAX_NAME_BYTES} bytes`;

@@ -11,7 +11,7 @@ import { sampleFrames } from "../media/frames.ts";
 import { frameBudget, resizeToMaxSide, selectImages } from "../media/images.ts";
 import type { ModelSpec } from "../models/index.ts";
 import { type ProtocolProfile, profileRules } from "../protocol.ts";
-import { type TaskInputs } from "../tasks/inputs.ts";
+import type { TaskInputs } from "../tasks/inputs.ts";
 
 async function readSheet(file: string, maxSide: number | undefined): Promise<Buffer> {
   let png: Buffer;

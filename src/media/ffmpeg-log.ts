@@ -70,7 +70,10 @@ export class FfmpegLog {
     const parsed = LEVEL.exec(line);
     // A line without a level (an ffmpeg built without that flag) is treated as an error line, so nothing is lost.
     const [level, text] = parsed ? [parsed[1]!, parsed[2]!] : ["error", line];
-    if (level === "info") return this.readInfo(text);
+    if (level === "info") {
+      this.readInfo(text);
+      return;
+    }
     if (level === "panic" || level === "fatal" || level === "error") this.keepError(line.replace(/\[(panic|fatal|error)\] /, ""));
   }
 

@@ -29,12 +29,6 @@ export interface VideoInfo {
   rotation?: number;
 }
 
-/** The picture's size as shown: a video turned by 90° or 270° shows its stored size swapped (ffmpeg turns its frames so). */
-export function displayedSize(video: Pick<VideoInfo, "width" | "height" | "rotation">): { width: number; height: number } {
-  const quarterTurn = Math.abs(Math.round(video.rotation ?? 0)) % 180 === 90;
-  return quarterTurn ? { width: video.height, height: video.width } : { width: video.width, height: video.height };
-}
-
 export interface ProbeOptions {
   /** ffprobe to use; `null` forces the `ffmpeg -i` fallback. Default: findFfprobe(). */
   ffprobePath?: string | null;

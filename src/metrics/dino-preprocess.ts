@@ -14,7 +14,7 @@ import path from "node:path";
 import sharp from "sharp";
 import { z } from "zod";
 import { IwrError } from "../errors.ts";
-import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
+import { METRIC_SETTINGS } from "./settings.ts";
 
 export interface DinoPreprocessing {
   shortestEdge: number;
@@ -42,7 +42,7 @@ const PreprocessorConfigSchema = z.looseObject({
 });
 
 function defaults(): DinoPreprocessing {
-  const d = EVALUATOR_SETTINGS.dino.preprocessorDefaults;
+  const d = METRIC_SETTINGS.dino.preprocessorDefaults;
   return {
     shortestEdge: d.shortestEdge,
     cropHeight: d.cropHeight,
@@ -79,7 +79,7 @@ export function readDinoPreprocessing(modelDir: string): DinoPreprocessing {
     config.do_center_crop === false && "do_center_crop=false",
     config.do_rescale === false && "do_rescale=false",
     config.do_normalize === false && "do_normalize=false",
-    config.resample !== undefined && config.resample !== EVALUATOR_SETTINGS.dino.preprocessorDefaults.resample && `resample=${config.resample}`,
+    config.resample !== undefined && config.resample !== METRIC_SETTINGS.dino.preprocessorDefaults.resample && `resample=${config.resample}`,
   ].filter((entry): entry is string => typeof entry === "string");
   if (unsupported.length > 0) {
     throw new IwrError(

@@ -13,8 +13,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { AutoModel, env, type PreTrainedModel, Tensor } from "@huggingface/transformers";
 import { errorMessage, IwrError } from "../errors.ts";
-import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import { type DinoPreprocessing, preprocessForDino, readDinoPreprocessing } from "./dino-preprocess.ts";
+import { METRIC_SETTINGS } from "./settings.ts";
 
 const EMBEDDING_CACHE_ENTRIES = 4096;
 
@@ -29,12 +29,12 @@ export interface DinoModel {
 export type DinoLocation = { found: true; modelDir: string } | { found: false; reason: string };
 
 function hasModelFiles(dir: string): boolean {
-  return fs.existsSync(path.join(dir, "config.json")) && fs.existsSync(path.join(dir, EVALUATOR_SETTINGS.dino.onnxFile));
+  return fs.existsSync(path.join(dir, "config.json")) && fs.existsSync(path.join(dir, METRIC_SETTINGS.dino.onnxFile));
 }
 
 /** Where the DINO model folder is, or why there is none. Never downloads anything. */
 export function locateDinoModel(environment: NodeJS.ProcessEnv = process.env): DinoLocation {
-  const settings = EVALUATOR_SETTINGS.dino;
+  const settings = METRIC_SETTINGS.dino;
   const explicit = environment[settings.modelDirEnv];
   if (explicit) {
     if (hasModelFiles(explicit)) return { found: true, modelDir: path.resolve(explicit) };

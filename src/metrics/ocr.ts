@@ -23,11 +23,11 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
+import { createWorker, OEM, type PSM, type Worker } from "tesseract.js";
 import { errorMessage, IwrError } from "../errors.ts";
-import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import { log } from "../log/logger.ts";
 import { defaultReferenceTextDir, openReferenceTextStore, type ReferenceTextStore } from "./reference-text-store.ts";
+import { METRIC_SETTINGS } from "./settings.ts";
 import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
 
 export interface OcrEngineInfo {
@@ -93,7 +93,7 @@ function packageVersion(name: string): string {
 /** Tesseract's English data folder inside @tesseract.js-data/eng, read offline. */
 function tesseractLangPath(): string {
   const packageDir = path.dirname(require.resolve("@tesseract.js-data/eng/package.json"));
-  return path.join(packageDir, EVALUATOR_SETTINGS.ocr.trainedData);
+  return path.join(packageDir, METRIC_SETTINGS.ocr.trainedData);
 }
 
 /**
@@ -102,10 +102,10 @@ function tesseractLangPath(): string {
  * small crop, where mode 3 sees a lone digit or word as noise and reads nothing.
  */
 export type OcrLayout = "page" | "block";
-const PAGE_SEG_MODES: Record<OcrLayout, string> = { page: EVALUATOR_SETTINGS.ocr.pageSegMode, block: "6" };
+const PAGE_SEG_MODES: Record<OcrLayout, string> = { page: METRIC_SETTINGS.ocr.pageSegMode, block: "6" };
 
 async function startTesseractWorker(layout: OcrLayout): Promise<Worker> {
-  const settings = EVALUATOR_SETTINGS.ocr;
+  const settings = METRIC_SETTINGS.ocr;
   const worker = await createWorker(settings.language, OEM.LSTM_ONLY, {
     langPath: tesseractLangPath(),
     cacheMethod: "none",
@@ -153,7 +153,7 @@ class WorkerPool {
 }
 
 async function startTesseract(size: number, layout: OcrLayout): Promise<OcrEngine> {
-  const settings = EVALUATOR_SETTINGS.ocr;
+  const settings = METRIC_SETTINGS.ocr;
   const starting = Array.from({ length: size }, () => startTesseractWorker(layout));
   const started = await Promise.allSettled(starting);
   const workers = started.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
@@ -286,7 +286,7 @@ export async function readImageText(png: Buffer, options: ReadTextOptions = {}):
     : engine.readSegments(png).then(joinOcrSegments);
   textCache.set(key, reading);
   reading.catch(() => textCache.delete(key));
-  if (textCache.size > EVALUATOR_SETTINGS.ocr.textCacheEntries) {
+  if (textCache.size > METRIC_SETTINGS.ocr.textCacheEntries) {
     const oldest = textCache.keys().next().value;
     if (oldest !== undefined) textCache.delete(oldest);
   }

@@ -1,11 +1,11 @@
 /**
  * The named fallback for DINO when its model is absent: "ssim-gray-256" (see
- * EVALUATOR_SETTINGS.visualFallback for why this one). Both images are turned grey and
+ * METRIC_SETTINGS.visualFallback for why this one). Both images are turned grey and
  * resized to 256×256 (screenshots share the task's resolution, so no aspect is lost
  * between the two), then SSIM is averaged over 8×8 windows placed every 4 pixels.
  */
 import sharp from "sharp";
-import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
+import { METRIC_SETTINGS } from "./settings.ts";
 
 export async function greyPixels(image: Buffer, side: number): Promise<Uint8Array> {
   const { data } = await sharp(image)
@@ -19,7 +19,7 @@ export async function greyPixels(image: Buffer, side: number): Promise<Uint8Arra
 
 /** Mean SSIM of two equally sized grey images (row-major, `side` × `side`), clipped to [0, 1]. */
 export function meanSsim(a: Uint8Array, b: Uint8Array, side: number): number {
-  const { window, step, k1, k2 } = EVALUATOR_SETTINGS.visualFallback;
+  const { window, step, k1, k2 } = METRIC_SETTINGS.visualFallback;
   const c1 = (k1 * 255) ** 2;
   const c2 = (k2 * 255) ** 2;
   const count = window * window;
@@ -57,7 +57,7 @@ export function meanSsim(a: Uint8Array, b: Uint8Array, side: number): number {
 }
 
 export async function ssimSimilarity(reference: Buffer, candidate: Buffer): Promise<number> {
-  const side = EVALUATOR_SETTINGS.visualFallback.side;
+  const side = METRIC_SETTINGS.visualFallback.side;
   const [a, b] = await Promise.all([greyPixels(reference, side), greyPixels(candidate, side)]);
   return meanSsim(a, b, side);
 }

@@ -4,8 +4,8 @@
  * is part of the result so no table mixes the two unknowingly.
  */
 import { IwrError } from "../errors.ts";
-import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import { clippedCosine, type DinoLocation, dinoSimilarity, loadDinoModel, locateDinoModel } from "./dino.ts";
+import { METRIC_SETTINGS } from "./settings.ts";
 import { greyPixels, meanSsim, ssimSimilarity } from "./ssim.ts";
 
 export interface VisualMetricInfo {
@@ -40,7 +40,7 @@ export async function createVisualMetric(options: { location?: DinoLocation } = 
   if (location.found) {
     const model = await loadDinoModel(location.modelDir);
     return {
-      info: { name: EVALUATOR_SETTINGS.dino.metricName, dino: { status: "available", modelId: EVALUATOR_SETTINGS.dino.modelId, modelDir: location.modelDir } },
+      info: { name: METRIC_SETTINGS.dino.metricName, dino: { status: "available", modelId: METRIC_SETTINGS.dino.modelId, modelDir: location.modelDir } },
       similarity: (reference, candidate) => dinoSimilarity(model, reference, candidate),
       features: (image) => model.embed(image),
       compare: (a, b) => {
@@ -50,9 +50,9 @@ export async function createVisualMetric(options: { location?: DinoLocation } = 
       },
     };
   }
-  const side = EVALUATOR_SETTINGS.visualFallback.side;
+  const side = METRIC_SETTINGS.visualFallback.side;
   return {
-    info: { name: EVALUATOR_SETTINGS.visualFallback.metricName, dino: { status: "unavailable", reason: location.reason } },
+    info: { name: METRIC_SETTINGS.visualFallback.metricName, dino: { status: "unavailable", reason: location.reason } },
     similarity: ssimSimilarity,
     features: (image) => greyPixels(image, side),
     compare: (a, b) => {

@@ -205,7 +205,7 @@ function inputGuard(config: { mode: "freeze" | "lively" | "wrong-state"; allowed
     }).observe(document.documentElement, { subtree: true, childList: true, characterData: true });
     for (const type of ["click", "keyup", "input", "change"]) {
       document.addEventListener(type, (event) => {
-        if (event.isTrusted) [0, 60, 250].forEach((ms) => setTimeout(falsifyValues, ms));
+        if (event.isTrusted) for (const ms of [0, 60, 250]) setTimeout(falsifyValues, ms);
       });
     }
   };

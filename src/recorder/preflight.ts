@@ -11,7 +11,7 @@
 import type { Determinism } from "../browser/determinism.ts";
 import { IwrError } from "../errors.ts";
 import { PROTOCOL } from "../protocol.ts";
-import { type Resolution } from "../tasks/inputs.ts";
+import type { Resolution } from "../tasks/inputs.ts";
 import { DisplayedImages } from "./displayed-images.ts";
 import { newRecordingContext, openEntry } from "./session.ts";
 import { SiteCapture } from "./site-capture.ts";

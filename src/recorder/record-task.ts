@@ -184,7 +184,7 @@ function installTask(workDir: string, targetDir: string, jsonl: string, line: Ta
 async function writeSheets(assets: readonly ContactSheetAsset[], dir: string): Promise<number> {
   const sheets = await buildContactSheets(assets);
   fs.mkdirSync(dir, { recursive: true });
-  sheets.forEach((png, index) => fs.writeFileSync(path.join(dir, `stitched_image_${index + 1}.png`), png));
+  for (const [index, png] of sheets.entries()) fs.writeFileSync(path.join(dir, `stitched_image_${index + 1}.png`), png);
   return sheets.length;
 }
 

@@ -13,7 +13,7 @@ import { IwrError } from "../errors.ts";
 import { assetsBasePath, extractPageFromReply } from "../generation/page-from-reply.ts";
 import { PROTOCOL } from "../protocol.ts";
 import { candidateMounts } from "../replay/candidate-serving.ts";
-import { type Resolution } from "../tasks/inputs.ts";
+import type { Resolution } from "../tasks/inputs.ts";
 import { type BlockedRequests, newRecordingContext, openEntry } from "./session.ts";
 import { SiteCapture } from "./site-capture.ts";
 

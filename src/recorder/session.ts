@@ -14,7 +14,7 @@ import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { encodeFramesToMp4 } from "../media/encode.ts";
 import { PROTOCOL } from "../protocol.ts";
-import { type Resolution } from "../tasks/inputs.ts";
+import type { Resolution } from "../tasks/inputs.ts";
 import { AssetCollector, type RecordedAsset } from "./assets.ts";
 import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";
 import { DisplayedImages } from "./displayed-images.ts";

@@ -31,7 +31,7 @@ import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { PROFILE_RULES, PROTOCOL, type ProfileRules } from "../protocol.ts";
 import { evalpointRelativePath } from "../results/layout.ts";
-import { type ActionType } from "../tasks/inputs.ts";
+import type { ActionType } from "../tasks/inputs.ts";
 import type { Action } from "../tasks/schema.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingExchange } from "./grounding/types.ts";
 

@@ -21,7 +21,7 @@ import type { Task } from "../tasks/schema.ts";
 import { type CellScores, cellScores } from "./cell-scores.ts";
 import { bootstrapMeanInterval, mean, sum } from "./statistics.ts";
 
-export type { CellScores, StepRow } from "./cell-scores.ts";
+export type { CellScores } from "./cell-scores.ts";
 
 export const REPORT_VERSION = 1;
 export const ALPHAS = [0.5, 0.7, 0.9] as const;
@@ -218,7 +218,10 @@ export function buildReportData(input: {
         const task = taskById.get(taskId);
         if (task) byClass.set(classOf(task), [...(byClass.get(classOf(task)) ?? []), final]);
       }
-      for (const [name, values] of byClass) (table[name] ??= {})[arm.name] = mean(values);
+      for (const [name, values] of byClass) {
+        table[name] ??= {};
+        table[name][arm.name] = mean(values);
+      }
     }
     return Object.fromEntries(Object.entries(table).sort(([a], [b]) => a.localeCompare(b)));
   };

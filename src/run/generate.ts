@@ -37,9 +37,9 @@ import {
   type Usage,
   usageOfCall,
 } from "../models/index.ts";
-import { type ProtocolProfile } from "../protocol.ts";
+import type { ProtocolProfile } from "../protocol.ts";
 import { candidateDirFor, candidateFiles, modelDirName } from "../results/layout.ts";
-import { type TaskInputs } from "../tasks/inputs.ts";
+import type { TaskInputs } from "../tasks/inputs.ts";
 
 export const GENERATION_RECORD_VERSION = 1;
 

@@ -19,7 +19,7 @@ import type { VisualMetric } from "../metrics/visual.ts";
 import type { PageSlots } from "../replay/hosted-replay.ts";
 import type { ReplayAction } from "../replay/replay.ts";
 import { candidateFiles, RESULT_FILES } from "../results/layout.ts";
-import { type TaskInputs } from "../tasks/inputs.ts";
+import type { TaskInputs } from "../tasks/inputs.ts";
 import { alignTrajectory, type ImageReading, isBlankPicture, pairSimilarity, readImage } from "./compare.ts";
 import { type LintFinding, lintFindings } from "./lint.ts";
 import { type Finding, SELF_SCORE_WEIGHTS, type StepVerdict, scoreSelfCheck } from "./score.ts";

@@ -13,12 +13,11 @@ import path from "node:path";
 import type { Page } from "playwright";
 import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
 import type { ErrorRecord } from "../errors.ts";
-import { HEURISTIC_JUDGE_SETTINGS } from "../evaluator/judge/heuristic.ts";
-import { pixelDiff } from "../evaluator/judge/pixel-diff.ts";
+import { MIN_CHANGED_PIXELS, pixelDiff } from "../metrics/pixel-diff.ts";
 import { createHeuristicGrounder } from "../replay/grounding/heuristic.ts";
 import { type PageSlots, replayHostedCandidate } from "../replay/hosted-replay.ts";
 import type { ReplayAction, ReplayStep } from "../replay/replay.ts";
-import { type TaskInputs } from "../tasks/inputs.ts";
+import type { TaskInputs } from "../tasks/inputs.ts";
 import { type PageLintFacts, readLintFacts } from "./lint.ts";
 
 export interface SelfReplayOptions {
@@ -139,7 +138,7 @@ export async function selfReplay(options: SelfReplayOptions): Promise<SelfReplay
       ...(step && !executed ? { failure: step.reason ?? "not reached" } : !step ? { failure: "not reached: an earlier step failed" } : {}),
       groundingFailed,
       changedPixels,
-      screenChanged: changedPixels >= HEURISTIC_JUDGE_SETTINGS.minChangedPixels,
+      screenChanged: changedPixels >= MIN_CHANGED_PIXELS,
       pageErrors: incidentsDuring(page.incidents, "page-error", step?.startedAtMs, step?.endedAtMs),
       dialogs: incidentsDuring(page.incidents, "dialog", step?.startedAtMs, step?.endedAtMs),
       blockedRequests: incidentsDuring(page.incidents, "blocked-request", step?.startedAtMs, step?.endedAtMs),

@@ -14,7 +14,7 @@ import { determinismFromLine } from "../browser/determinism.ts";
 import { errorMessage } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import type { VideoInfo } from "../media/probe.ts";
-import { type TaskInputs } from "./inputs.ts";
+import type { TaskInputs } from "./inputs.ts";
 import { readTaskLines, type TaskLineEntry } from "./jsonl.ts";
 import { taskDir } from "./layout.ts";
 import { sortProblems, type TaskProblem, taskProblemsError } from "./problems.ts";

@@ -3,7 +3,7 @@ import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSandboxedPage } from "../../src/browser/host.ts";
-import { type SandboxedPage } from "../../src/browser/hosted-page.ts";
+import type { SandboxedPage } from "../../src/browser/hosted-page.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
 import { IwrError } from "../../src/errors.ts";

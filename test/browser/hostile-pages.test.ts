@@ -6,7 +6,7 @@
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOST_LIMITS, openSandboxedPage, type PageIncidentKind } from "../../src/browser/host.ts";
-import { type SandboxedPage } from "../../src/browser/hosted-page.ts";
+import type { SandboxedPage } from "../../src/browser/hosted-page.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
 import { IwrError } from "../../src/errors.ts";

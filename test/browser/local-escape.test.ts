@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSandboxedPage } from "../../src/browser/host.ts";
-import { type SandboxedPage } from "../../src/browser/hosted-page.ts";
+import type { SandboxedPage } from "../../src/browser/hosted-page.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
 import { HOSTILE_PAGES_DIR } from "../support/browser-fixtures.ts";

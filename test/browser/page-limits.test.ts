@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSandboxedPage } from "../../src/browser/host.ts";
-import { type SandboxedPage } from "../../src/browser/hosted-page.ts";
+import type { SandboxedPage } from "../../src/browser/hosted-page.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { rendererResidentMiB } from "../../src/browser/renderer-memory.ts";
 import { deadEndProxy } from "../../src/browser/sandbox-guards.ts";

@@ -35,7 +35,14 @@ function recordingWork(options: { iterations?: number; selfCheck?: boolean; gene
       calls.push(draft ? `evaluate ${key} draft ${draft.draft}` : `evaluate ${key}`);
       return { status: "evaluated", final: draft ? 0.1 * (draft.draft + 1) : 0.9, ifs: 1, wallMs: 1 };
     },
-    ...(options.selfCheck ? { selfCheck: async (key: string) => (calls.push(`self-check ${key}`), { selfScore: 0.7, wallMs: 1 }) } : {}),
+    ...(options.selfCheck
+      ? {
+          selfCheck: async (key: string) => {
+            calls.push(`self-check ${key}`);
+            return { selfScore: 0.7, wallMs: 1 };
+          },
+        }
+      : {}),
   };
   return { work, calls };
 }
@@ -74,8 +81,14 @@ describe("the cell graph", () => {
     const { work } = recordingWork({ iterations: 1, selfCheck: true });
     const sideBySide: CellWork = {
       ...work,
-      evaluate: async (key, draft) => (await branch(draft ? "draft" : "page"), work.evaluate(key, draft)),
-      selfCheck: async (key) => (await branch("self-check"), work.selfCheck!(key)),
+      evaluate: async (key, draft) => {
+        await branch(draft ? "draft" : "page");
+        return work.evaluate(key, draft);
+      },
+      selfCheck: async (key) => {
+        await branch("self-check");
+        return work.selfCheck!(key);
+      },
     };
     const values = await graph.invoke({ cellKey: "c5" }, { context: { work: sideBySide } });
     expect(values.evaluation?.final).toBe(0.9);

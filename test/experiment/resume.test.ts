@@ -95,8 +95,11 @@ describe("iwr run, interrupted", () => {
       const env = { ...process.env, IWR_CACHE_DIR: path.join(fixture.dir(), "sigint", "cache") };
       const child = spawn(process.execPath, ["bin/iwr.js", "run", config], { env, stdio: ["ignore", "pipe", "pipe"] });
       let printed = "";
-      child.stdout.on("data", (chunk: Buffer) => void (printed += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => void (printed += chunk.toString()));
+      const keep = (chunk: Buffer) => {
+        printed += chunk.toString();
+      };
+      child.stdout.on("data", keep);
+      child.stderr.on("data", keep);
       const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
       while (records().length < 1) {
         if (child.exitCode !== null) throw new Error(`the run ended (code ${child.exitCode}) before it could be stopped`);

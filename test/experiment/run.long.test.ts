@@ -12,7 +12,7 @@ import { referencePagePath } from "../../src/calibration/calibration.ts";
 import { replayActionOf } from "../../src/replay/replay.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
-import { type Task } from "../../src/tasks/schema.ts";
+import type { Task } from "../../src/tasks/schema.ts";
 import { CRITIQUE_REPLY, scriptedAgentModel, storyboardReply } from "../support/agent-scripts.ts";
 import { runIwrCapturing } from "../support/cli.ts";
 import { DATA, evaluatorBlock, experimentFixture, minimalPageReply, readJson, TEST_MS, writeConfig } from "../support/experiment.ts";

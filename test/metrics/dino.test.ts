@@ -71,7 +71,7 @@ describe("DINO model (tiny stand-in, same code path as dinov2-base)", () => {
     const embedding = await model.embed(page);
     const expected = tinyDinoExpectedCls(await preprocessForDino(page, model.preprocessing));
     expect(embedding.length).toBe(expected.length);
-    embedding.forEach((value, i) => expect(value).toBeCloseTo(expected[i] ?? Number.NaN, 4));
+    for (const [i, value] of embedding.entries()) expect(value).toBeCloseTo(expected[i] ?? Number.NaN, 4);
     expect(await loadDinoModel(modelDir)).toBe(model);
   });
 

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSandboxedPage } from "../../src/browser/host.ts";
-import { type SandboxedPage } from "../../src/browser/hosted-page.ts";
+import type { SandboxedPage } from "../../src/browser/hosted-page.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { type MutantSpec, mutantFolderName, mutatePage, parseMutantSpec } from "../../src/mutants/operators.ts";
 import { shoppingListPage, tempDir } from "../support/evaluator-replay-fixtures.ts";

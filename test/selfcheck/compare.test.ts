@@ -59,7 +59,10 @@ describe("words", () => {
     };
     const vocabulary = ["cart", "carts", "cat", "bart", "items", "item", "12", "1.5", "3", "expandall", "expand", "all"];
     let seed = 5;
-    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const next = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
     const list = () => Array.from({ length: Math.floor(next() * 10) }, () => vocabulary[Math.floor(next() * vocabulary.length)]!);
     for (let pair = 0; pair < 3000; pair++) {
       const [after, before] = [list(), list()];
@@ -79,7 +82,10 @@ describe("words", () => {
     const expected = (a: string, b: string) => a === b || (!/\d/.test(a) && !/\d/.test(b) && (editDistance(a, b) <= 1 || a.includes(b) || b.includes(a)));
     const pieces = ["a", "b", "ab", "ba", "cart", "rt", "é", "😀", "ing", "x", "1", "12"];
     let seed = 11;
-    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const next = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
     const word = () => Array.from({ length: 1 + Math.floor(next() * 3) }, () => pieces[Math.floor(next() * pieces.length)]!).join("");
     for (let pair = 0; pair < 5000; pair++) {
       const [a, b] = [word(), word()];

@@ -3,10 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
 import { runSinglePass } from "../../agents/single-pass/index.ts";
-import { SinglePassInput } from "../../agents/single-pass/state.ts";
+import type { SinglePassInput } from "../../agents/single-pass/state.ts";
 import { createModelClient, loadModelSpec, type ModelSpecInput } from "../../src/models/index.ts";
 import { loadPrompt } from "../../src/prompts/template.ts";
-import { type TaskInputs } from "../../src/tasks/inputs.ts";
+import type { TaskInputs } from "../../src/tasks/inputs.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
@@ -65,7 +65,7 @@ describe("single-pass graph", () => {
     expect(outcome.state.prompt!.hash).toBe(loadPrompt("generate").hash);
     const urls = parts.slice(1).map((part) => (part as { image_url: { url: string } }).image_url.url);
     // Sheets first, byte for byte the task's files, in order.
-    shortTask.inputs.assetSheetPaths.forEach((sheet, i) => expect(imageBytes(urls[i]!).equals(fs.readFileSync(sheet))).toBe(true));
+    for (const [i, sheet] of shortTask.inputs.assetSheetPaths.entries()) expect(imageBytes(urls[i]!).equals(fs.readFileSync(sheet))).toBe(true);
     // Then the frames, one per second of video.
     expect(await Promise.all(urls.slice(2).map((url) => secondShownBy(imageBytes(url))))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 

@@ -42,7 +42,11 @@ describe("the bundled suite as a whole", () => {
   });
 
   it("covers every interaction and visual class at least twice and mixes all action types", () => {
-    const count = (values: string[]) => values.reduce<Record<string, number>>((acc, value) => ({ ...acc, [value]: (acc[value] ?? 0) + 1 }), {});
+    const count = (values: string[]) => {
+      const counts: Record<string, number> = {};
+      for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+      return counts;
+    };
     const interaction = count(scripts.map(({ script }) => script.classification.interaction_complexity));
     const visual = count(scripts.map(({ script }) => script.classification.visual_complexity));
     for (const level of ["L1", "L2", "L3", "L4"]) expect(interaction[level] ?? 0, level).toBeGreaterThanOrEqual(2);

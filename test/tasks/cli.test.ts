@@ -25,6 +25,7 @@ function iwr(...args: string[]): Promise<CliResult> {
     execFile(process.execPath, [bin, ...args], { cwd: repoRoot, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
       // The console logger colours its level names even into a pipe.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character starts a colour code
       resolve({ code, stdout, stderr: stderr.replace(/\x1b\[[0-9;]*m/g, "") });
     });
   });

@@ -94,12 +94,20 @@ describe("malformed task corpus: one precise message per defect", () => {
   });
 
   it("a resolution that is not WIDTHxHEIGHT", async () => {
-    const { messages, set } = await problemsAfter(editFirstLine((line) => void (line.recording_details!.resolution = "320*180")));
+    const { messages, set } = await problemsAfter(
+      editFirstLine((line) => {
+        line.recording_details!.resolution = "320*180";
+      }),
+    );
     expect(messages).toEqual([`${set.jsonl}:1: recording_details.resolution: resolution must be 'WIDTHxHEIGHT', e.g. '1280x720', got '320*180'`]);
   });
 
   it("an unknown interaction class", async () => {
-    const { messages, set } = await problemsAfter(editFirstLine((line) => void (line.classification!.interaction_complexity = "L9" as "L1")));
+    const { messages, set } = await problemsAfter(
+      editFirstLine((line) => {
+        line.classification!.interaction_complexity = "L9" as "L1";
+      }),
+    );
     expect(messages).toEqual([`${set.jsonl}:1: classification.interaction_complexity: expected one of L1|L2|L3|L4, got 'L9'`]);
   });
 
@@ -116,7 +124,11 @@ describe("malformed task corpus: one precise message per defect", () => {
   });
 
   it("an empty action sequence", async () => {
-    const { messages, set } = await problemsAfter(editFirstLine((line) => void (line.action_sequence = [])));
+    const { messages, set } = await problemsAfter(
+      editFirstLine((line) => {
+        line.action_sequence = [];
+      }),
+    );
     expect(messages).toEqual([`${set.jsonl}:1: action_sequence: action_sequence must hold at least one action, got an empty list`]);
   });
 
@@ -154,7 +166,7 @@ describe("malformed task corpus: one precise message per defect", () => {
       { checkMedia: true },
     );
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(new RegExp(`^${escape(set.jsonl)}:1: ${escape(set.task(1))}/video.mp4: ffprobe could not read it: .*Invalid data`));
+    expect(messages[0]).toMatch(new RegExp(`^${escapeRegExp(set.jsonl)}:1: ${escapeRegExp(set.task(1))}/video.mp4: ffprobe could not read it: .*Invalid data`));
   });
 
   it("a checkpoint missing for a flagged action", async () => {
@@ -181,7 +193,7 @@ describe("malformed task corpus: one precise message per defect", () => {
       checkMedia: true,
     });
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(new RegExp(`^${escape(set.jsonl)}:2: ${escape(set.task(2))}/checkpoints/step_1.png: not a readable image: `));
+    expect(messages[0]).toMatch(new RegExp(`^${escapeRegExp(set.jsonl)}:2: ${escapeRegExp(set.task(2))}/checkpoints/step_1.png: not a readable image: `));
   });
 
   it("no asset sheet in stitched_assets", async () => {
@@ -205,6 +217,6 @@ describe("malformed task corpus: one precise message per defect", () => {
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

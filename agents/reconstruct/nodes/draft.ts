@@ -25,7 +25,7 @@ export async function draft(input: unknown, config: AgentConfig): Promise<AgentU
     assets_placeholder: ASSET_PLACEHOLDER,
   };
   const prompt = job.storyboard ? "draft" : "generate";
-  let reply;
+  let reply: Awaited<ReturnType<typeof callWithPrompt>>;
   try {
     reply = await callWithPrompt(context.drafter, {
       prompt,

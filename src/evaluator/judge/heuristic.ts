@@ -27,13 +27,13 @@
 import { distance } from "fastest-levenshtein";
 import sharp from "sharp";
 import { readImageText } from "../../metrics/ocr.ts";
-import { type AssertionLiteral, assertionLiteralList, assertionLiterals, impliesChange, normalizeText } from "../../replay/grounding/description-text.ts";
-import { changedRegions, pixelDiff, type Region } from "./pixel-diff.ts";
+import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
+import { type AssertionLiteral, assertionLiteralList, impliesChange, normalizeText } from "../../replay/grounding/description-text.ts";
 import type { AssertionInput, AssertionJudge, AssertionVerdict, HeuristicEvidence } from "./types.ts";
 
 export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
-  /** Fewer changed pixels than this is "nothing happened" (a typed letter changes ~50). */
-  minChangedPixels: 40,
+  /** Fewer changed pixels than this is "nothing happened" (src/metrics/pixel-diff.ts). */
+  minChangedPixels: MIN_CHANGED_PIXELS,
   /** A literal counts as read when some OCR window is at least this similar (OCR misreads letters). */
   literalSimilarity: 0.8,
   /** Literals this short must be read exactly (fuzzy matching a "3" means nothing). */
@@ -65,7 +65,7 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
   bandHeight: 200,
 });
 
-export { assertionLiterals, impliesChange };
+export { impliesChange };
 
 /** What OCR may read for an operator sign: × as x or *, − as a dash of any kind, ÷ as + or /. */
 const SIGN_READINGS: Record<string, string> = {

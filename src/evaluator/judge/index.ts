@@ -5,8 +5,6 @@ import { createHeuristicJudge } from "./heuristic.ts";
 import { createLlmJudge } from "./llm.ts";
 import type { AssertionJudge, JudgeKind } from "./types.ts";
 
-export const JUDGE_KINDS: readonly JudgeKind[] = ["llm", "heuristic"];
-
 export function createAssertionJudge(
   kind: JudgeKind,
   options: { client?: ModelClient } & Omit<Parameters<typeof createLlmJudge>[0], "client"> = {},
@@ -17,7 +15,6 @@ export function createAssertionJudge(
   return createLlmJudge({ client, ...rest });
 }
 
-export { assertionLiterals, createHeuristicJudge, HEURISTIC_JUDGE_SETTINGS, impliesChange, literalSimilarity } from "./heuristic.ts";
 export { createLlmJudge } from "./llm.ts";
-export { parseJudgeReply, parseJudgeReplyAsHarness } from "./parse-reply.ts";
-export type { AssertionInput, AssertionJudge, AssertionVerdict, HeuristicEvidence, JudgeFailure, JudgeKind } from "./types.ts";
+export { parseJudgeReplyAsHarness } from "./parse-reply.ts";
+export type { AssertionJudge, JudgeKind } from "./types.ts";

@@ -54,12 +54,6 @@ export function withoutQuoted(text: string): string {
   return rest;
 }
 
-/** Numbers written as digits outside quotes: "the counter shows 3", "$12.50", "1,024 items". */
-export function namedNumbers(text: string): string[] {
-  const numbers = withoutQuoted(text).match(/(?<![\p{L}\p{N}])\d+(?:[.,]\d+)*(?![\p{L}\p{N}])/gu) ?? [];
-  return [...new Set(numbers)];
-}
-
 /** Lower-case, accents removed, every run of non-alphanumerics made one space. */
 export function normalizeText(text: string): string {
   return text
@@ -159,15 +153,6 @@ export const STOP_WORDS = new Set([
 /** Verbs that put the number after them on the screen: "shows 3", "the score is 60", "becomes a 32". */
 const DISPLAY_NUMBER =
   /\b(?:shows?|showing|reads?|reading|displays?|displaying|says|is|are|becomes?|became|changes? to|goes to|drops? to|rises? to|increases? to|decreases? to|updates? to|stays?|remains?|equals?|counts?|total(?:s|ling)?)\s+(?:(?:a|an|the|now|only|just|still|exactly)\s+)?([$€£]?\d+(?:[.,]\d+)*%?)(?![\p{L}\p{N}])/giu;
-
-/**
- * Numbers an assertion says are shown ("Moves shows 3", "the score is 60"), outside
- * quotes. Counts in prose ("all 16 cards", "the two 8s", "a new 4 tile") are not
- * screen text and are left out.
- */
-export function displayedNumbers(text: string): string[] {
-  return [...new Set(Array.from(withoutQuoted(text).matchAll(DISPLAY_NUMBER), (match) => match[1] ?? "").filter(Boolean))];
-}
 
 /**
  * What an assertion says about each literal it names, the one place these rules live

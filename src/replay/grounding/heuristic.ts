@@ -90,7 +90,7 @@ function parseDescription(description: string): ParsedDescription {
   for (const word of words(description)) {
     if (STOP_WORDS.has(word)) continue;
     const roleKinds = ROLE_WORDS[word] ?? ROLE_WORDS[stem(word)];
-    if (roleKinds) roleKinds.forEach((role) => roles.add(role));
+    if (roleKinds) for (const role of roleKinds) roles.add(role);
     if (COLOUR_WORDS.has(word) && !quotedWords.has(word)) {
       colours.add(word === "grey" ? "gray" : word);
       continue;

@@ -5,8 +5,6 @@ import { createHeuristicGrounder } from "./heuristic.ts";
 import { createLlmGrounder } from "./llm.ts";
 import type { Grounder, GrounderKind } from "./types.ts";
 
-export const GROUNDER_KINDS: readonly GrounderKind[] = ["llm", "heuristic"];
-
 export function createGrounder(kind: GrounderKind, options: { client?: ModelClient } & Omit<LlmGrounderOptions, "client"> = {}): Grounder {
   if (kind === "heuristic") return createHeuristicGrounder();
   const { client, ...rest } = options;
@@ -14,8 +12,7 @@ export function createGrounder(kind: GrounderKind, options: { client?: ModelClie
   return createLlmGrounder({ client, ...rest });
 }
 
-export { createHeuristicGrounder, keyFromDescription, rankElements } from "./heuristic.ts";
-export { createLlmGrounder, parseGroundingReply, parseGroundingReplyAsHarness } from "./llm.ts";
-export type { Grounder, GrounderKind, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
+export { parseGroundingReplyAsHarness } from "./llm.ts";
+export type { Grounder, GrounderKind } from "./types.ts";
 
 import type { LlmGrounderOptions } from "./llm.ts";

@@ -8,6 +8,9 @@ import sharp from "sharp";
 /** Per-channel difference (0–255) below which a pixel counts as unchanged. */
 export const PIXEL_TOLERANCE = 24;
 
+/** Fewer changed pixels than this is "nothing happened" (a typed letter changes ~50). */
+export const MIN_CHANGED_PIXELS = 40;
+
 export interface PixelDiff {
   changedPixels: number;
   totalPixels: number;
