@@ -102,7 +102,8 @@ async function main(): Promise<void> {
         // The agent stopped before a critique-and-revise round (e.g. its first draft left no findings): nothing to time.
         const stop = typeof record.stopReason === "string" ? record.stopReason : JSON.stringify(record.stopReason ?? "unknown");
         console.log(
-          `| ${task.id} | ${task.truth.actions.length} | no round (stopped: ${stop}) | ${(evaluatorMs / 1000).toFixed(1)} | — | — | ${record.checkpoint.largestBytes} |`,
+          `| ${task.id} | ${task.truth.actions.length} | no round (stopped: ${stop}) | ` +
+            `${(evaluatorMs / 1000).toFixed(1)} | — | — | ${record.checkpoint.largestBytes} |`,
         );
       } else {
         const iterationMs = selectAt[1]! - selectAt[0]! - roundModelMs;
@@ -110,7 +111,8 @@ async function main(): Promise<void> {
         ratios.push(iterationMs / evaluatorMs);
         seconds.push(iterationMs / 1000);
         console.log(
-          `| ${task.id} | ${task.truth.actions.length} | ${(iterationMs / 1000).toFixed(1)} | ${(evaluatorMs / 1000).toFixed(1)} | ${(iterationMs / evaluatorMs).toFixed(2)} | ${((record.drafts[1]?.selfCheckMs ?? 0) / 1000).toFixed(1)} | ${record.checkpoint.largestBytes} |`,
+          `| ${task.id} | ${task.truth.actions.length} | ${(iterationMs / 1000).toFixed(1)} | ${(evaluatorMs / 1000).toFixed(1)} | ` +
+            `${(iterationMs / evaluatorMs).toFixed(2)} | ${((record.drafts[1]?.selfCheckMs ?? 0) / 1000).toFixed(1)} | ${record.checkpoint.largestBytes} |`,
         );
       }
       for (const request of server.chatRequests()) {
@@ -136,7 +138,8 @@ async function main(): Promise<void> {
   console.log("|---|---:|---:|---:|---:|---:|---:|");
   for (const [kind, entry] of perNode) {
     console.log(
-      `| ${kind} | ${entry.requests} | ${entry.messages} | ${entry.images} | ${(entry.bytes / 1e6).toFixed(2)} | ${entry.tokens} | ${(entry.images / entry.requests).toFixed(1)} |`,
+      `| ${kind} | ${entry.requests} | ${entry.messages} | ${entry.images} | ` +
+        `${(entry.bytes / 1e6).toFixed(2)} | ${entry.tokens} | ${(entry.images / entry.requests).toFixed(1)} |`,
     );
   }
   const round = ["critique", "revise"].reduce((sum, kind) => sum + (perNode.get(kind)?.images ?? 0), 0) / Math.max(1, rounds);
@@ -150,13 +153,18 @@ function printTargets(ratios: number[], seconds: number[], round: number, draft:
   const worstRatio = Math.max(...ratios);
   const worstSeconds = Math.max(...seconds);
   console.log(
-    `\na critique + revise round sends ${round.toFixed(1)} images; the first draft (as many as the single-pass request) ${firstImages.toFixed(1)}: ${(round / firstImages).toFixed(2)}× (target ≤ 0.5)`,
+    `\na critique + revise round sends ${round.toFixed(1)} images; ` +
+      `the first draft (as many as the single-pass request) ${firstImages.toFixed(1)}: ${(round / firstImages).toFixed(2)}× (target ≤ 0.5)`,
   );
   console.log(
-    `non-model time of one iteration / evaluator time: worst ${worstRatio.toFixed(2)}, median ${[...ratios].sort((a, b) => a - b)[ratios.length >> 1]!.toFixed(2)} (target ≤ ${TARGETS.ratio}: ${worstRatio <= TARGETS.ratio ? "met" : "NOT met"})`,
+    `non-model time of one iteration / evaluator time: worst ${worstRatio.toFixed(2)}, ` +
+      `median ${[...ratios].sort((a, b) => a - b)[ratios.length >> 1]!.toFixed(2)} ` +
+      `(target ≤ ${TARGETS.ratio}: ${worstRatio <= TARGETS.ratio ? "met" : "NOT met"})`,
   );
   console.log(
-    `non-model time of one iteration: worst ${worstSeconds.toFixed(1)} s, median ${[...seconds].sort((a, b) => a - b)[seconds.length >> 1]!.toFixed(1)} s over ${seconds.length} task(s) with a round (target ≤ ${TARGETS.seconds} s: ${worstSeconds <= TARGETS.seconds ? "met" : "NOT met"})`,
+    `non-model time of one iteration: worst ${worstSeconds.toFixed(1)} s, ` +
+      `median ${[...seconds].sort((a, b) => a - b)[seconds.length >> 1]!.toFixed(1)} s over ${seconds.length} task(s) with a round ` +
+      `(target ≤ ${TARGETS.seconds} s: ${worstSeconds <= TARGETS.seconds ? "met" : "NOT met"})`,
   );
 }
 

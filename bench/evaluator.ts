@@ -200,7 +200,8 @@ async function main(): Promise<number> {
     for (const task of tasks) writeCalibrationCandidate(task, resultDir, "reference");
     const actions = tasks.reduce((sum, task) => sum + task.truth.actions.length, 0);
     console.log(
-      `${tasks.length} task(s), ${actions} action(s), reference pages, offline judge + grounding, trace ${trace ? "on" : "off"}; ${os.cpus().length} CPU(s), load ${os.loadavg()[0]?.toFixed(1)}`,
+      `${tasks.length} task(s), ${actions} action(s), reference pages, offline judge + grounding, trace ${trace ? "on" : "off"}; ` +
+        `${os.cpus().length} CPU(s), load ${os.loadavg()[0]?.toFixed(1)}`,
     );
 
     // The checkpoints' OCR texts are kept on disk between runs (reference-text-store.ts), so a
@@ -254,12 +255,14 @@ async function main(): Promise<number> {
       if (real) console.log(`ratio ours(1) / floor:  ${(first.runMs / floor.ms).toFixed(2)}x  (target <= 1.3x)`);
       console.log(`throughput 2 vs 1:      ${(first.runMs / second.runMs).toFixed(2)}x${real ? "  (target >= 1.6x)" : ""}`);
       console.log(
-        `CPU ceiling of 2 vs 1:  ${ceiling.toFixed(2)}x on these ${first.cpu.cpus} CPUs (CPU 2 / 1 = ${(second.cpu.busySeconds / first.cpu.busySeconds).toFixed(2)})`,
+        `CPU ceiling of 2 vs 1:  ${ceiling.toFixed(2)}x on these ${first.cpu.cpus} CPUs ` +
+          `(CPU 2 / 1 = ${(second.cpu.busySeconds / first.cpu.busySeconds).toFixed(2)})`,
       );
       if (!real) {
         const unseen = (run: OursRun, before: OursRun) => [...run.screenshotHashes].filter((hash) => !before.screenshotHashes.has(hash)).length;
         console.log(
-          `screenshots new to the run before (read by OCR after all): 1 worker ${unseen(first, twoWarm)} of ${first.screenshotHashes.size}, 2 workers ${unseen(second, first)} of ${second.screenshotHashes.size}`,
+          `screenshots new to the run before (read by OCR after all): 1 worker ${unseen(first, twoWarm)} of ${first.screenshotHashes.size}, ` +
+            `2 workers ${unseen(second, first)} of ${second.screenshotHashes.size}`,
         );
       }
     }

@@ -121,12 +121,14 @@ async function main(): Promise<void> {
       const minutes = durationSec / 60;
       console.log(`\n${seconds} s 1280x720 H.264 (made in ${(made / 1000).toFixed(1)} s): ${frameCount} frames`);
       console.log(
-        `  ours (sampleFrames, duration lookup included) ${oursMs.toFixed(0)} ms = ${(oursMs / frameCount).toFixed(1)} ms/frame, ${(oursMs / minutes).toFixed(0)} ms per video minute`,
+        `  ours (sampleFrames, duration lookup included) ${oursMs.toFixed(0)} ms = ${(oursMs / frameCount).toFixed(1)} ms/frame, ` +
+          `${(oursMs / minutes).toFixed(0)} ms per video minute`,
       );
       console.log(`  bare ffmpeg -vf fps=1 -frames:v 64  ${bareMs.toFixed(0)} ms   ratio ours/bare ${(oursMs / bareMs).toFixed(2)}x (target <= 1.2x)`);
       console.log(`  bare ffmpeg, same frames as ours     ${sameMs.toFixed(0)} ms   ratio ours/bare ${(oursMs / sameMs).toFixed(2)}x`);
       console.log(
-        `  ours with the duration given ${knownMs.toFixed(0)} ms   ratio vs bare same frames ${(knownMs / sameMs).toFixed(2)}x, vs bare 1 fps ${(knownMs / bareMs).toFixed(2)}x`,
+        `  ours with the duration given ${knownMs.toFixed(0)} ms   ratio vs bare same frames ${(knownMs / sameMs).toFixed(2)}x, ` +
+          `vs bare 1 fps ${(knownMs / bareMs).toFixed(2)}x`,
       );
     }
     await benchVideoStates(ffmpeg, dir);
@@ -192,10 +194,12 @@ async function benchVideoStates(ffmpeg: string, dir: string): Promise<void> {
     console.log(`
 video states of ${video} (${summary}), cache cold, median of ${STATE_RUNS}`);
     console.log(
-      `  ours ${median(ours).toFixed(0)} ms   bare ffmpeg at ${VIDEO_STATE_SETTINGS.fps} fps, same grey frames ${median(bare).toFixed(0)} ms   ratio ${ratio.toFixed(2)}x (target <= 1.5x)`,
+      `  ours ${median(ours).toFixed(0)} ms   bare ffmpeg at ${VIDEO_STATE_SETTINGS.fps} fps, same grey frames ${median(bare).toFixed(0)} ms   ` +
+        `ratio ${ratio.toFixed(2)}x (target <= 1.5x)`,
     );
     console.log(
-      `  of which: the pass's ffmpeg command alone ${median(command).toFixed(0)} ms = ${(median(command) / median(bare)).toFixed(2)}x bare; Node's analysis and the states' PNGs add ${((median(ours) - median(command)) / median(bare)).toFixed(2)}x`,
+      `  of which: the pass's ffmpeg command alone ${median(command).toFixed(0)} ms = ${(median(command) / median(bare)).toFixed(2)}x bare; ` +
+        `Node's analysis and the states' PNGs add ${((median(ours) - median(command)) / median(bare)).toFixed(2)}x`,
     );
   }
   if (ratios.length > 0)

@@ -97,7 +97,8 @@ async function main(): Promise<void> {
   const counts = values.workers;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-memory-"));
   console.log(
-    `bench:memory — ${tasks.length} tasks; ${os.cpus().length} CPU(s), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; PSS of this process and its descendants every 200 ms`,
+    `bench:memory — ${tasks.length} tasks; ${os.cpus().length} CPU(s), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
+      `PSS of this process and its descendants every 200 ms`,
   );
   console.log(
     "| workers | page limit (MiB) | true pages only: peak | true + hostile: peak | bound N × limit + own | within | hostile pages stopped | wall (s) |",
@@ -136,7 +137,8 @@ async function main(): Promise<void> {
       const bound = workers * limit + own;
       const stopped = mixed.outcomes?.tasks.filter((task) => task.status !== "failed").length ?? 0;
       console.log(
-        `| ${workers} | ${limit} | ${alone.peakMiB.toFixed(0)} | ${mixed.peakMiB.toFixed(0)} | ${bound.toFixed(0)} | ${mixed.peakMiB <= bound ? "yes" : "NO"} | ${stopped} of ${tasks.length} evaluated | ${(alone.seconds + mixed.seconds).toFixed(0)} |`,
+        `| ${workers} | ${limit} | ${alone.peakMiB.toFixed(0)} | ${mixed.peakMiB.toFixed(0)} | ${bound.toFixed(0)} | ` +
+          `${mixed.peakMiB <= bound ? "yes" : "NO"} | ${stopped} of ${tasks.length} evaluated | ${(alone.seconds + mixed.seconds).toFixed(0)} |`,
       );
     }
   } finally {

@@ -131,7 +131,8 @@ async function main(): Promise<void> {
     console.log(`queue, 2 evaluation workers:  ${two.wallSec.toFixed(1)} s  (${busy(two)}) → ${(one.wallSec / two.wallSec).toFixed(2)}× the 1-worker queue`);
     const endToEnd = overheadPerCell / perCell;
     console.log(
-      `overhead end to end:  ${overheadPerCell >= 0 ? "+" : ""}${overheadPerCell.toFixed(2)} s per cell = ${(100 * endToEnd).toFixed(1)} % of a cell's in-process time; target ≤ ${100 * TARGET} %: ${endToEnd <= TARGET ? "met" : "NOT met"}`,
+      `overhead end to end:  ${overheadPerCell >= 0 ? "+" : ""}${overheadPerCell.toFixed(2)} s per cell = ` +
+        `${(100 * endToEnd).toFixed(1)} % of a cell's in-process time; target ≤ ${100 * TARGET} %: ${endToEnd <= TARGET ? "met" : "NOT met"}`,
     );
   } finally {
     await redis.stop();

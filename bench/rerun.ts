@@ -64,7 +64,8 @@ async function main(): Promise<void> {
     console.log(`bench:rerun — ${cold.summary.cells.length} cells; run folder ${runDir}`);
     console.log(`cold: ${cold.sec.toFixed(1)} s, ${coldRequests} model request(s), ${cold.summary.ran} cell(s) run`);
     console.log(
-      `warm: ${warm.sec.toFixed(2)} s, ${server.chatRequests().length} model request(s), ${warm.summary.ran} cell(s) run, ${rewritten} eval.json written (${((warm.sec / cold.sec) * 100).toFixed(1)} % of the cold run)`,
+      `warm: ${warm.sec.toFixed(2)} s, ${server.chatRequests().length} model request(s), ${warm.summary.ran} cell(s) run, ` +
+        `${rewritten} eval.json written (${((warm.sec / cold.sec) * 100).toFixed(1)} % of the cold run)`,
     );
     const met = warm.sec < TARGET_SEC && server.chatRequests().length === 0 && warm.summary.ran === 0 && rewritten === 0;
     console.log(`target: under ${TARGET_SEC} s with no model call and no replay: ${met ? "met" : "NOT met"}`);

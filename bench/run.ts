@@ -61,7 +61,8 @@ async function main(): Promise<void> {
     const config = demoConfig(server.baseURL, path.join(out, "run"), ids);
     const cores = os.availableParallelism();
     console.log(
-      `bench:run — ${config.name}: ${config.arms.length} arms, concurrency ${config.concurrency}, model latency ${latencyMs} ms, ${cores} cores; run in ${path.join(out, "run")}`,
+      `bench:run — ${config.name}: ${config.arms.length} arms, concurrency ${config.concurrency}, model latency ${latencyMs} ms, ` +
+        `${cores} cores; run in ${path.join(out, "run")}`,
     );
     const machine = startCpuMeter();
     const tree = new ProcessTreeCpu();
@@ -80,16 +81,20 @@ async function main(): Promise<void> {
     const floor = Math.max(criticalPath, cpuFloor);
     console.log(`cells ${summary.cells.length} (${summary.failed} failed); model requests ${server.chatRequests().length}`);
     console.log(
-      `model waits: ${totalWait.toFixed(1)} s in all, longest cell ${longestChain.toFixed(1)} s → critical path at concurrency ${config.concurrency}: ${criticalPath.toFixed(1)} s`,
+      `model waits: ${totalWait.toFixed(1)} s in all, longest cell ${longestChain.toFixed(1)} s → ` +
+        `critical path at concurrency ${config.concurrency}: ${criticalPath.toFixed(1)} s`,
     );
     console.log(
-      `CPU work: ${cpuSec.toFixed(1)} s over ${cores} cores → ${cpuFloor.toFixed(1)} s (of which this process's main thread ${mainSec.toFixed(1)} s: ${((100 * mainSec) / wallSec).toFixed(0)} % of the wall time)`,
+      `CPU work: ${cpuSec.toFixed(1)} s over ${cores} cores → ${cpuFloor.toFixed(1)} s ` +
+        `(of which this process's main thread ${mainSec.toFixed(1)} s: ${((100 * mainSec) / wallSec).toFixed(0)} % of the wall time)`,
     );
     console.log(
-      `  cross-check: the whole machine was busy ${machineBusySec.toFixed(1)} CPU-seconds meanwhile (${((100 * machineBusySec) / (wallSec * cores)).toFixed(0)} % of its ${cores} cores)`,
+      `  cross-check: the whole machine was busy ${machineBusySec.toFixed(1)} CPU-seconds meanwhile ` +
+        `(${((100 * machineBusySec) / (wallSec * cores)).toFixed(0)} % of its ${cores} cores)`,
     );
     console.log(
-      `wall time ${wallSec.toFixed(1)} s = ${(wallSec / floor).toFixed(2)} × the larger floor (${floor.toFixed(1)} s); target ≤ ${TARGET}: ${wallSec / floor <= TARGET ? "met" : "NOT met"}`,
+      `wall time ${wallSec.toFixed(1)} s = ${(wallSec / floor).toFixed(2)} × the larger floor (${floor.toFixed(1)} s); ` +
+        `target ≤ ${TARGET}: ${wallSec / floor <= TARGET ? "met" : "NOT met"}`,
     );
   } finally {
     await server.close();

@@ -206,7 +206,8 @@ async function main(): Promise<void> {
   }
   const selfCheckPhaseMs = Date.now() - evaluatedAt;
   console.log(
-    `self-check: ${results.length} page(s) in ${(selfCheckPhaseMs / 1000).toFixed(0)} s; visual metric ${metric.info.name}${metric.info.dino.status === "available" ? "" : " (DINO unavailable: labelled fallback)"}\n`,
+    `self-check: ${results.length} page(s) in ${(selfCheckPhaseMs / 1000).toFixed(0)} s; visual metric ${metric.info.name}` +
+      `${metric.info.dino.status === "available" ? "" : " (DINO unavailable: labelled fallback)"}\n`,
   );
 
   console.log("| task | pages | Spearman ρ | pairwise agreement | pairs | median self-check / evaluator time, own (wall) |");
@@ -217,7 +218,8 @@ async function main(): Promise<void> {
     const own = median(pages.map(ownTimeRatio));
     const wall = median(pages.map(wallTimeRatio));
     console.log(
-      `| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ${tracking.pairs} | ${own.toFixed(2)} (${wall.toFixed(2)}) |`,
+      `| ${task.id} | ${tracking.pages} | ${tracking.spearman.toFixed(3)} | ${tracking.pairwiseAgreement.toFixed(3)} | ` +
+        `${tracking.pairs} | ${own.toFixed(2)} (${wall.toFixed(2)}) |`,
     );
     return tracking;
   });
@@ -232,7 +234,8 @@ async function main(): Promise<void> {
   console.log("|---:|---|---:|---:|---:|---:|");
   for (const page of [...results].sort((a, b) => a.task.id - b.task.id || b.final - a.final)) {
     console.log(
-      `| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ${page.evaluatorMs} (${page.evaluatorSlotWaitMs}) | ${page.selfCheckMs} (${page.selfCheckSlotWaitMs}) |`,
+      `| ${page.task.id} | ${page.candidate} | ${page.final.toFixed(3)} | ${page.selfScore.toFixed(3)} | ` +
+        `${page.evaluatorMs} (${page.evaluatorSlotWaitMs}) | ${page.selfCheckMs} (${page.selfCheckSlotWaitMs}) |`,
     );
   }
   if (failures.length > 0)
@@ -240,10 +243,12 @@ async function main(): Promise<void> {
   console.log(`\nmean Spearman ρ ${meanRho.toFixed(3)} (target ≥ ${TARGETS.spearman}: ${verdict(meanRho >= TARGETS.spearman)})`);
   console.log(`mean pairwise agreement ${meanPairwise.toFixed(3)} (target ≥ ${TARGETS.pairwise}: ${verdict(meanPairwise >= TARGETS.pairwise)})`);
   console.log(
-    `self-check time / evaluator time, median over pages, each page's own time (wall less its slot wait) ${timeRatio.toFixed(2)} (target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`,
+    `self-check time / evaluator time, median over pages, each page's own time (wall less its slot wait) ${timeRatio.toFixed(2)} ` +
+      `(target ≤ ${TARGETS.timeRatio}: ${verdict(timeRatio <= TARGETS.timeRatio)})`,
   );
   console.log(
-    `  the same with raw wall times ${wallRatio.toFixed(2)}${values.reuse ? "" : `; the phases' totals ${(selfCheckPhaseMs / (evaluatedAt - started)).toFixed(2)}`}`,
+    `  the same with raw wall times ${wallRatio.toFixed(2)}` +
+      `${values.reuse ? "" : `; the phases' totals ${(selfCheckPhaseMs / (evaluatedAt - started)).toFixed(2)}`}`,
   );
   if (!values.result) fs.rmSync(resultDir, { recursive: true, force: true });
 }

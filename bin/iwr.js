@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { register as registerCommonJs } from "tsx/cjs/api";
 // The `iwr` command. Sources are TypeScript run through tsx, so `npx iwr` works
 // right after `npm ci` with no build step.
+import { register as registerCommonJs } from "tsx/cjs/api";
 import { register } from "tsx/esm/api";
 
 register();

@@ -64,7 +64,8 @@ async function main(): Promise<number> {
   );
   const resultDir = chosen.result ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-calibration-"));
   console.log(
-    `calibrating ${tasks.length} task(s) from ${chosen.data} into ${resultDir} with ${chosen.workers} worker(s), protocol ${chosen.protocol}${withLadder ? ", with the mutant ladder" : ""}`,
+    `calibrating ${tasks.length} task(s) from ${chosen.data} into ${resultDir} with ${chosen.workers} worker(s), ` +
+      `protocol ${chosen.protocol}${withLadder ? ", with the mutant ladder" : ""}`,
   );
 
   const started = Date.now();
@@ -79,7 +80,8 @@ async function main(): Promise<number> {
   const ladder = withLadder ? analyseLadder(tasks, rows) : undefined;
   if (ladder) console.log(`\n${ladder.table}`);
   console.log(
-    `\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`,
+    `\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; ` +
+      `visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`,
   );
 
   const problems = [...calibrationProblems(tasks, rows), ...(ladder?.problems ?? [])];
@@ -87,9 +89,11 @@ async function main(): Promise<number> {
     console.log(`\nCALIBRATION TARGETS MISSED:\n${problems.join("\n")}`);
     return 1;
   }
-  console.log(
-    `\ncalibration targets met: reference IFS 100 % on every task, mean Final ≥ 90 % (aligned); blank IFS 0, mean Final ≤ 15 %${ladder ? `; judge agrees with the mutants' deserved verdicts on ${(ladder.agreement * 100).toFixed(2)} % of ${ladder.judged.length} steps, every mutant below the true page, freeze-after monotone` : ""}`,
-  );
+  const ladderNote = ladder
+    ? `; judge agrees with the mutants' deserved verdicts on ${(ladder.agreement * 100).toFixed(2)} % of ${ladder.judged.length} steps, ` +
+      `every mutant below the true page, freeze-after monotone`
+    : "";
+  console.log(`\ncalibration targets met: reference IFS 100 % on every task, mean Final ≥ 90 % (aligned); blank IFS 0, mean Final ≤ 15 %${ladderNote}`);
   return 0;
 }
 

@@ -39,7 +39,10 @@ function svg(width: number, height: number, body: string): string {
 
 function gradient(id: string, from: string, to: string, vertical = true): string {
   const end = vertical ? 'x2="0" y2="1"' : 'x2="1" y2="0"';
-  return `<defs><linearGradient id="${id}" x1="0" y1="0" ${end}><stop offset="0" stop-color="${from}"/><stop offset="1" stop-color="${to}"/></linearGradient></defs>`;
+  return (
+    `<defs><linearGradient id="${id}" x1="0" y1="0" ${end}>` +
+    `<stop offset="0" stop-color="${from}"/><stop offset="1" stop-color="${to}"/></linearGradient></defs>`
+  );
 }
 
 function logoWidth(name: string): number {
@@ -79,7 +82,8 @@ function icon(color: string, shape: string): string {
   return svg(
     64,
     64,
-    `<rect width="64" height="64" rx="16" fill="${color}" opacity="0.15"/><g fill="none" stroke="${color}" stroke-width="4" stroke-linecap="round" stroke-linejoin="round">${shape}</g>`,
+    `<rect width="64" height="64" rx="16" fill="${color}" opacity="0.15"/>` +
+      `<g fill="none" stroke="${color}" stroke-width="4" stroke-linecap="round" stroke-linejoin="round">${shape}</g>`,
   );
 }
 
@@ -101,7 +105,8 @@ function dish(table: string, food: string[], garnish: string): string {
       `<ellipse cx="160" cy="116" rx="112" ry="86" fill="#00000022"/>` +
       `<ellipse cx="160" cy="110" rx="110" ry="84" fill="#fbfaf7"/><ellipse cx="160" cy="110" rx="84" ry="62" fill="#efece4"/>` +
       blobs +
-      `<circle cx="150" cy="100" r="6" fill="${garnish}"/><circle cx="172" cy="116" r="5" fill="${garnish}"/><circle cx="160" cy="92" r="4" fill="${garnish}"/>` +
+      `<circle cx="150" cy="100" r="6" fill="${garnish}"/><circle cx="172" cy="116" r="5" fill="${garnish}"/>` +
+      `<circle cx="160" cy="92" r="4" fill="${garnish}"/>` +
       `<rect x="268" y="30" width="10" height="160" rx="5" fill="#c9c4b8"/>`,
   );
 }
@@ -208,7 +213,8 @@ const images: SiteImage[] = [
     file: "sneakers.jpg",
     svg: product(
       "#fecaca",
-      `<path d="M60 170 Q70 120 110 118 L150 110 Q170 140 220 146 Q262 150 262 178 L60 182Z" fill="#dc2626"/><rect x="56" y="176" width="210" height="16" rx="8" fill="#f8fafc"/>` +
+      `<path d="M60 170 Q70 120 110 118 L150 110 Q170 140 220 146 Q262 150 262 178 L60 182Z" fill="#dc2626"/>` +
+        `<rect x="56" y="176" width="210" height="16" rx="8" fill="#f8fafc"/>` +
         `<path d="M120 122 L140 150 M132 118 L152 146 M144 114 L164 142" stroke="#fff" stroke-width="5"/>`,
     ),
   },
@@ -226,7 +232,8 @@ const images: SiteImage[] = [
     file: "bottle.jpg",
     svg: product(
       "#bfdbfe",
-      `<rect x="132" y="70" width="56" height="130" rx="20" fill="#2563eb"/><rect x="140" y="42" width="40" height="32" rx="8" fill="#1e3a8a"/><rect x="132" y="110" width="56" height="30" fill="#93c5fd"/>`,
+      `<rect x="132" y="70" width="56" height="130" rx="20" fill="#2563eb"/><rect x="140" y="42" width="40" height="32" rx="8" fill="#1e3a8a"/>` +
+        `<rect x="132" y="110" width="56" height="30" fill="#93c5fd"/>`,
     ),
   },
   {
@@ -243,7 +250,8 @@ const images: SiteImage[] = [
     file: "beanie.jpg",
     svg: product(
       "#e9d5ff",
-      `<path d="M90 170 Q90 70 160 70 Q230 70 230 170Z" fill="#7e22ce"/><rect x="84" y="160" width="152" height="30" rx="10" fill="#581c87"/><circle cx="160" cy="62" r="18" fill="#f5f3ff"/>`,
+      `<path d="M90 170 Q90 70 160 70 Q230 70 230 170Z" fill="#7e22ce"/><rect x="84" y="160" width="152" height="30" rx="10" fill="#581c87"/>` +
+        `<circle cx="160" cy="62" r="18" fill="#f5f3ff"/>`,
     ),
   },
   {
@@ -251,7 +259,8 @@ const images: SiteImage[] = [
     file: "tent.jpg",
     svg: product(
       "#fed7aa",
-      `<path d="M50 196 L160 60 L270 196Z" fill="#ea580c"/><path d="M160 60 L200 196 L120 196Z" fill="#9a3412"/><path d="M160 60 L160 196" stroke="#fff7ed" stroke-width="3"/>`,
+      `<path d="M50 196 L160 60 L270 196Z" fill="#ea580c"/><path d="M160 60 L200 196 L120 196Z" fill="#9a3412"/>` +
+        `<path d="M160 60 L160 196" stroke="#fff7ed" stroke-width="3"/>`,
     ),
   },
 
@@ -277,7 +286,8 @@ const images: SiteImage[] = [
     svg: svg(
       96,
       96,
-      `<rect width="96" height="96" rx="16" fill="#f59e0b"/><text x="48" y="62" font-family="sans-serif" font-size="40" font-weight="800" fill="#fff" text-anchor="middle">2ⁿ</text>`,
+      `<rect width="96" height="96" rx="16" fill="#f59e0b"/>` +
+        `<text x="48" y="62" font-family="sans-serif" font-size="40" font-weight="800" fill="#fff" text-anchor="middle">2ⁿ</text>`,
     ),
   },
 
@@ -311,7 +321,8 @@ const images: SiteImage[] = [
     file: "crab.png",
     svg: memoryTile(
       "#fee2e2",
-      `<ellipse cx="60" cy="68" rx="30" ry="20" fill="#dc2626"/><circle cx="30" cy="40" r="10" fill="#dc2626"/><circle cx="90" cy="40" r="10" fill="#dc2626"/><path d="M36 84 L24 98 M84 84 L96 98" stroke="#dc2626" stroke-width="5"/>`,
+      `<ellipse cx="60" cy="68" rx="30" ry="20" fill="#dc2626"/><circle cx="30" cy="40" r="10" fill="#dc2626"/>` +
+        `<circle cx="90" cy="40" r="10" fill="#dc2626"/><path d="M36 84 L24 98 M84 84 L96 98" stroke="#dc2626" stroke-width="5"/>`,
     ),
   },
   {
@@ -324,7 +335,8 @@ const images: SiteImage[] = [
     file: "whale.png",
     svg: memoryTile(
       "#dbeafe",
-      `<path d="M18 64 Q20 36 60 36 Q96 36 96 64 L108 50 L108 80 L96 70 Q90 90 56 90 Q20 90 18 64Z" fill="#1d4ed8"/><circle cx="40" cy="58" r="4" fill="#fff"/>`,
+      `<path d="M18 64 Q20 36 60 36 Q96 36 96 64 L108 50 L108 80 L96 70 Q90 90 56 90 Q20 90 18 64Z" fill="#1d4ed8"/>` +
+        `<circle cx="40" cy="58" r="4" fill="#fff"/>`,
     ),
   },
   {
@@ -341,7 +353,8 @@ const images: SiteImage[] = [
     file: "turtle.png",
     svg: memoryTile(
       "#dcfce7",
-      `<ellipse cx="60" cy="62" rx="32" ry="24" fill="#15803d"/><circle cx="98" cy="58" r="10" fill="#4ade80"/><path d="M36 62 H84 M60 40 V84" stroke="#bbf7d0" stroke-width="3"/>`,
+      `<ellipse cx="60" cy="62" rx="32" ry="24" fill="#15803d"/><circle cx="98" cy="58" r="10" fill="#4ade80"/>` +
+        `<path d="M36 62 H84 M60 40 V84" stroke="#bbf7d0" stroke-width="3"/>`,
     ),
   },
   {
@@ -349,7 +362,8 @@ const images: SiteImage[] = [
     file: "anchor.png",
     svg: memoryTile(
       "#e5e7eb",
-      `<circle cx="60" cy="28" r="9" stroke="#374151" stroke-width="6" fill="none"/><path d="M60 37 V98 M40 54 H80 M28 74 Q36 100 60 98 Q84 100 92 74" stroke="#374151" stroke-width="7" fill="none" stroke-linecap="round"/>`,
+      `<circle cx="60" cy="28" r="9" stroke="#374151" stroke-width="6" fill="none"/>` +
+        `<path d="M60 37 V98 M40 54 H80 M28 74 Q36 100 60 98 Q84 100 92 74" stroke="#374151" stroke-width="7" fill="none" stroke-linecap="round"/>`,
     ),
   },
 

@@ -83,7 +83,8 @@ async function main(): Promise<number> {
         for (const file of task.captured) kinds.set(file.kind, (kinds.get(file.kind) ?? 0) + 1);
         console.log(
           `task ${task.id} ${name}: ${task.captured.length} site files kept (${[...kinds].map(([kind, count]) => `${count} ${kind}`).join(", ") || "none"}), ` +
-            `${task.assets.length} assets shown, ${task.notShown.length} media not shown, ${task.warnings.length} warning(s), ${(task.timings.totalMs / 1000).toFixed(1)} s`,
+            `${task.assets.length} assets shown, ${task.notShown.length} media not shown, ${task.warnings.length} warning(s), ` +
+            `${(task.timings.totalMs / 1000).toFixed(1)} s`,
         );
         for (const warning of task.warnings) console.log(`  warning: ${warning}`);
       } catch (error) {

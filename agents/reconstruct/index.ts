@@ -19,6 +19,7 @@ import type { AgentContext, AgentProgressEvent, AgentValues } from "./state.ts";
 
 export { graphAsText } from "./graph.ts";
 export { writePageTo } from "./pages.ts";
+export { selfCheckFeedback } from "./self-check-feedback.ts";
 export { type AgentSettings, type AgentSettingsInput, AgentSettingsSchema, settingsHash } from "./settings.ts";
 export type { AgentContext, AgentProgressEvent, AgentValues } from "./state.ts";
 export { totalUsage } from "./state.ts";
@@ -67,7 +68,7 @@ export async function runReconstructionAgent(inputs: TaskInputs, context: AgentC
     const config = {
       configurable: { thread_id: threadId },
       // This run brings its parts; LangGraph's context type lists every schema key, the Studio-only names included.
-      context: { ...context, model: undefined, criticModel: undefined },
+      context: { ...context, statesCacheDir: context.statesCacheDir, model: undefined, criticModel: undefined },
       recursionLimit: recursionLimitFor(settings),
       streamMode: ["updates", "custom"] as ("updates" | "custom")[],
       durability: "sync" as const,

@@ -10,13 +10,11 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
-import type { HostTimeouts } from "../../src/browser/host.ts";
 import { ErrorRecordSchema, IwrError, toErrorRecord } from "../../src/errors.ts";
-import type { VisualMetric } from "../../src/metrics/visual.ts";
 import { addUsage, type ModelClient, NO_USAGE, sumUsage, type Usage, UsageSchema } from "../../src/models/index.ts";
-import type { PageSlots } from "../../src/replay/hosted-replay.ts";
 import { ACTION_TYPES, TaskInputsSchema } from "../../src/tasks/inputs.ts";
 import { isModelClient } from "../single-pass/state.ts";
+import type { FeedbackProvider } from "./feedback.ts";
 import { AgentSettingsSchema } from "./settings.ts";
 
 /** A file in the run's content-addressed store. */
@@ -32,6 +30,7 @@ export const AgentActionSchema = z.object({
   text: z.string().optional(),
   key: z.string().optional(),
 });
+export type AgentAction = z.infer<typeof AgentActionSchema>;
 
 export const DraftSchema = z.object({
   /** 0, 1, 2, ... in the order drafts were asked for; `iterations/<id>/` on disk. */
@@ -145,14 +144,6 @@ export const AgentInput = new StateSchema({
   givenActions: z.array(AgentActionSchema).optional(),
 });
 
-/** How drafts' pages are opened by the self-check (the run's shared limits). */
-export interface AgentHostOptions {
-  pageSlots?: PageSlots;
-  statesCacheDir?: string;
-  memoryLimitMiB?: number;
-  hostTimeouts?: Partial<HostTimeouts>;
-}
-
 /** Run-time parts, not task data: passed as LangGraph `context`, never checkpointed. */
 export interface AgentContext {
   /** Drafts and revisions. */
@@ -161,31 +152,28 @@ export interface AgentContext {
   critic: ModelClient;
   /** The agent's folder: store/ and iterations/ go here. */
   workDir: string;
-  metric: VisualMetric;
-  host: AgentHostOptions;
+  /** What the self-check node asks about each new draft (feedback.ts): normally the self-check. */
+  feedback: FeedbackProvider;
+  /** Where the video's stable states are cached (default: the media cache's own). */
+  statesCacheDir?: string;
 }
 
-const RUN_PARTS = ["drafter", "critic", "workDir", "metric", "host"] as const;
+const RUN_PARTS = ["drafter", "critic", "workDir", "feedback"] as const;
 
 /**
- * The run-time parts (drafter, critic, workDir, metric, host), given all together by
- * the CLI, the experiment runner and the tests; or, from LangGraph Studio's dev server,
- * none of them and at most the model names `model` and `criticModel` (names, not
- * clients, given as the run's context through the dev server's API; `{}` or none is
- * fine), from which studio.ts builds the parts. A context with some of the parts but
- * not all is refused.
+ * The run-time parts (drafter, critic, workDir, feedback), given all together by the CLI,
+ * the experiment runner and the tests; or, from LangGraph Studio's dev server, none of
+ * them and at most the model names `model` and `criticModel` (names, not clients, given
+ * as the run's context through the dev server's API; `{}` or none is fine), from which
+ * studio.ts builds the parts. A context with some of the parts but not all is refused.
  */
 export const AgentContextSchema = z
   .object({
     drafter: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }).optional(),
     critic: z.custom<ModelClient>(isModelClient, { message: "expected a ModelClient (createModelClient)" }).optional(),
     workDir: z.string().min(1).optional(),
-    metric: z
-      .custom<VisualMetric>((value) => typeof value === "object" && value !== null && "info" in value, { message: "expected a VisualMetric" })
-      .optional(),
-    host: z
-      .custom<AgentHostOptions>((value) => typeof value === "object" && value !== null, { message: "expected the host options ({} for defaults)" })
-      .optional(),
+    feedback: z.custom<FeedbackProvider>((value) => typeof value === "function", { message: "expected a feedback provider (a function)" }).optional(),
+    statesCacheDir: z.string().min(1).optional(),
     model: z
       .string()
       .min(1)
@@ -215,11 +203,11 @@ export function setAgentContextFallback(factory: ContextFallback | undefined): v
 
 export async function agentContextOf(config: AgentConfig): Promise<AgentContext> {
   const context: GivenContext = config.context ?? {};
-  const { drafter, critic, workDir, metric, host } = context;
-  if (drafter && critic && workDir && metric && host) return { drafter, critic, workDir, metric, host };
+  const { drafter, critic, workDir, feedback, statesCacheDir } = context;
+  if (drafter && critic && workDir && feedback) return { drafter, critic, workDir, feedback, ...(statesCacheDir ? { statesCacheDir } : {}) };
   if (contextFallback && RUN_PARTS.every((part) => context[part] === undefined))
     return contextFallback({ model: context.model, criticModel: context.criticModel }, config);
-  throw new IwrError("CONFIG_INVALID", "reconstruction graph invoked without its context ({ drafter, critic, workDir, metric, host })");
+  throw new IwrError("CONFIG_INVALID", "reconstruction graph invoked without its context ({ drafter, critic, workDir, feedback })");
 }
 
 /** A progress event of the custom stream mode. */

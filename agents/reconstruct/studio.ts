@@ -15,6 +15,7 @@ import { safeFolderName } from "../../src/files/safe-name.ts";
 import { createVisualMetric, type VisualMetric } from "../../src/metrics/visual.ts";
 import { createModelClient, loadModelSpec, type ModelClient } from "../../src/models/index.ts";
 import { buildReconstructionGraph } from "./graph.ts";
+import { selfCheckFeedback } from "./self-check-feedback.ts";
 import { type StudioContext, setAgentContextFallback } from "./state.ts";
 
 const clients = new Map<string, ModelClient>();
@@ -44,7 +45,7 @@ setAgentContextFallback(async (studio: StudioContext, config) => {
       if (metric === starting) metric = undefined;
     });
   }
-  return { drafter, critic, workDir, metric: await metric, host: {} };
+  return { drafter, critic, workDir, feedback: selfCheckFeedback({ metric: await metric }) };
 });
 
 export const reconstruct = buildReconstructionGraph();

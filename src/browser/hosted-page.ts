@@ -166,7 +166,8 @@ export class HostedPage implements SandboxedPage {
       void this.tearDown(
         new IwrError(
           "PAGE_MEMORY",
-          `the page grew past its memory limit of ${limitMiB} MiB (${Math.round(resident)} MiB resident, growing ${Math.round(growth)} MiB a reading); it was torn down`,
+          `the page grew past its memory limit of ${limitMiB} MiB (${Math.round(resident)} MiB resident, ` +
+            `growing ${Math.round(growth)} MiB a reading); it was torn down`,
           {
             reason: "memory",
             limitMiB,

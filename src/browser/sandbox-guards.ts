@@ -51,7 +51,9 @@ function replaceWebRtcConstructors({ binding, names }: { binding: string; names:
   const captured = scope[binding];
   for (const name of names) {
     if (!(name in scope)) continue;
-    const blocked = (): never => {
+    // A function, not an arrow: pages call it with `new`, and an arrow would throw TypeError before our error.
+    // biome-ignore lint/complexity/useArrowFunction: it must stay constructible
+    const blocked = function (): never {
       const report = typeof captured === "function" ? captured : scope[binding];
       if (typeof report === "function") Promise.resolve(report(name)).catch(() => undefined);
       throw new DOMException(`${name} is disabled in the iwr sandbox`, "NotAllowedError");

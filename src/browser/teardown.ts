@@ -68,7 +68,8 @@ export async function forceCloseContext(browser: Browser, context: BrowserContex
   const closed = await settleWithin(context.close(), stepMs);
   if (closed.status === "done") return "context-closed";
   logger.warn(
-    `closing a page's context ${closed.status === "failed" ? `failed (${errorMessage(closed.error)})` : `took over ${stepMs} ms`}; closing its targets through CDP`,
+    `closing a page's context ` +
+      `${closed.status === "failed" ? `failed (${errorMessage(closed.error)})` : `took over ${stepMs} ms`}; closing its targets through CDP`,
   );
   if (browser.isConnected() && (await closeTargetsThroughCdp(browser, targets, stepMs))) return "targets-closed";
   if (await browserAnswers(browser, stepMs)) {

@@ -165,12 +165,17 @@ export function calibrationTable(tasks: readonly Task[], rows: readonly Calibrat
   ];
   for (const task of tasks) {
     lines.push(
-      `| ${task.id} | ${task.meta.sourceWebsite} | ${task.truth.actions.length} | ${pct(cell(task, "reference", "aligned", "ifs"))} | ${pct(cell(task, "reference", "aligned", "final"))} | ${pct(cell(task, "reference", "official", "final"))} | ${pct(cell(task, "blank", "aligned", "ifs"))} | ${pct(cell(task, "blank", "aligned", "final"))} | ${pct(cell(task, "blank", "official", "final"))} |`,
+      `| ${task.id} | ${task.meta.sourceWebsite} | ${task.truth.actions.length} | ` +
+        `${pct(cell(task, "reference", "aligned", "ifs"))} | ${pct(cell(task, "reference", "aligned", "final"))} | ` +
+        `${pct(cell(task, "reference", "official", "final"))} | ${pct(cell(task, "blank", "aligned", "ifs"))} | ` +
+        `${pct(cell(task, "blank", "aligned", "final"))} | ${pct(cell(task, "blank", "official", "final"))} |`,
     );
   }
   const column = (candidate: CalibrationCandidate, mode: PairingMode, key: "ifs" | "final") => pct(mean(tasks.map((task) => cell(task, candidate, mode, key))));
   lines.push(
-    `| mean | | | ${column("reference", "aligned", "ifs")} | ${column("reference", "aligned", "final")} | ${column("reference", "official", "final")} | ${column("blank", "aligned", "ifs")} | ${column("blank", "aligned", "final")} | ${column("blank", "official", "final")} |`,
+    `| mean | | | ${column("reference", "aligned", "ifs")} | ${column("reference", "aligned", "final")} | ` +
+      `${column("reference", "official", "final")} | ${column("blank", "aligned", "ifs")} | ` +
+      `${column("blank", "aligned", "final")} | ${column("blank", "official", "final")} |`,
   );
   return lines.join("\n");
 }

@@ -98,7 +98,8 @@ export function analyseLadder(tasks: readonly Task[], rows: readonly Calibration
   const agreement = judged.length === 0 ? 1 : agreed / judged.length;
   if (judged.length > 0 && agreement < LADDER_TARGETS.agreementMin) {
     problems.push(
-      `the offline judge agrees with the deserved verdict on ${pct(agreement)} % of the ladder's ${judged.length} judged steps (target ≥ ${LADDER_TARGETS.agreementMin * 100} %)`,
+      `the offline judge agrees with the deserved verdict on ${pct(agreement)} % of the ladder's ${judged.length} judged steps ` +
+        `(target ≥ ${LADDER_TARGETS.agreementMin * 100} %)`,
     );
     for (const step of judged.filter((entry) => entry.judge !== entry.deserved.verdict).slice(0, 30)) {
       problems.push(
@@ -130,7 +131,9 @@ export function analyseLadder(tasks: readonly Task[], rows: readonly Calibration
     const same = chosen.filter((row) => identical.some((entry) => entry.taskId === row.task.id && entry.candidate === row.candidate)).length;
     const agree = steps.length === 0 ? "–" : `${pct(steps.filter((step) => step.judge === step.deserved.verdict).length / steps.length)} %`;
     lines.push(
-      `| ${label} | ${chosen.length} | ${pct(mean(aligned.map((scores) => scores?.ifs ?? 0)))} | ${pct(mean(aligned.map((scores) => scores?.final ?? 0)))} | ${pct(mean(official))} | ${below}${same > 0 ? ` (+${same} identical)` : ""} | ${steps.length} | ${agree} |`,
+      `| ${label} | ${chosen.length} | ${pct(mean(aligned.map((scores) => scores?.ifs ?? 0)))} | ` +
+        `${pct(mean(aligned.map((scores) => scores?.final ?? 0)))} | ${pct(mean(official))} | ${below}${same > 0 ? ` (+${same} identical)` : ""} | ` +
+        `${steps.length} | ${agree} |`,
     );
   };
   summary("reference", (row) => row.candidate === "reference");

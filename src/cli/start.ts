@@ -74,11 +74,14 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   if (listed !== 0) return listed;
   if (config.skippedArms.length > 0) {
     console.log(
-      `\nmodel arms left out (${config.skippedArms.map((arm) => arm.name).join(", ")}): no model configured; set IWR_MODEL=<preset or model id> and OPENAI_API_KEY / OPENAI_BASE_URL (or pass --model, --base-url) to run them`,
+      `\nmodel arms left out (${config.skippedArms.map((arm) => arm.name).join(", ")}): no model configured; ` +
+        `set IWR_MODEL=<preset or model id> and OPENAI_API_KEY / OPENAI_BASE_URL (or pass --model, --base-url) to run them`,
     );
   }
   console.log(
-    `\n${config.name}: ${config.arms.length} arm(s) (${config.arms.map((arm) => arm.name).join(", ")}); evaluator: ${config.evaluator.protocol} protocol (judge ${config.evaluator.judge}, grounding ${config.evaluator.grounding}, ${config.evaluator.pairing} pairing)${config.selfCheck === "given" ? "; every page self-checked (given track)" : ""}`,
+    `\n${config.name}: ${config.arms.length} arm(s) (${config.arms.map((arm) => arm.name).join(", ")}); ` +
+      `evaluator: ${config.evaluator.protocol} protocol (judge ${config.evaluator.judge}, grounding ${config.evaluator.grounding}, ` +
+      `${config.evaluator.pairing} pairing)${config.selfCheck === "given" ? "; every page self-checked (given track)" : ""}`,
   );
   const summary = await runExperiment(config, {
     onEvent: (event) => {

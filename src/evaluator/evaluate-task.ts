@@ -308,7 +308,8 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   // The other modes beside it, so a calibration's every number has its file.
   for (const other of others) writeEvalRecord(path.join(candidateDir, evalFileForMode(other.mode)), other.record, { replace: true });
   logger.debug(
-    `task ${task.id}: executed ${replay.executed}/${actions.length}, success_step ${successStep}, final ${primary?.record.scores.final.toFixed(4)} in ${replayRecord.wallMs} ms`,
+    `task ${task.id}: executed ${replay.executed}/${actions.length}, success_step ${successStep}, ` +
+      `final ${primary?.record.scores.final.toFixed(4)} in ${replayRecord.wallMs} ms`,
   );
   return { taskId: task.id, records, replay: replayRecord };
 }

@@ -17,7 +17,7 @@
  *   <result>/<id>/<model-dir>/source.json       where a page made elsewhere came from (experiments' results: arms)
  *   <result>/<id>/<model-dir>@agent/index.html  the agent's best draft, beside:
  *     agent.json                                iterations, stop reason, self-scores, usage per node, switches
- *     iterations/<draft>/{index.html, selfcheck.json, self-check/*.png, findings.json}
+ *     iterations/<draft>/{index.html, feedback.json, selfcheck.json, self-check/*.png}
  *     store/<sha256>.<ext>                      frames, storyboard, critiques and pages, content-addressed
  *     agent.sqlite                              LangGraph checkpoints (resume)
  *   <result>/reports/<model-dir>_metrics.md
@@ -56,7 +56,7 @@ export const RESULT_FILES = Object.freeze({
   agentIterations: "iterations",
   agentStore: "store",
   agentCheckpoints: "agent.sqlite",
-  findings: "findings.json",
+  feedback: "feedback.json",
   cell: "cell.json",
   /** A page taken from another results folder: where from, and the asset links rebased. */
   source: "source.json",

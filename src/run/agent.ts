@@ -23,6 +23,7 @@ import {
   AgentSettingsSchema,
   type AgentValues,
   runReconstructionAgent,
+  selfCheckFeedback,
   settingsHash,
   totalUsage,
   writePageTo,
@@ -206,12 +207,13 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
                 drafter,
                 critic,
                 workDir: dir,
-                metric,
-                host: {
+                feedback: selfCheckFeedback({
+                  metric,
                   pageSlots,
                   memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
                   ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
-                },
+                }),
+                ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
               },
               {
                 settings,

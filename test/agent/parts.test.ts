@@ -2,12 +2,17 @@
  * The agent's pure parts: search/replace edits, replies that must be JSON of a shape,
  * the recursion limit derived from the budget, and the settings' hash.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyEdits, parseEdits } from "../../agents/reconstruct/edits.ts";
 import { parseJsonReply } from "../../agents/reconstruct/json-reply.ts";
+import { worstPairs } from "../../agents/reconstruct/self-check-feedback.ts";
 import { AgentSettingsSchema, recursionLimitFor, settingsHash } from "../../agents/reconstruct/settings.ts";
 import { actionsOfStoryboard, StoryboardSchema } from "../../agents/reconstruct/storyboard.ts";
 import { withoutDevServerPreload } from "../../agents/reconstruct/studio-workers.ts";
+import type { SelfCheckRecord } from "../../src/selfcheck/self-check.ts";
 
 const PAGE = "<html>\n<body>\n<h1>Cart</h1>\n<p>Total: 0</p>\n<p>Total: 0</p>\n</body>\n</html>\n";
 
@@ -77,5 +82,47 @@ describe("worker options inside LangGraph's dev server", () => {
     const others = [...tsx, "--import", "file:///repo/preload.mjs", "--import=./langgraph-api/dist/other.mjs"];
     expect(withoutDevServerPreload(others)).toEqual(others);
     expect(withoutDevServerPreload([])).toEqual([]);
+  });
+});
+
+describe("the self-check's pairs for the critic", () => {
+  it("puts the screenshots the costliest findings name first, then the least similar ones; one pair per screenshot, missing files skipped", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-worst-pairs-"));
+    try {
+      const frame = (name: string) => {
+        const file = path.join(dir, `${name}.png`);
+        fs.writeFileSync(file, "frame");
+        return file;
+      };
+      fs.mkdirSync(path.join(dir, "self-check"));
+      for (const index of [0, 1, 2, 3]) fs.writeFileSync(path.join(dir, "self-check", `${index}.png`), "shot");
+      const states = [frame("s0"), frame("s1"), frame("s2"), path.join(dir, "gone.png")].map((framePath, index) => ({
+        index,
+        startSec: index,
+        endSec: index + 1,
+        frameSec: index,
+        framePath,
+      }));
+      const similarity = (combined: number) => ({ text: combined, image: combined, combined });
+      const record = {
+        findings: [{ kind: "behaviour", cost: 0.3, message: "action 2 changed nothing", screenshot: "self-check/2.png", videoFrame: states[2]!.framePath }],
+        steps: [
+          { similarity: similarity(0.9), state: 1 },
+          { similarity: similarity(0.2), state: 2 },
+          { similarity: similarity(0.4), state: 1 },
+        ],
+        video: { states },
+        page: { screenshots: ["self-check/0.png", "self-check/1.png", "self-check/2.png", "self-check/3.png"] },
+        initial: { state: 3, similarity: similarity(0.1) },
+      } as unknown as SelfCheckRecord;
+      const pairs = worstPairs(record, dir);
+      expect(pairs.map((pair) => [path.basename(pair.screenshot), path.basename(pair.reference), pair.caption])).toEqual([
+        ["2.png", "s2.png", "action 2 changed nothing"],
+        ["3.png", "s1.png", "after action 3: similarity 0.40"],
+        ["1.png", "s1.png", "after action 1: similarity 0.90"],
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -203,7 +203,7 @@ describe("LangGraph Studio's dev server", () => {
         body: JSON.stringify({ assistant_id: "reconstruct", input: { inputs: task.inputs, settings: { maxIterations: 0 } }, context: { workDir: dir } }),
       });
       const text = await run.text();
-      expect(text).toMatch(/a run context needs all of drafter, critic, workDir, metric, host; missing: drafter, critic, metric, host/);
+      expect(text).toMatch(/a run context needs all of drafter, critic, workDir, feedback; missing: drafter, critic, feedback/);
     },
     STUDIO_TEST_MS,
   );

@@ -2,9 +2,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { HumanMessage } from "@langchain/core/messages";
+import type { HumanMessage } from "@langchain/core/messages";
 import sharp from "sharp";
 import { type ModelSpec, type ModelSpecInput, ModelSpecSchema } from "../../src/models/index.ts";
+import { userMessage as buildUserMessage } from "../../src/models/message.ts";
 
 /** A key that looks real (so pattern redaction alone would also catch it) and is unique to these tests. */
 export const TEST_KEY = "sk-iwrtest-Zq8VbN3xY7wLk2Pp";
@@ -34,11 +35,9 @@ export function dataURL(png: Buffer): string {
   return `data:image/png;base64,${png.toString("base64")}`;
 }
 
-/** One user message: the text, then every image in the given order. */
+/** One user message: the text, then every image in the given order (always a list of parts, as the tests' requests were built). */
 export function userMessage(text: string, images: Buffer[] = []): HumanMessage {
-  return new HumanMessage({
-    content: [{ type: "text", text }, ...images.map((png) => ({ type: "image_url", image_url: { url: dataURL(png) } }))],
-  });
+  return buildUserMessage(text, images);
 }
 
 export function tempDir(prefix: string): string {

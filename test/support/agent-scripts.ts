@@ -14,7 +14,11 @@ export type AgentRequestKind = "analyze" | "draft" | "generate" | "critique" | "
 /** Which prompt a request was rendered from (the first words of each template). */
 export function requestKind(request: RecordedRequest): AgentRequestKind {
   const first = messageParts(request, 0)[0];
-  const text = first && first.type === "text" && typeof first.text === "string" ? first.text : "";
+  return promptKind(first && first.type === "text" && typeof first.text === "string" ? first.text : "");
+}
+
+/** Which of the agent's prompts a text was rendered from (the first words of each template). */
+export function promptKind(text: string): AgentRequestKind {
   if (text.startsWith("You are studying a screen recording")) return "analyze";
   if (text.startsWith("You are reviewing a rebuilt web page")) return "critique";
   if (text.includes("<<<<<<< SEARCH")) return "revise-edits";

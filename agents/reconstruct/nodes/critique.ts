@@ -1,19 +1,15 @@
 /**
  * critique: one vision call with the worst-matching (video frame, replay screenshot)
- * pairs of the best draft and its findings → a zod-validated list of defects, each with
+ * pairs of the best draft and its findings (its feedback.json) → a zod-validated list of defects, each with
  * the change to make. Only those pairs are sent (not the whole video again): a round
  * costs a few images. A reply that is not a defect list is recorded, and the revision
  * goes on from the findings alone. Returns a Command to the revise branches.
  */
-import fs from "node:fs";
-import path from "node:path";
 import { Command } from "@langchain/langgraph";
 import { z } from "zod";
 import { errorMessage, toErrorRecord } from "../../../src/errors.ts";
 import { log } from "../../../src/log/logger.ts";
-import { agentFiles } from "../../../src/results/layout.ts";
-import type { SelfCheckRecord } from "../../../src/selfcheck/self-check.ts";
-import { findingsOf, findingsText, selfCheckRecordOf } from "../findings.ts";
+import { feedbackOf, findingsText } from "../feedback.ts";
 import { reviseSends } from "../jobs.ts";
 import { parseJsonReply } from "../json-reply.ts";
 import { callWithPrompt } from "../model-call.ts";
@@ -27,39 +23,6 @@ export const DefectsSchema = z.object({
 });
 export type Defects = z.infer<typeof DefectsSchema>;
 
-export interface ComparisonPair {
-  videoFrame: string;
-  screenshot: string;
-  caption: string;
-}
-
-/**
- * The pairs worth showing: those the costliest findings name first, then the screenshots
- * least like their video state; one pair per screenshot.
- */
-export function worstPairs(record: SelfCheckRecord, recordDir: string, limit: number): ComparisonPair[] {
-  const pairs: ComparisonPair[] = [];
-  const seen = new Set<string>();
-  const add = (screenshot: string | undefined, videoFrame: string | undefined, caption: string) => {
-    if (!screenshot || !videoFrame || pairs.length >= limit) return;
-    const file = path.resolve(recordDir, screenshot);
-    if (seen.has(file) || !fs.existsSync(file) || !fs.existsSync(videoFrame)) return;
-    seen.add(file);
-    pairs.push({ videoFrame, screenshot: file, caption });
-  };
-  for (const finding of record.findings) add(finding.screenshot, finding.videoFrame, finding.message);
-  const stateFrame = (state: number | undefined) => (state === undefined ? undefined : record.video.states[state]?.framePath);
-  const bySimilarity = record.steps
-    .map((step, index) => ({ step, index }))
-    .filter(({ step }) => step.similarity !== undefined)
-    .sort((a, b) => (a.step.similarity?.combined ?? 1) - (b.step.similarity?.combined ?? 1));
-  for (const { step, index } of bySimilarity)
-    add(record.page.screenshots[index + 1], stateFrame(step.state), `after action ${index + 1}: similarity ${step.similarity?.combined.toFixed(2)}`);
-  if (record.initial)
-    add(record.page.screenshots[0], stateFrame(record.initial.state), `before any action: similarity ${record.initial.similarity.combined.toFixed(2)}`);
-  return pairs;
-}
-
 export function defectsText(defects: Defects["defects"]): string {
   return defects.map((defect, index) => `${index + 1}. ${defect.where ? `${defect.where}: ` : ""}${defect.problem} — change: ${defect.change}`).join("\n");
 }
@@ -67,10 +30,9 @@ export function defectsText(defects: Defects["defects"]): string {
 export async function critique(state: AgentValues, config: AgentConfig): Promise<Command> {
   const context = await agentContextOf(config);
   const best = state.drafts.find((draft) => draft.id === state.bestDraftId)!;
-  const recordDir = agentFiles(context.workDir).iteration(best.id);
-  const record = selfCheckRecordOf(context.workDir, best.id);
-  const findings = findingsOf(context.workDir, best.id);
-  const pairs = record ? worstPairs(record, recordDir, state.settings.critiquePairs) : [];
+  const feedback = feedbackOf(context.workDir, best.id);
+  const findings = feedback?.findings ?? [];
+  const pairs = (feedback?.pairs ?? []).slice(0, state.settings.critiquePairs);
   const round = state.round + 1;
   let problemsText = findingsText(findings);
   let critiqueRecord: AgentValues["latestCritique"] = { round, defectCount: 0, pairs: pairs.length };
@@ -87,7 +49,7 @@ export async function critique(state: AgentValues, config: AgentConfig): Promise
         findings: findingsText(findings),
         storyboard: state.analysis?.storyboard ? readStoredText(state.analysis.storyboard).trim() : "{}",
       },
-      images: pairs.flatMap((pair) => [pair.videoFrame, pair.screenshot]),
+      images: pairs.flatMap((pair) => [pair.reference, pair.screenshot]),
       ...(config.signal ? { signal: config.signal } : {}),
     });
     usageUpdate = { critique: reply.usage };

@@ -17,7 +17,7 @@ export async function prepare(state: AgentValues, config: AgentConfig): Promise<
   const selection = await requestImages(inputs, context.drafter.spec);
   let states: AgentValues["videoStates"] = [];
   try {
-    const found = await videoStates(inputs.videoPath, context.host.statesCacheDir ? { cacheDir: context.host.statesCacheDir } : {});
+    const found = await videoStates(inputs.videoPath, context.statesCacheDir ? { cacheDir: context.statesCacheDir } : {});
     states = found.states.map((entry) => ({ index: entry.index, startSec: entry.startSec, endSec: entry.endSec }));
   } catch (error) {
     // The analysis can go on from the frames alone; the self-check records the same problem as a finding.

@@ -5,7 +5,7 @@
  * revise straight from the best draft's findings.
  */
 import { Command, END } from "@langchain/langgraph";
-import { findingsOf, findingsText } from "../findings.ts";
+import { feedbackOf, findingsText } from "../feedback.ts";
 import { reviseSends } from "../jobs.ts";
 import { type AgentConfig, type AgentValues, agentContextOf, type Draft, type StopReason, totalUsage } from "../state.ts";
 import { storeFile } from "../store.ts";
@@ -22,7 +22,8 @@ export function bestOf(drafts: readonly Draft[], current: Draft | undefined): Dr
   return best;
 }
 
-function stopReasonFor(state: AgentValues, best: Draft | undefined, round: number, stale: number, now: number): StopReason | undefined {
+/** Why the loop stops here, or undefined to go on; the first reason that holds, in this order. */
+export function stopReasonFor(state: AgentValues, best: Draft | undefined, round: number, stale: number, now: number): StopReason | undefined {
   const { settings } = state;
   if (!best) return "no-page";
   const spent = totalUsage(state.usageByNode);
@@ -60,6 +61,6 @@ export async function select(state: AgentValues, config: AgentConfig): Promise<C
   if (stopReason || !best) return new Command({ update, goto: END });
   if (state.settings.critique) return new Command({ update, goto: "critique" });
   // No critic: the reviser gets the best draft's findings as they are.
-  const problems = storeFile(context.workDir, `${findingsText(findingsOf(context.workDir, best.id))}\n`, "md");
+  const problems = storeFile(context.workDir, `${findingsText(feedbackOf(context.workDir, best.id)?.findings ?? [])}\n`, "md");
   return new Command({ update, goto: reviseSends({ ...state, ...update }, problems) });
 }

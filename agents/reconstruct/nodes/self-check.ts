@@ -1,18 +1,15 @@
 /**
- * self-check: the self-check library on every new draft, concurrently (the run's page
- * slots bound how many pages are open at once). Each draft is checked in its own
- * sandboxed browser context, from the task's inputs and the run's actions only: the
- * inferred ones, or the given ones in that track; none with replay switched off (the
- * initial screen alone). Writes iterations/<id>/{selfcheck.json, self-check/*.png,
- * findings.json}.
+ * self-check: the context's feedback provider on every new draft, concurrently (the run's
+ * page slots bound how many pages are open at once). Normally the self-check: each draft
+ * checked in its own sandboxed browser context, from the task's inputs and the run's
+ * actions only: the inferred ones, or the given ones in that track; none with replay
+ * switched off (the initial screen alone). The feedback goes to
+ * iterations/<id>/feedback.json, where critique and revise read it.
  */
-
-import path from "node:path";
 import { errorMessage, toErrorRecord } from "../../../src/errors.ts";
-import { writeFileAtomicSync } from "../../../src/files/atomic.ts";
 import { log } from "../../../src/log/logger.ts";
-import { agentFiles, RESULT_FILES } from "../../../src/results/layout.ts";
-import { runSelfCheck } from "../../../src/selfcheck/self-check.ts";
+import { agentFiles } from "../../../src/results/layout.ts";
+import { writeFeedback } from "../feedback.ts";
 import { type AgentConfig, type AgentUpdate, type AgentValues, agentContextOf, type Draft } from "../state.ts";
 
 export async function selfCheck(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {
@@ -25,23 +22,16 @@ export async function selfCheck(state: AgentValues, config: AgentConfig): Promis
       const dir = agentFiles(context.workDir).iteration(entry.id);
       const started = Date.now();
       try {
-        const record = await runSelfCheck({
-          inputs: state.inputs,
-          actions,
-          trajectory: state.settings.trajectory,
-          candidateDir: dir,
-          metric: context.metric,
-          ...context.host,
-        });
-        writeFileAtomicSync(path.join(dir, RESULT_FILES.findings), `${JSON.stringify(record.findings, null, 2)}\n`);
-        config.writer?.({ node: "self-check", round: entry.round, draft: entry.id, selfScore: record.selfScore });
+        const feedback = await context.feedback({ inputs: state.inputs, actions, trajectory: state.settings.trajectory, draftDir: dir });
+        writeFeedback(dir, feedback);
+        config.writer?.({ node: "self-check", round: entry.round, draft: entry.id, selfScore: feedback.score });
         return {
           ...entry,
           checked: true,
-          selfScore: record.selfScore,
-          behaviour: record.behaviour,
-          appearance: record.appearance,
-          findings: record.findings.length,
+          selfScore: feedback.score,
+          ...(feedback.behaviour !== undefined ? { behaviour: feedback.behaviour } : {}),
+          ...(feedback.appearance !== undefined ? { appearance: feedback.appearance } : {}),
+          findings: feedback.findings.length,
           selfCheckMs: Date.now() - started,
           selfCheckSpan: { startMs: started, endMs: Date.now() },
         };

@@ -50,7 +50,8 @@ export function registerAgentCommand(program: Command): void {
   program
     .command("agent")
     .description(
-      "rebuild each task's page with the reconstruction agent (analyze, draft, self-check, critique, revise): <result>/<id>/<model-dir>@agent/index.html + agent.json",
+      "rebuild each task's page with the reconstruction agent (analyze, draft, self-check, critique, revise): " +
+        "<result>/<id>/<model-dir>@agent/index.html + agent.json",
     )
     .option("--data <jsonl>", "task file (task folders need no checkpoints/); required")
     .option("--result <dir>", "results folder; required")
@@ -152,9 +153,12 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
       shouldStop: () => stopRequested,
       onProgress: (taskId, event) => {
         const score = event.bestSelfScore ?? event.selfScore;
+        const tokens =
+          event.inputTokens !== undefined ? ` · ${event.inputTokens} in / ${event.outputTokens ?? 0} out tokens · $${(event.costUsd ?? 0).toFixed(4)}` : "";
         console.error(
-          `task ${taskId} · ${event.node} · round ${event.round}${event.draft !== undefined ? ` · draft ${event.draft}` : ""}${score !== undefined ? ` · self-score ${score.toFixed(3)}` : ""}` +
-            `${event.inputTokens !== undefined ? ` · ${event.inputTokens} in / ${event.outputTokens ?? 0} out tokens · $${(event.costUsd ?? 0).toFixed(4)}` : ""}${event.message ? ` · ${event.message}` : ""}`,
+          `task ${taskId} · ${event.node} · round ${event.round}${event.draft !== undefined ? ` · draft ${event.draft}` : ""}` +
+            `${score !== undefined ? ` · self-score ${score.toFixed(3)}` : ""}` +
+            `${tokens}${event.message ? ` · ${event.message}` : ""}`,
         );
       },
     });

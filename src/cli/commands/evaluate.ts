@@ -60,7 +60,8 @@ export function registerEvaluateCommand(program: Command): void {
     .option("--workers <n>", "tasks evaluated at once in this process", positiveInteger, 1)
     .option(
       "--page-memory-mb <n>",
-      "memory a candidate page may hold before it is torn down (default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)",
+      "memory a candidate page may hold before it is torn down " +
+        "(default: 60 % of RAM shared by the workers and this process, 512–4096 MiB; or IWR_PAGE_MEMORY_MB)",
       positiveInteger,
     )
     .option("--ids <ids...>", "only these task ids (comma or space separated)", taskIdList)
@@ -73,7 +74,8 @@ export function registerEvaluateCommand(program: Command): void {
     .option("--cache-dir <dir>", "cache model responses in this folder")
     .option(
       "--prompts-dir <dir>",
-      "a folder whose prompt templates replace ours by file name (e.g. local copies of the harness's own texts; see the README's prompt table); their hashes are recorded",
+      "a folder whose prompt templates replace ours by file name " +
+        "(e.g. local copies of the harness's own texts; see the README's prompt table); their hashes are recorded",
     )
     .option("--force", "re-evaluate every task, also those whose eval.json scored the current page, task and settings")
     .option("--no-trace", "do not save a Playwright trace (trace.zip) of each replay")
@@ -121,7 +123,9 @@ export function registerEvaluateCommand(program: Command): void {
       const failed = summary.tasks.filter((task) => task.status === "failed");
       const skipped = summary.tasks.filter((task) => task.status === "skipped");
       console.log(
-        `evaluated ${summary.tasks.length - failed.length - skipped.length}, skipped ${skipped.length} (unchanged since their eval.json; --force to redo), failed ${failed.length} in ${(summary.wallMs / 1000).toFixed(1)} s`,
+        `evaluated ${summary.tasks.length - failed.length - skipped.length}, ` +
+          `skipped ${skipped.length} (unchanged since their eval.json; --force to redo), ` +
+          `failed ${failed.length} in ${(summary.wallMs / 1000).toFixed(1)} s`,
       );
       if (summary.reportPath) console.log(`report: ${summary.reportPath}`);
       if (failed.length > 0) {

@@ -34,7 +34,8 @@ export function registerGenerateCommand(program: Command): void {
     .addOption(
       new Option(
         "--protocol <profile>",
-        "official: the harness's generation (its per-model limits, int(duration) frames as JPEG, every reply written); corrected: ours (see the README's deviations table)",
+        "official: the harness's generation (its per-model limits, int(duration) frames as JPEG, every reply written); " +
+          "corrected: ours (see the README's deviations table)",
       )
         .choices(["official", "corrected"])
         .default(DEFAULT_CLI_PROFILE),

@@ -53,7 +53,8 @@ export function registerRecordCommand(program: Command): void {
         });
         console.log(
           `task ${result.id} -> ${result.dir} (${result.line.action_sequence.length} actions, ${result.checkpointCount} checkpoints, ` +
-            `${result.assets.length} assets shown, ${result.captured.length} site files beside the reference, seed ${result.determinism.randomSeed}, ${result.videoSec.toFixed(1)} s video, ${(result.timings.msPerAction / 1000).toFixed(2)} s/action)`,
+            `${result.assets.length} assets shown, ${result.captured.length} site files beside the reference, seed ${result.determinism.randomSeed}, ` +
+            `${result.videoSec.toFixed(1)} s video, ${(result.timings.msPerAction / 1000).toFixed(2)} s/action)`,
         );
       } finally {
         await closeSharedBrowser();

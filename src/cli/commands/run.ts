@@ -114,7 +114,8 @@ export function registerRunCommand(program: Command): void {
           const score = record.evaluation.final !== undefined ? `Final ${(record.evaluation.final * 100).toFixed(1)} %` : "not scored";
           const failure = record.error ? ` — ${record.error.stage} failed: ${record.error.code}: ${record.error.message.slice(0, 160)}` : "";
           console.error(
-            `[${event.done}/${event.pending}] ${record.arm} r${record.repeat} task ${record.taskId}: ${score}${failure} (${event.failed} failed, ${event.tokens} tokens, $${event.costUsd.toFixed(4)}${eta})`,
+            `[${event.done}/${event.pending}] ${record.arm} r${record.repeat} task ${record.taskId}: ${score}${failure} ` +
+              `(${event.failed} failed, ${event.tokens} tokens, $${event.costUsd.toFixed(4)}${eta})`,
           );
         };
         const common = { retryErrors: options.retryErrors === true, signal: controller.signal, onEvent };
@@ -162,7 +163,8 @@ export function registerRunCommand(program: Command): void {
       const { data, files } = await writeReport(merged.out);
       console.log(`${terminalTable(data)}\n`);
       console.log(
-        `merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ${merged.cells - merged.missing} of ${merged.cells} present`,
+        `merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ` +
+          `${merged.cells - merged.missing} of ${merged.cells} present`,
       );
       if (merged.missing > 0)
         console.log(`${merged.missing} cell(s) of the run are in no folder yet (a shard not run or not finished): merge again when they are`);

@@ -17,7 +17,8 @@ export function registerSelfCheckCommand(program: Command): void {
   program
     .command("selfcheck")
     .description(
-      "self-check every candidate <result>/<id>/<model-dir>/index.html against its task's video (no truth read): selfcheck.json with selfScore, steps and findings",
+      "self-check every candidate <result>/<id>/<model-dir>/index.html against its task's video (no truth read): " +
+        "selfcheck.json with selfScore, steps and findings",
     )
     .requiredOption("--data <jsonl>", "task file (task folders need no checkpoints/)")
     .requiredOption("--result <dir>", "results folder")

@@ -8,7 +8,8 @@ export function registerSetupCommand(program: Command): void {
     .action(() => {
       const report = ensureTools();
       console.error(
-        `setup: chromium ${report.chromium.path} (${report.chromium.source}); ffmpeg ${report.ffmpeg.path} (${report.ffmpeg.source})${report.redisServer ? `; redis-server ${report.redisServer}` : ""}`,
+        `setup: chromium ${report.chromium.path} (${report.chromium.source}); ffmpeg ${report.ffmpeg.path} (${report.ffmpeg.source})` +
+          `${report.redisServer ? `; redis-server ${report.redisServer}` : ""}`,
       );
     });
 }

@@ -14,7 +14,8 @@ export function registerStartCommand(program: Command): void {
   program
     .command("start")
     .description(
-      "the main job: validate and list the bundled tasks, then run configs/demo.yaml (calibration arms and the self-check's agreement with the evaluator; with a model, single-pass and agent arms too) and print the report",
+      "the main job: validate and list the bundled tasks, then run configs/demo.yaml " +
+        "(calibration arms and the self-check's agreement with the evaluator; with a model, single-pass and agent arms too) and print the report",
     )
     .option("--config <yaml>", "the experiment to run", "configs/demo.yaml")
     .option("--data <jsonl>", "a task file instead of the config's")

@@ -14,7 +14,8 @@ export function registerWorkerCommand(program: Command): void {
   program
     .command("worker")
     .description(
-      "queue mode: take experiment jobs from Redis (queued by iwr run --queue) until stopped (SIGINT/SIGTERM); needs the run folder and the config at the coordinator's paths",
+      "queue mode: take experiment jobs from Redis (queued by iwr run --queue) until stopped (SIGINT/SIGTERM); " +
+        "needs the run folder and the config at the coordinator's paths",
     )
     .requiredOption("--queue <redis-url>", "the coordinator's Redis, e.g. redis://10.0.0.5:6379")
     .option("--generate <n>", "generation jobs at once (model-bound)", positiveInteger, 2)
