@@ -12,10 +12,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { writeFileAtomicSync } from "../../src/files/atomic.ts";
+import type { ReplayAction } from "../../src/replay/replay.ts";
 import { agentFiles, RESULT_FILES } from "../../src/results/layout.ts";
 import type { TaskInputs } from "../../src/tasks/inputs.ts";
 import type { AgentSettings } from "./settings.ts";
-import type { AgentAction } from "./state.ts";
 
 /** One thing wrong with a draft, ranked by what fixing it would win back at most. */
 export const FeedbackFindingSchema = z.object({
@@ -47,7 +47,7 @@ export type DraftFeedback = z.infer<typeof DraftFeedbackSchema>;
 export interface FeedbackRequest {
   inputs: TaskInputs;
   /** The actions to replay: the inferred ones, the given ones in that track, none with replay off. */
-  actions: readonly AgentAction[];
+  actions: readonly ReplayAction[];
   trajectory: AgentSettings["trajectory"];
   /** The draft's folder (its index.html); the provider may keep its own records there. */
   draftDir: string;

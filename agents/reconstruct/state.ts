@@ -30,7 +30,6 @@ export const AgentActionSchema = z.object({
   text: z.string().optional(),
   key: z.string().optional(),
 });
-export type AgentAction = z.infer<typeof AgentActionSchema>;
 
 export const DraftSchema = z.object({
   /** 0, 1, 2, ... in the order drafts were asked for; `iterations/<id>/` on disk. */
