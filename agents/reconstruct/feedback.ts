@@ -13,7 +13,7 @@ import path from "node:path";
 import { z } from "zod";
 import { writeFileAtomicSync } from "../../src/files/atomic.ts";
 import type { ReplayAction } from "../../src/replay/replay.ts";
-import { agentFiles, RESULT_FILES } from "../../src/results/layout.ts";
+import { agentWorkFiles, RESULT_FILES } from "../../src/results/layout.ts";
 import type { TaskInputs } from "../../src/tasks/inputs.ts";
 import type { AgentSettings } from "./settings.ts";
 
@@ -62,7 +62,7 @@ export function writeFeedback(draftDir: string, feedback: DraftFeedback): void {
 /** A draft's feedback, or none when it was never checked or its file is unreadable. */
 export function feedbackOf(workDir: string, draftId: number): DraftFeedback | undefined {
   try {
-    const text = fs.readFileSync(path.join(agentFiles(workDir).iteration(draftId), RESULT_FILES.feedback), "utf8");
+    const text = fs.readFileSync(path.join(agentWorkFiles(workDir).iteration(draftId), RESULT_FILES.feedback), "utf8");
     return DraftFeedbackSchema.parse(JSON.parse(text));
   } catch {
     return undefined;

@@ -11,7 +11,7 @@
  */
 import fs from "node:fs";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { agentFiles } from "../../src/results/layout.ts";
+import { agentWorkFiles } from "../../src/results/layout.ts";
 import { stateInputs, type TaskInputs } from "../../src/tasks/inputs.ts";
 import { buildReconstructionGraph } from "./graph.ts";
 import { type AgentSettingsInput, AgentSettingsSchema, recursionLimitFor, settingsHash } from "./settings.ts";
@@ -56,7 +56,7 @@ function checkpointSizes(saver: SqliteSaver, threadId: string): AgentRunOutcome[
 
 export async function runReconstructionAgent(inputs: TaskInputs, context: AgentContext, options: AgentRunOptions): Promise<AgentRunOutcome> {
   const settings = AgentSettingsSchema.parse(options.settings);
-  const files = agentFiles(context.workDir);
+  const files = agentWorkFiles(context.workDir);
   fs.mkdirSync(files.dir, { recursive: true });
   const threadId = `task-${inputs.id}-${settingsHash(settings)}`;
   if (!options.resume) {

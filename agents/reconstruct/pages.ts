@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { writeFileAtomicSync } from "../../src/files/atomic.ts";
 import { assetsBasePath, extractPageFromReply } from "../../src/generation/page-from-reply.ts";
 import { redactString } from "../../src/log/redact.ts";
-import { agentFiles, candidateFiles } from "../../src/results/layout.ts";
+import { agentWorkFiles, candidateFiles } from "../../src/results/layout.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import type { StoredFile } from "./state.ts";
 import { readStoredText, storeFile } from "./store.ts";
@@ -32,7 +32,7 @@ export function writePageTo(dir: string, page: StoredFile, assetsDir: string): s
 
 /** `iterations/<id>/`, with the draft's page in it. */
 export function writeIterationPage(workDir: string, id: number, page: StoredFile, assetsDir: string): string {
-  const dir = agentFiles(workDir).iteration(id);
+  const dir = agentWorkFiles(workDir).iteration(id);
   fs.mkdirSync(dir, { recursive: true });
   writePageTo(dir, page, assetsDir);
   return dir;

@@ -6,12 +6,12 @@
 import fs from "node:fs";
 import { IwrError } from "../../src/errors.ts";
 import { sha256Of, storeByContent } from "../../src/media/image-store.ts";
-import { agentFiles } from "../../src/results/layout.ts";
+import { agentWorkFiles } from "../../src/results/layout.ts";
 import type { StoredFile } from "./state.ts";
 
 /** Stores `data` under its hash in the agent's store; returns its path and hash. */
 export function storeFile(workDir: string, data: string | Buffer, extension: string): StoredFile {
-  return storeByContent(agentFiles(workDir).store, data, extension);
+  return storeByContent(agentWorkFiles(workDir).store, data, extension);
 }
 
 /** Reads a stored file back, checking it is the one state names. */

@@ -22,8 +22,10 @@ export interface TaskRunOutcome {
   taskId: number;
   /** `skipped`: a finished eval.json scored this very page, task and settings already. */
   status: "evaluated" | "skipped" | "failed";
-  /** Where its records are. */
+  /** The page's folder. */
   candidateDir: string;
+  /** Where its records are (eval.json, eval-error.json): the candidate's folder unless the caller named another. */
+  recordDir: string;
   final?: number;
   ifs?: number;
   error?: ErrorRecord;
@@ -66,6 +68,8 @@ export async function evaluateOneTask(
     pairing: PairingMode | readonly PairingMode[];
     force?: boolean;
     candidateDir?: string;
+    /** Where the records go (default: the candidate's folder); an agent's drafts are scored outside its work folder. */
+    recordDir?: string;
     /** The page is built from the task's own (reference, blank, mutant): replayed seeded under either profile. */
     calibration?: boolean;
   },
@@ -74,9 +78,10 @@ export async function evaluateOneTask(
   const started = Date.now();
   // An experiment's cells name their folder; otherwise it is the model's, as the benchmark lays it out.
   const candidateDir = options.candidateDir ?? candidateDirFor(options.resultDir, task.id, options.model);
-  const files = candidateFiles(candidateDir);
+  const recordDir = options.recordDir ?? candidateDir;
+  const files = candidateFiles(recordDir);
   const modes = typeof options.pairing === "string" ? [options.pairing] : [...options.pairing];
-  warnOnProtocolMix(files.generation, evaluator.profile, task.id);
+  warnOnProtocolMix(candidateFiles(candidateDir).generation, evaluator.profile, task.id);
   try {
     const primaryMode = modes[0];
     if (
@@ -84,11 +89,12 @@ export async function evaluateOneTask(
       primaryMode &&
       unchangedRecord(files.eval, await evaluationInputs(task, candidateDir, evaluator, primaryMode, options.calibration ?? false))
     ) {
-      return { outcome: { taskId: task.id, status: "skipped", candidateDir, wallMs: 0 } };
+      return { outcome: { taskId: task.id, status: "skipped", candidateDir, recordDir, wallMs: 0 } };
     }
     const evaluation = await evaluateTask({
       task,
       candidateDir,
+      recordDir,
       model: options.model,
       pairingModes: modes,
       evaluator,
@@ -98,7 +104,7 @@ export async function evaluateOneTask(
     fs.rmSync(files.evalError, { force: true });
     const scores = evaluation.records[0]?.record.scores;
     return {
-      outcome: { taskId: task.id, status: "evaluated", candidateDir, final: scores?.final, ifs: scores?.ifs, wallMs: Date.now() - started },
+      outcome: { taskId: task.id, status: "evaluated", candidateDir, recordDir, final: scores?.final, ifs: scores?.ifs, wallMs: Date.now() - started },
       evaluation,
     };
   } catch (error) {
@@ -110,6 +116,6 @@ export async function evaluateOneTask(
       files.evalError,
       `${redactString(JSON.stringify({ taskId: task.id, model: options.model, failedAt: new Date().toISOString(), error: record }, null, 2))}\n`,
     );
-    return { outcome: { taskId: task.id, status: "failed", candidateDir, error: record, wallMs: Date.now() - started } };
+    return { outcome: { taskId: task.id, status: "failed", candidateDir, recordDir, error: record, wallMs: Date.now() - started } };
   }
 }

@@ -66,8 +66,10 @@ export interface Evaluator {
 
 export interface EvaluateTaskOptions {
   task: Task;
-  /** `<results>/<id>/<model-dir>/` */
+  /** `<results>/<id>/<model-dir>/`: the page replayed. */
   candidateDir: string;
+  /** Where eval.json, evalpoints, replay.json and the trace go (default: the candidate's folder). */
+  recordDir?: string;
   /** The candidate's model name, as recorded in eval.json. */
   model: string;
   /** Pairing modes to score; the first one is written to eval.json, any other to eval.<mode>.json. */
@@ -208,9 +210,10 @@ function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position
 
 async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayDeterminism): Promise<ReplayedAndJudged> {
   const { task, candidateDir, evaluator } = options;
-  const files = candidateFiles(candidateDir);
-  if (!fs.existsSync(files.page)) {
-    const stopReason = { code: "CANDIDATE_MISSING", message: `no candidate page at ${files.page}` };
+  const files = candidateFiles(options.recordDir ?? candidateDir);
+  const page = candidateFiles(candidateDir).page;
+  if (!fs.existsSync(page)) {
+    const stopReason = { code: "CANDIDATE_MISSING", message: `no candidate page at ${page}` };
     const closed = Promise.resolve({ incidents: [], closeMs: 0 });
     return {
       replay: { executed: 0, steps: [], evalpoints: [], error: stopReason },
@@ -256,14 +259,16 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
 export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEvaluation> {
   const { task, candidateDir, evaluator } = options;
   if (options.pairingModes.length === 0) throw new IwrError("EVALUATOR", "evaluateTask: pairingModes: expected at least one mode");
-  const files = candidateFiles(candidateDir);
+  const recordDir = options.recordDir ?? candidateDir;
+  const files = candidateFiles(recordDir);
   if (!options.replace && fs.existsSync(files.eval)) {
     throw new IwrError("IO", `${files.eval} already exists: a finished result is never rewritten (re-evaluate with --force)`, { file: files.eval });
   }
   const started = Date.now();
-  await fsp.mkdir(candidateDir, { recursive: true });
+  await fsp.mkdir(recordDir, { recursive: true });
   // What a killed run left here (staged page copies, half-written evalpoints and traces).
   sweepAbandonedTemps(candidateDir);
+  if (recordDir !== candidateDir) sweepAbandonedTemps(recordDir);
   const calibration = options.calibration ?? false;
   const determinism = replayDeterminism(task, evaluator.profile, calibration);
   const inputs = await Promise.all(options.pairingModes.map((mode) => evaluationInputs(task, candidateDir, evaluator, mode, calibration)));
@@ -306,7 +311,7 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
   const [primary, ...others] = records;
   if (primary) writeEvalRecord(files.eval, primary.record, { replace: options.replace ?? false });
   // The other modes beside it, so a calibration's every number has its file.
-  for (const other of others) writeEvalRecord(path.join(candidateDir, evalFileForMode(other.mode)), other.record, { replace: true });
+  for (const other of others) writeEvalRecord(path.join(recordDir, evalFileForMode(other.mode)), other.record, { replace: true });
   logger.debug(
     `task ${task.id}: executed ${replay.executed}/${actions.length}, success_step ${successStep}, ` +
       `final ${primary?.record.scores.final.toFixed(4)} in ${replayRecord.wallMs} ms`,

@@ -12,7 +12,7 @@ import type { Evaluator } from "../evaluator/evaluate-task.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import type { VisualMetric } from "../metrics/visual.ts";
 import { replayActionOf } from "../replay/replay.ts";
-import { candidateFiles } from "../results/layout.ts";
+import { agentFiles, candidateFiles } from "../results/layout.ts";
 import { runSelfCheck } from "../selfcheck/self-check.ts";
 import { type ArmResources, type Cell, producePage } from "./arms.ts";
 import { isCalibrationArm } from "./config.ts";
@@ -45,13 +45,15 @@ export function cellWork(options: CellWorkOptions): CellWork {
           model: draft ? `${cell.arm.name}#draft-${draft.draft}` : cell.arm.name,
           pairing: options.pairing,
           candidateDir: draft?.dir ?? cell.dir,
+          // A draft's scores go beside the agent's work folder, never into it.
+          ...(draft ? { recordDir: agentFiles(cell.dir).draftScores(draft.draft) } : {}),
           calibration: isCalibrationArm(cell.arm.parsed.type),
         },
         await options.evaluator(),
       );
       // An eval.json that already scored this very page is kept ("skipped"): its scores are read back.
       const scores =
-        outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.candidateDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
+        outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.recordDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
       return {
         status: outcome.status,
         ...(scores.final !== undefined ? { final: scores.final } : {}),

@@ -17,9 +17,13 @@
  *   <result>/<id>/<model-dir>/source.json       where a page made elsewhere came from (experiments' results: arms)
  *   <result>/<id>/<model-dir>@agent/index.html  the agent's best draft, beside:
  *     agent.json                                iterations, stop reason, self-scores, usage per node, switches
- *     iterations/<draft>/{index.html, feedback.json, selfcheck.json, self-check/*.png}
- *     store/<sha256>.<ext>                      frames, storyboard, critiques and pages, content-addressed
- *     agent.sqlite                              LangGraph checkpoints (resume)
+ *     work/                                     the agent's work folder, all it reads and writes while it runs:
+ *       iterations/<draft>/{index.html, feedback.json, selfcheck.json, self-check/*.png}
+ *       store/<sha256>.<ext>                    frames, storyboard, critiques and pages, content-addressed
+ *       agent.sqlite                            LangGraph checkpoints (resume)
+ *     draft-scores/<draft>/{eval.json, evalpoints/, replay.json, ...}
+ *                                               the evaluator on each draft, after the agent has finished
+ *                                               (outside work/: the truth never sits where the agent works)
  *   <result>/reports/<model-dir>_metrics.md
  *
  * An experiment's run folder (`iwr run`) holds one such results folder per arm and repeat:
@@ -56,6 +60,8 @@ export const RESULT_FILES = Object.freeze({
   agentIterations: "iterations",
   agentStore: "store",
   agentCheckpoints: "agent.sqlite",
+  agentWork: "work",
+  draftScores: "draft-scores",
   feedback: "feedback.json",
   cell: "cell.json",
   /** A page taken from another results folder: where from, and the asset links rebased. */
@@ -87,18 +93,30 @@ export function agentDirFor(resultDir: string, taskId: number, model: string, so
   return path.join(resultDir, String(taskId), safeFolderName(`${modelFolderName(model, source)}${AGENT_FOLDER_SUFFIX}`, source));
 }
 
-/** Every file of one agent folder. */
+/** Every file of an agent's work folder: what the graph reads and writes while it runs. */
+export function agentWorkFiles(workDir: string) {
+  return {
+    dir: workDir,
+    checkpoints: path.join(workDir, RESULT_FILES.agentCheckpoints),
+    store: path.join(workDir, RESULT_FILES.agentStore),
+    iterations: path.join(workDir, RESULT_FILES.agentIterations),
+    /** `iterations/<draft>/`, a candidate folder of its own. */
+    iteration: (draft: number) => path.join(workDir, RESULT_FILES.agentIterations, String(draft)),
+  };
+}
+
+/** Every file of one agent folder (`<model-dir>@agent/`): the best page, the record, the work folder, the drafts' scores. */
 export function agentFiles(dir: string) {
-  const inDir = (name: string) => path.join(dir, name);
+  const work = agentWorkFiles(path.join(dir, RESULT_FILES.agentWork));
   return {
     dir,
-    page: inDir(RESULT_FILES.page),
-    record: inDir(RESULT_FILES.agent),
-    checkpoints: inDir(RESULT_FILES.agentCheckpoints),
-    store: inDir(RESULT_FILES.agentStore),
-    iterations: inDir(RESULT_FILES.agentIterations),
-    /** `iterations/<draft>/`, a candidate folder of its own. */
-    iteration: (draft: number) => path.join(dir, RESULT_FILES.agentIterations, String(draft)),
+    page: path.join(dir, RESULT_FILES.page),
+    record: path.join(dir, RESULT_FILES.agent),
+    work,
+    /** A draft's folder in the work folder. */
+    iteration: work.iteration,
+    /** Where the evaluator's records of a draft go: outside the work folder. */
+    draftScores: (draft: number) => path.join(dir, RESULT_FILES.draftScores, String(draft)),
   };
 }
 

@@ -6,7 +6,7 @@
  *   <result>/<id>/<model-dir>@agent/agent.json     iterations, stop reason, self-scores,
  *                                                  usage per node, cost, latency, prompt
  *                                                  hashes, switches, checkpoint sizes
- *   <result>/<id>/<model-dir>@agent/iterations/<draft>/...  every draft and its self-check
+ *   <result>/<id>/<model-dir>@agent/work/...       the agent's work folder: every draft and its self-check
  *
  * A task is finished, and skipped, when its agent.json says so for the same settings and
  * models; `resume` continues an interrupted one from its checkpoint, otherwise it starts
@@ -206,7 +206,8 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
               {
                 drafter,
                 critic,
-                workDir: dir,
+                // Its own folder inside the agent folder: records scored after the fact stay out of its reach.
+                workDir: files.work.dir,
                 feedback: selfCheckFeedback({
                   metric,
                   pageSlots,

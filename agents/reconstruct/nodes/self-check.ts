@@ -8,7 +8,7 @@
  */
 import { errorMessage, toErrorRecord } from "../../../src/errors.ts";
 import { log } from "../../../src/log/logger.ts";
-import { agentFiles } from "../../../src/results/layout.ts";
+import { agentWorkFiles } from "../../../src/results/layout.ts";
 import { writeFeedback } from "../feedback.ts";
 import { type AgentConfig, type AgentUpdate, type AgentValues, agentContextOf, type Draft } from "../state.ts";
 
@@ -19,7 +19,7 @@ export async function selfCheck(state: AgentValues, config: AgentConfig): Promis
   const checked = await Promise.all(
     pending.map(async (entry): Promise<Draft> => {
       if (!entry.page) return { ...entry, checked: true, selfScore: 0 };
-      const dir = agentFiles(context.workDir).iteration(entry.id);
+      const dir = agentWorkFiles(context.workDir).iteration(entry.id);
       const started = Date.now();
       try {
         const feedback = await context.feedback({ inputs: state.inputs, actions, trajectory: state.settings.trajectory, draftDir: dir });

@@ -130,7 +130,7 @@ export function registerEvaluateCommand(program: Command): void {
       if (summary.reportPath) console.log(`report: ${summary.reportPath}`);
       if (failed.length > 0) {
         console.log(`${failed.length} of ${summary.tasks.length} task(s) failed; their errors are in eval-error.json beside each:`);
-        for (const task of failed) console.log(`  task ${task.taskId}: ${task.candidateDir}/eval-error.json`);
+        for (const task of failed) console.log(`  task ${task.taskId}: ${task.recordDir}/eval-error.json`);
       }
       process.exitCode = exitCodeForRun(failed.length);
     });
