@@ -3,7 +3,7 @@
  * same file in the same run (the floor). Target: ratio ≤ 1.2×.
  *
  * Two floors per video:
- *  - "bare 1 fps": the command from STACK.md, `-vf fps=1 -frames:v 64` to PNG files.
+ *  - "bare 1 fps": plain ffmpeg sampling one frame a second, `-vf fps=1 -frames:v 64` to PNG files.
  *    On a video longer than 64 s it stops decoding at 64 s, while the protocol needs
  *    frames spread over the whole video, so it under-states the work there.
  *  - "bare same frames": bare ffmpeg writing exactly the frames we take (same fps

@@ -1,5 +1,5 @@
 /**
- * Every constant of the benchmark's protocol (IWR-PROTOCOL.md §2–§3) in one place.
+ * Every constant of the benchmark's protocol (docs/protocol.md §2–§3) in one place.
  * The recorder settles checkpoints with the same timings the evaluator replays with,
  * so both import from here; nothing else hard-codes a wait.
  */

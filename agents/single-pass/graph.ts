@@ -1,5 +1,5 @@
 /**
- * The single-pass generator (IWR-PROTOCOL.md §2) as a graph. Wiring only:
+ * The single-pass generator (docs/protocol.md §2) as a graph. Wiring only:
  *
  *   START → prepare-inputs → call-model → post-process → END
  */

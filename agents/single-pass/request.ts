@@ -1,6 +1,6 @@
 /**
  * The one user message of a single-pass request: the prompt text, then every image as
- * a data URL, sheets before frames (IWR-PROTOCOL.md §2). Shared by the call-model node
+ * a data URL, sheets before frames (docs/protocol.md §2). Shared by the call-model node
  * and by `singlePassRequestHash`, so the hash a run checks is the hash it would send.
  */
 import type { HumanMessage } from "@langchain/core/messages";

@@ -1,6 +1,6 @@
 /**
  * Executing one trajectory action on a page, with the benchmark's semantics
- * (IWR-PROTOCOL.md §3.2). Targets are element numbers from `indexInteractiveElements`;
+ * (docs/protocol.md §3.2). Targets are element numbers from `indexInteractiveElements`;
  * choosing the number is the grounder's job, not this module's.
  */
 import type { Page } from "playwright";

@@ -1,6 +1,6 @@
 /**
  * The page's interactive elements, numbered, as the evaluator's grounding sees them
- * (IWR-PROTOCOL.md §3.2): one in-page pass collects every element a user could act
+ * (docs/protocol.md §3.2): one in-page pass collects every element a user could act
  * on, open shadow roots included, tags it with `data-iwr-idx` so an action can address
  * it by number, and returns the facts a grounder matches a description against
  * (visible text, labels, role, colours, box). Also: the accessibility-tree text and

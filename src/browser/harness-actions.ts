@@ -1,5 +1,5 @@
 /**
- * The published harness's action semantics (its browser layer, IWR-PROTOCOL.md §3
+ * The published harness's action semantics (its browser layer, docs/protocol.md §3
  * "What the harness's browser layer does"), for the official profile. They are looser
  * than ours (actions.ts), and that is the point: a page scores what it would score there.
  *

@@ -6,7 +6,7 @@ import { type Browser, chromium } from "playwright";
 import { log } from "../log/logger.ts";
 import { requireTools } from "../setup/find-tools.ts";
 
-/** Flags that work as root on our machines with no network (STACK.md). */
+/** Flags that work as root on machines with no network: without the background-networking ones Chromium keeps dialling out. */
 export const CHROMIUM_ARGS: readonly string[] = [
   "--no-sandbox",
   "--disable-gpu",

@@ -1,5 +1,5 @@
 /**
- * Evaluating one candidate page against one task (IWR-PROTOCOL.md §3): replay the
+ * Evaluating one candidate page against one task (docs/protocol.md §3): replay the
  * true trajectory in the sandboxed host (src/replay), judge the assertions while the
  * replay waits out its settle times (judge-queue.ts), score and assemble the records
  * (task-records.ts), and write `eval.json` (+ `replay.json` with every grounding

@@ -1,5 +1,5 @@
 /**
- * The assertion judge's queue during a replay (IWR-PROTOCOL.md §3.3): as each evalpoint
+ * The assertion judge's queue during a replay (docs/protocol.md §3.3): as each evalpoint
  * is taken, the assertion of the action that led to it (if it has one) is sent to the
  * judge with the evalpoint before it, so judging runs while the replay waits out its
  * settle times. A judge that throws is that step's recorded failure ("No"), never an

@@ -1,5 +1,5 @@
 /**
- * Every setting of the evaluator's scoring half (IWR-PROTOCOL.md §3.5–§3.6) in one
+ * Every setting of the evaluator's scoring half (docs/protocol.md §3.5–§3.6) in one
  * object. Timings and weights come from the shared PROTOCOL object; what only the
  * evaluator needs (metric engines, the judge's score pattern, pairing modes, edge-case
  * choices) lives here, named after what it stands for.

@@ -1,6 +1,6 @@
 /**
  * From a finished replay and its judged assertions to one eval record per pairing mode
- * (IWR-PROTOCOL.md §3.4–§3.6): success_step under the profile's rule for judge failures,
+ * (docs/protocol.md §3.4–§3.6): success_step under the profile's rule for judge failures,
  * the visual list within the profile's boundary, the scored pairs, the harness's keys.
  * Pure of the page: it reads screenshots and checkpoints from disk, nothing else.
  */

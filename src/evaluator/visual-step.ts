@@ -1,5 +1,5 @@
 /**
- * One scored pair of the visual list (IWR-PROTOCOL.md §3.5): the evalpoint, the checkpoint
+ * One scored pair of the visual list (docs/protocol.md §3.5): the evalpoint, the checkpoint
  * it is compared with, and the three metrics. A leaf module, read by both eval.json's
  * own record and the harness keys written beside it.
  */

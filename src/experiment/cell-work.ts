@@ -52,8 +52,7 @@ export function cellWork(options: CellWorkOptions): CellWork {
         await options.evaluator(),
       );
       // An eval.json that already scored this very page is kept ("skipped"): its scores are read back.
-      const scores =
-        outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.recordDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
+      const scores = outcome.status === "skipped" ? readEvalRecord(candidateFiles(outcome.recordDir).eval).scores : { final: outcome.final, ifs: outcome.ifs };
       return {
         status: outcome.status,
         ...(scores.final !== undefined ? { final: scores.final } : {}),

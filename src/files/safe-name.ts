@@ -59,7 +59,7 @@ export function assertDistinctFolderNames(entries: ReadonlyArray<{ name: string;
   }
 }
 
-/** The benchmark's folder name for a model (IWR-PROTOCOL.md §2): lower-cased, "/" replaced by "__". */
+/** The benchmark's folder name for a model (docs/protocol.md §2): lower-cased, "/" replaced by "__". */
 export function modelDirName(name: string): string {
   return name.toLowerCase().replaceAll("/", "__");
 }

@@ -1,5 +1,5 @@
 /**
- * Turning a model's reply into the page to save (IWR-PROTOCOL.md §2, post-processing).
+ * Turning a model's reply into the page to save (docs/protocol.md §2, post-processing).
  * Pure functions: the graph's post-process node and any other generator share them.
  */
 import path from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The images of a generation request (IWR-PROTOCOL.md §2, what a model sees): the
+ * The images of a generation request (docs/protocol.md §2, what a model sees): the
  * asset sheets, shrunk when the model wants a bounded side, then as many video frames as
  * the model's caps leave beside them, sampled for exactly that many so none are decoded
  * only to be thrown away. Shared by the single-pass graph and the agent, whose drafts

@@ -1,5 +1,5 @@
 /**
- * Frame sampling for generation (IWR-PROTOCOL.md §2): one frame per second, and for a
+ * Frame sampling for generation (docs/protocol.md §2): one frame per second, and for a
  * video longer than `maxFrames` seconds exactly `maxFrames` frames evenly spaced over it.
  *
  * One ffmpeg process per video decodes it once, front to back: the `fps` filter picks

@@ -1,5 +1,5 @@
 /**
- * Image budgeting and resizing for model requests (IWR-PROTOCOL.md §2): asset contact
+ * Image budgeting and resizing for model requests (docs/protocol.md §2): asset contact
  * sheets go first, video frames fill what the sheets leave of the image cap, and some
  * model families want every image's longer side bounded.
  */

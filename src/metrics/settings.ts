@@ -1,5 +1,5 @@
 /**
- * Settings of the measuring engines the evaluator and the self-check share (IWR-PROTOCOL.md
+ * Settings of the measuring engines the evaluator and the self-check share (docs/protocol.md
  * §3.5): OCR, DINO, and the fallback used in DINO's place, named after what they stand for.
  * The evaluator's settings (src/evaluator/settings.ts) hold these same objects.
  */

@@ -1,11 +1,11 @@
 /**
- * The harness's per-model limits (its config.py API_CONFIG, as IWR-PROTOCOL.md §2 states
+ * The harness's per-model limits (its config.py API_CONFIG, as docs/protocol.md §2 states
  * it), for the official profile: the first entry whose key is a substring of the
  * lower-cased model name wins, else the default. Under official these replace a preset's
  * own maxTokens, maxImages, maxFrames, timeoutMs and maxImageSide, so a model generates
  * with the numbers the leaderboard's runs had.
  *
- * Sources: output tokens, the qwen limits and the 1000 px resize are IWR-PROTOCOL.md §2;
+ * Sources: output tokens, the qwen limits and the 1000 px resize are docs/protocol.md §2;
  * the 600 s timeouts (dated snapshots, gpt-5, glm, doubao), glm's 20 images and frames,
  * the full doubao and gpt-4.1 keys come from a public copy of config.py (the protocol
  * gives "300–600 s" and "20 for some open models" without saying which). That copy gives

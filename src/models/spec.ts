@@ -43,7 +43,7 @@ export const ModelSpecSchema = z.strictObject({
   temperature: z.number().min(0).max(2).nullable().default(0),
   /** Output budget per call (sent as max_tokens, or max_completion_tokens for reasoning models). */
   maxTokens: positiveInt.default(16_384),
-  /** Images per request, asset sheets and frames together (IWR-PROTOCOL §2). */
+  /** Images per request, asset sheets and frames together (docs/protocol.md §2). */
   maxImages: positiveInt.default(70),
   /** Video frames per request at most. */
   maxFrames: positiveInt.default(64),

@@ -1,6 +1,6 @@
 /**
  * `recordTask`: a site + an action script → one complete task in the benchmark's
- * layout (IWR-PROTOCOL.md §1) plus `reference/index.html`, and its line in the jsonl.
+ * layout (docs/protocol.md §1) plus `reference/index.html`, and its line in the jsonl.
  *
  * Nothing half-done is ever left behind: everything is written into a hidden working
  * folder beside the target, moved into place in one rename at the end, and the jsonl

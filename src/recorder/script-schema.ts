@@ -1,5 +1,5 @@
 /**
- * The recorder's input: an action script (CONTRACTS.md "Action script"), a YAML file
+ * The recorder's input: an action script, a YAML file
  * that says which site to open, how to classify the task, and what a person does on
  * it. `loadActionScript` parses and validates one, and every problem is reported as
  * "file:line:col: field.path: message" so a script author can jump straight to it.

@@ -1,5 +1,5 @@
 /**
- * The task line (IWR-PROTOCOL.md §1) a recorded script becomes. Flagged actions get
+ * The task line (docs/protocol.md §1) a recorded script becomes. Flagged actions get
  * `checkpoint_screenshot: "step_<k>.png"` with k counting flagged actions from 1
  * (step_0 is the initial state), matching the files the session wrote.
  */

@@ -2,7 +2,7 @@
  * What a candidate page can reach while it is evaluated: its own page files at "/"
  * (a private copy, without the records beside it) and the task's assets at the URL
  * path its relative asset links resolve to. Checkpoints, other tasks and earlier
- * results are not served (IWR-PROTOCOL.md §3; the page is untrusted).
+ * results are not served (docs/protocol.md §3; the page is untrusted).
  */
 import fs from "node:fs";
 import fsp from "node:fs/promises";

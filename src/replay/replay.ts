@@ -1,5 +1,5 @@
 /**
- * Replaying a list of actions on a candidate page (IWR-PROTOCOL.md §3.1–§3.2):
+ * Replaying a list of actions on a candidate page (docs/protocol.md §3.1–§3.2):
  * settle, evalpoint 0, then each action in order (grounded, executed within the
  * action limit), settle, evalpoint i; the first failing action ends the replay.
  *

@@ -296,7 +296,7 @@ export function buildReportData(input: {
     ...(selfCheck ? { selfCheck } : {}),
     ...(judgeNoise ? { judgeNoise } : {}),
     notes: [
-      "Final, IFS, VFS: the benchmark's definitions (IWR-PROTOCOL.md §3.6), means over tasks (a task's repeats averaged first).",
+      "Final, IFS, VFS: the benchmark's definitions (docs/protocol.md §3.6), means over tasks (a task's repeats averaged first).",
       "success rate: share of tasks whose replay passed every step (IFS = 1); coverage: share of cells with a page.",
       "Final at α: α·IFS + (1 − α)·VFS; the benchmark's is α = 0.7.",
       "VFS (all checkpoints): our extra metric, unreached checkpoints counted as 0; the published VFS averages reached steps only.",

@@ -1,5 +1,5 @@
 /**
- * The results folder's layout, in one place. It follows the benchmark's (IWR-PROTOCOL.md
+ * The results folder's layout, in one place. It follows the benchmark's (docs/protocol.md
  * §2, §3.7) and adds our records beside each page:
  *
  *   <result>/<id>/<model-dir>/index.html        the candidate page
@@ -36,7 +36,7 @@
  *
  * `<model-dir>` is modelDirName(model) and must be a safe folder name (safe-name.ts).
  * Names starting with "." inside a candidate folder are temporary (tempPathBeside) and
- * swept by later runs (sweep.ts).
+ * swept by later runs (sweepAbandonedTemps in src/files/atomic.ts).
  */
 import path from "node:path";
 import { modelFolderName, safeFolderName } from "../files/safe-name.ts";

@@ -1,5 +1,5 @@
 /**
- * Lint of a candidate page, as the benchmark's output rules ask (IWR-PROTOCOL.md §2):
+ * Lint of a candidate page, as the benchmark's output rules ask (docs/protocol.md §2):
  * asset links that answer 404, links that leave the page's own server (blocked in the
  * sandbox, so the page relied on the internet), `<img>` without width and height,
  * clickable elements without the `btn` class the judge's agent relies on, and script

@@ -1,5 +1,5 @@
 /**
- * What a generator may see of a task (IWR-PROTOCOL.md §1–2): the video, the asset sheets
+ * What a generator may see of a task (docs/protocol.md §1–2): the video, the asset sheets
  * and assets, the resolution; and the benchmark's action vocabulary and assets
  * placeholder, which a generator may name. Nothing here reveals the trajectory, the
  * assertions or the checkpoints (those are `TaskTruth`, in schema.ts): this is the one

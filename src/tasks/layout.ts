@@ -1,5 +1,5 @@
 /**
- * The official dataset's file layout (IWR-PROTOCOL.md §1), in one place, so the
+ * The official dataset's file layout (docs/protocol.md §1), in one place, so the
  * loader, the validator and any task writer agree on every name:
  *
  *   <dir>/<name>.jsonl

@@ -1,5 +1,5 @@
 /**
- * The benchmark's task line (IWR-PROTOCOL.md §1) as zod schemas, and the split of a
+ * The benchmark's task line (docs/protocol.md §1) as zod schemas, and the split of a
  * loaded task into what a generator may see (`TaskInputs`) and what only the
  * evaluator may see (`TaskTruth`).
  *

@@ -1,7 +1,7 @@
 /**
  * Issue #14 §7: the visual list's boundary in the official profile, checked on every
  * flag / failure / No configuration of a 5-action task against a written-out copy of
- * the harness's loop (evaluate.py's evaluate_single_task, as IWR-PROTOCOL.md states it).
+ * the harness's loop (evaluate.py's evaluate_single_task, as docs/protocol.md states it).
  * Our side derives success_step from the same verdicts (judge errors among them) through
  * the evaluator's own rule, so a judge "Error" that cut the list would show here.
  */

@@ -29,7 +29,7 @@ function percent(value: number | undefined): string {
   return value === undefined ? "-" : `${(value * 100).toFixed(2)}%`;
 }
 
-/** `iwr evaluate`: the fixed evaluator over a results folder (IWR-PROTOCOL.md §3). */
+/** `iwr evaluate`: the fixed evaluator over a results folder (docs/protocol.md §3). */
 export function registerEvaluateCommand(program: Command): void {
   program
     .command("evaluate")

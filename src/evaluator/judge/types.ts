@@ -1,5 +1,5 @@
 /**
- * The assertion judge (IWR-PROTOCOL.md §3.3): after an executed action with a
+ * The assertion judge (docs/protocol.md §3.3): after an executed action with a
  * non-empty logical assertion, decide from the screenshots before and after whether
  * the assertion holds. Two implementations share this interface: `llm` (a VLM, the
  * benchmark's way) and `heuristic` (offline: pixel change + OCR of named strings).

@@ -1,5 +1,5 @@
 /**
- * The benchmark's grounding (IWR-PROTOCOL.md §3.2): a text model reads the page's
+ * The benchmark's grounding (docs/protocol.md §3.2): a text model reads the page's
  * accessibility tree and numbered element list and answers an index (Type:
  * `index,"text"`) or -1; when it answers -1, something unparsable, or an index that
  * is not on the list, a vision model gets a screenshot with numbered boxes and the

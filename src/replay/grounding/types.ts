@@ -1,6 +1,6 @@
 /**
  * Grounding: turning an action's natural-language description into one of the
- * page's numbered interactive elements (IWR-PROTOCOL.md §3.2). Two implementations
+ * page's numbered interactive elements (docs/protocol.md §3.2). Two implementations
  * share this interface: `llm` (the benchmark's way, a text model with a vision
  * fallback) and `heuristic` (offline and deterministic, for calibration and CI).
  */
