@@ -47,7 +47,8 @@ module.exports = {
       name: "agents-see-no-truth",
       severity: "error",
       comment:
-        "Generators see a task's inputs only: agents/ never imports the task loader, the task schema with its truth, the evaluator, calibration, mutants, the recorder or the application.",
+        "Generators see a task's inputs only: agents/ never imports the task loader, the task schema with its truth, " +
+        "the evaluator, calibration, mutants, the recorder or the application.",
       from: { path: "^agents/" },
       to: { path: "^src/(tasks/(?!inputs\\.ts$)|evaluator/|calibration/|mutants/|recorder/|run/|experiment/|cli/)" },
     },
@@ -61,7 +62,9 @@ module.exports = {
     {
       name: "the-self-check-reads-no-truth",
       severity: "error",
-      comment: "The self-check is the agent's own feedback: it never imports the task loader or the evaluator (the evaluator may share its step evidence, not the other way).",
+      comment:
+        "The self-check is the agent's own feedback: it never imports the task loader or the evaluator " +
+        "(the evaluator may share its step evidence, not the other way).",
       from: { path: "^src/selfcheck/" },
       to: { path: "^src/(tasks/(?!inputs\\.ts$)|evaluator/|calibration/|mutants/)" },
     },

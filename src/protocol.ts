@@ -92,7 +92,10 @@ export interface ProfileRules {
    * has no harness counterpart, uses the line's text when present either way.
    */
   typeTextToModel: "withheld" | "given";
-  /** How actions execute: the harness's looser semantics (src/browser/harness-actions.ts, its 30 s limit covering grounding) or ours (src/browser/actions.ts). */
+  /**
+   * How actions execute: the harness's looser semantics (src/browser/harness-actions.ts, its 30 s limit covering grounding)
+   * or ours (src/browser/actions.ts).
+   */
   actionStyle: "harness" | "iwr";
   /** Chromium's scrollbars: visible as in the harness's browser, or hidden (our recorder's checkpoints are taken without them). */
   scrollbars: "visible" | "hidden";

@@ -7,11 +7,14 @@ export async function generate(inputs: TaskInputs, context: GeneratorContext): P
   const images = inputs.assetFiles.filter((file) => IMAGE.test(file));
   context.log(`${images.length} image asset(s)`);
   const tiles = images.map((file) => `  <img src="${context.assetsBase}/${encodeURI(file)}" alt="">`).join("\n");
-  return `<!doctype html>
+  return (
+    `<!doctype html>
 <html><head><meta charset="utf-8"><title>assets baseline</title>
-<style>body{margin:0;width:${inputs.resolution.width}px;min-height:${inputs.resolution.height}px;display:flex;flex-wrap:wrap;gap:16px;align-content:flex-start;padding:16px;box-sizing:border-box;font-family:sans-serif}img{max-width:45%;max-height:40vh}</style>
+<style>body{margin:0;width:${inputs.resolution.width}px;min-height:${inputs.resolution.height}px;display:flex;flex-wrap:wrap;gap:16px;` +
+    `align-content:flex-start;padding:16px;box-sizing:border-box;font-family:sans-serif}img{max-width:45%;max-height:40vh}</style>
 </head><body>
 ${tiles}
 </body></html>
-`;
+`
+  );
 }

@@ -48,7 +48,8 @@ export interface AgentRunOutcome {
 function checkpointSizes(saver: SqliteSaver, threadId: string): AgentRunOutcome["checkpoint"] {
   const row = saver.db
     .prepare(
-      "SELECT COUNT(*) AS rows, COALESCE(MAX(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS largest, COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS total FROM checkpoints WHERE thread_id = ?",
+      "SELECT COUNT(*) AS rows, COALESCE(MAX(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS largest, " +
+        "COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS total FROM checkpoints WHERE thread_id = ?",
     )
     .get(threadId) as { rows: number; largest: number; total: number };
   return { rows: row.rows, largestBytes: row.largest, totalBytes: row.total };

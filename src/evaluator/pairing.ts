@@ -114,7 +114,8 @@ export function pairEvalpoints(input: PairingInput): PairingResult {
     if (checkpointPath === undefined) {
       throw new IwrError(
         "EVALUATOR",
-        `reference checkpoint step_${position}.png is missing (the task has ${input.checkpointPaths.length} checkpoints, the visual list needs step_${position})`,
+        `reference checkpoint step_${position}.png is missing ` +
+          `(the task has ${input.checkpointPaths.length} checkpoints, the visual list needs step_${position})`,
         { position },
       );
     }

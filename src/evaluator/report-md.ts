@@ -143,7 +143,8 @@ export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[],
   const title = style === "harness" ? `# model: ${reportStem(model, profile)} result` : `# ${model} metrics`;
   const meanOver =
     rules.averageOver === "tasks-with-page"
-      ? `the unweighted mean over the ${averaged.length} task(s) with an index.html, as the harness computes it; tasks without one are shown with — and counted only in Coverage`
+      ? `the unweighted mean over the ${averaged.length} task(s) with an index.html, as the harness computes it; ` +
+        "tasks without one are shown with — and counted only in Coverage"
       : "the unweighted mean over every task; a task without an index.html scores 0";
   const lines = [
     title,
@@ -153,9 +154,11 @@ export function renderMetricsMarkdown(model: string, rows: readonly ReportRow[],
     ...table,
     averageRow,
     "",
-    `Tasks: ${sorted.length} (${withPage} with an index.html). Percentages; \`${EVALUATOR_SETTINGS.report.avgRowLabel}\` is ${meanOver}. Protocol profile: ${profile}.`,
+    `Tasks: ${sorted.length} (${withPage} with an index.html). ` +
+      `Percentages; \`${EVALUATOR_SETTINGS.report.avgRowLabel}\` is ${meanOver}. Protocol profile: ${profile}.`,
     ...(options.missing && options.missing.length > 0 ? [`Left out (no eval.json): tasks ${options.missing.join(", ")}.`] : []),
-    `DINO column metric: ${settings.visualMetric ?? "unknown"}; MLLM judge: ${settings.mllmJudgeModel ?? "unknown"} (${settings.mllmJudgeKind ?? "unknown"}); pairing: ${settings.pairingMode ?? "unknown"}.`,
+    `DINO column metric: ${settings.visualMetric ?? "unknown"}; ` +
+      `MLLM judge: ${settings.mllmJudgeModel ?? "unknown"} (${settings.mllmJudgeKind ?? "unknown"}); pairing: ${settings.pairingMode ?? "unknown"}.`,
     "",
     "## Settings",
     "",

@@ -65,7 +65,8 @@ export function readHarnessEval(raw: unknown, file: string): AggregationInput {
     const where = issue && issue.path.length > 0 ? issue.path.join(".") : "(root)";
     throw new IwrError(
       "EVALUATOR",
-      `${file}: ${where}: ${issue?.message ?? "invalid"} (a harness eval.json needs total_step, success_step, all_ocr_scores, all_dino_scores, all_mllm_scores)`,
+      `${file}: ${where}: ${issue?.message ?? "invalid"} ` +
+        "(a harness eval.json needs total_step, success_step, all_ocr_scores, all_dino_scores, all_mllm_scores)",
       { file },
     );
   }

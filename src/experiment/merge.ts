@@ -79,7 +79,9 @@ export function mergeRuns(dirs: readonly string[], out: string): MergeSummary {
     if (input.record.runKey !== first.record.runKey) {
       throw new IwrError(
         "CONFIG_INVALID",
-        `merge: ${input.dir} and ${first.dir} were made by different configs (run keys ${input.record.runKey!.slice(0, 16)} and ${first.record.runKey!.slice(0, 16)}: ${input.record.config?.file ?? "?"} vs ${first.record.config?.file ?? "?"}); only shards of one run merge`,
+        `merge: ${input.dir} and ${first.dir} were made by different configs ` +
+          `(run keys ${input.record.runKey!.slice(0, 16)} and ${first.record.runKey!.slice(0, 16)}: ` +
+          `${input.record.config?.file ?? "?"} vs ${first.record.config?.file ?? "?"}); only shards of one run merge`,
       );
     }
   }

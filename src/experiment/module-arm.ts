@@ -36,7 +36,8 @@ export async function loadModuleGenerator(file: string, where: string): Promise<
   const names = Object.keys(exported);
   throw new IwrError(
     "CONFIG_INVALID",
-    `${where}: module ${file} exports no generator: expected a function 'generate' (or a default export) or a compiled LangGraph graph 'graph'; it exports ${names.length > 0 ? names.join(", ") : "nothing"}`,
+    `${where}: module ${file} exports no generator: expected a function 'generate' (or a default export) or a compiled LangGraph graph 'graph'; ` +
+      `it exports ${names.length > 0 ? names.join(", ") : "nothing"}`,
     { file },
   );
 }

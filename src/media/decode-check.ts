@@ -75,7 +75,9 @@ export async function checkVideoDecodes(file: string, statedSec: number, fps: nu
   const detail = report.errors.length > 0 ? `: ${report.errors.slice(0, 3).join("; ")}` : "";
   if (statedSec - report.decodedSec > tolerance) {
     return {
-      problem: `${file}: the video decodes only to ${report.decodedSec.toFixed(1)} s of its stated ${statedSec.toFixed(1)} s (${report.frames} frames): truncated or damaged${detail}`,
+      problem:
+        `${file}: the video decodes only to ${report.decodedSec.toFixed(1)} s of its stated ${statedSec.toFixed(1)} s ` +
+        `(${report.frames} frames): truncated or damaged${detail}`,
     };
   }
   if (report.errors.length > 0) return { warning: `${file}: ffmpeg reported errors while decoding the video${detail}` };

@@ -203,7 +203,8 @@ export async function sampleFrames(videoPath: string, options: SampleFramesOptio
     const lastTime = plan.times[pngs.length - 1] ?? 0;
     throw new IwrError(
       "MEDIA",
-      `video ${videoPath} decodes only to about ${lastTime.toFixed(1)} s of its stated ${durationSec.toFixed(1)} s: ${pngs.length} of ${plan.count} frames (truncated or damaged? \`iwr tasks validate\` decodes it whole)`,
+      `video ${videoPath} decodes only to about ${lastTime.toFixed(1)} s of its stated ${durationSec.toFixed(1)} s: ${pngs.length} of ${plan.count} frames ` +
+        "(truncated or damaged? `iwr tasks validate` decodes it whole)",
       { file: videoPath, frames: pngs.length, planned: plan.count },
     );
   }

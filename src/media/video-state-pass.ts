@@ -187,7 +187,8 @@ const FRAMES_PER_TURN = 4;
 function headlessError(ffmpeg: string, videoPath: string): IwrError {
   return new IwrError(
     "MEDIA",
-    `ffmpeg (${ffmpeg}) wrote frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: this ffmpeg is too old or built differently (run \`npx iwr setup\`, or set IWR_FFMPEG)`,
+    `ffmpeg (${ffmpeg}) wrote frames of video ${videoPath} without the output headers it prints first with \`-v level+info\`: ` +
+      "this ffmpeg is too old or built differently (run `npx iwr setup`, or set IWR_FFMPEG)",
     { file: videoPath },
   );
 }

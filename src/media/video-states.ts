@@ -124,7 +124,8 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
     findings.push(`the video is only ${only.run.endSec.toFixed(1)} s (${analysis.frames} analysis frame(s)): it is taken as one state`);
   } else if (states.length === 0) {
     findings.push(
-      `no stable state: the screen never holds still for ${VIDEO_STATE_SETTINGS.minStateSec} s (constant motion, ${analysis.runs.length} changes in ${analysis.durationSec.toFixed(1)} s)`,
+      `no stable state: the screen never holds still for ${VIDEO_STATE_SETTINGS.minStateSec} s ` +
+        `(constant motion, ${analysis.runs.length} changes in ${analysis.durationSec.toFixed(1)} s)`,
     );
   }
   const record: VideoStates = {

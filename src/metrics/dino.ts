@@ -47,7 +47,9 @@ export function locateDinoModel(environment: NodeJS.ProcessEnv = process.env): D
   if (hit) return { found: true, modelDir: path.resolve(hit) };
   return {
     found: false,
-    reason: `no ${settings.modelId} ONNX model: set ${settings.modelDirEnv} to a folder with config.json and ${settings.onnxFile} (looked in ${candidates.join(", ")})`,
+    reason:
+      `no ${settings.modelId} ONNX model: set ${settings.modelDirEnv} to a folder with config.json and ${settings.onnxFile} ` +
+      `(looked in ${candidates.join(", ")})`,
   };
 }
 

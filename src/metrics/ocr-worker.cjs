@@ -32,8 +32,19 @@ if (process.platform === "linux") {
  * engine itself, and an image it cannot read fails the job, whose error the caller
  * records. Every other line passes.
  */
-const ENGINE_DIAGNOSTIC =
-  /^(Error in [A-Za-z0-9_]+: .*|Warning in [A-Za-z0-9_]+: .*|Image file \S+ cannot be read!|Warning[.:]? Invalid resolution \d+ dpi\. Using \d+ instead\.|Estimating resolution as \d+|Detected \d+ diacritics|Empty page!*|Too few characters\. Skipping this page|Image too small to scale!* \(\d+x\d+ vs min width of \d+\)|Line cannot be recognized!*)\s*$/;
+const ENGINE_DIAGNOSTIC_LINES = [
+  "Error in [A-Za-z0-9_]+: .*",
+  "Warning in [A-Za-z0-9_]+: .*",
+  "Image file \\S+ cannot be read!",
+  "Warning[.:]? Invalid resolution \\d+ dpi\\. Using \\d+ instead\\.",
+  "Estimating resolution as \\d+",
+  "Detected \\d+ diacritics",
+  "Empty page!*",
+  "Too few characters\\. Skipping this page",
+  "Image too small to scale!* \\(\\d+x\\d+ vs min width of \\d+\\)",
+  "Line cannot be recognized!*",
+];
+const ENGINE_DIAGNOSTIC = new RegExp(`^(${ENGINE_DIAGNOSTIC_LINES.join("|")})\\s*$`);
 const writeStderr = process.stderr.write.bind(process.stderr);
 // The engine ends some diagnostics with a separate empty line: dropped with them.
 let afterDiagnostic = false;

@@ -148,7 +148,8 @@ class DiskResponseCache implements ResponseCache {
     if (this.mode === "replay") {
       throw new IwrError(
         "CACHE_MISS",
-        `replay mode: no cached answer for this ${request.summary.model} request (key ${request.hash.slice(0, 12)}…) in ${this.dir}; run in read-write mode to fetch it`,
+        `replay mode: no cached answer for this ${request.summary.model} request (key ${request.hash.slice(0, 12)}…) in ${this.dir}; ` +
+          "run in read-write mode to fetch it",
         { model: request.summary.model, key: request.hash, dir: this.dir },
       );
     }

@@ -127,7 +127,8 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
       signal,
       onRetry: (failure, attempt, delayMs) =>
         logger.warn(
-          `${spec.name}: ${failure.status ? `HTTP ${failure.status}` : failure.kind} on attempt ${attempt} of ${spec.maxRetries + 1}; retrying in ${seconds(delayMs)}`,
+          `${spec.name}: ${failure.status ? `HTTP ${failure.status}` : failure.kind} on attempt ${attempt} of ${spec.maxRetries + 1}; ` +
+            `retrying in ${seconds(delayMs)}`,
         ),
       fail: (last) => failureError(spec, target, last),
     });

@@ -91,7 +91,8 @@ export function resolveEndpoint(spec: ModelSpec, env: NodeJS.ProcessEnv = proces
   if (isLoopbackURL(baseURL)) return { baseURL, displayURL: shown, apiKey: PLACEHOLDER_API_KEY, keyless: true };
   throw new IwrError(
     "MODEL",
-    `model '${spec.name}' needs an API key for ${shown}: set the environment variable ${spec.apiKeyEnv} (or set apiKeyEnv: none for an endpoint that takes no key)`,
+    `model '${spec.name}' needs an API key for ${shown}: set the environment variable ${spec.apiKeyEnv} ` +
+      "(or set apiKeyEnv: none for an endpoint that takes no key)",
     { model: spec.name, env: spec.apiKeyEnv },
   );
 }

@@ -41,7 +41,8 @@ export function parseMutantSpec(text: string): MutantSpec {
   if (!operator || rest.length > 0) {
     throw new IwrError(
       "CONFIG_INVALID",
-      `mutant operator '${text}': expected one of freeze-after:<k>, text:<p>, ${MUTANT_OPERATORS.filter((op) => op !== "freeze-after" && op !== "text").join(", ")}`,
+      `mutant operator '${text}': expected one of freeze-after:<k>, text:<p>, ` +
+        `${MUTANT_OPERATORS.filter((op) => op !== "freeze-after" && op !== "text").join(", ")}`,
     );
   }
   if (operator === "freeze-after") {
@@ -249,7 +250,8 @@ const STYLES: Partial<Record<MutantOperator, string>> = {
   "no-images": "img, picture, video, canvas, svg image, object, embed { visibility: hidden !important; } * { background-image: none !important; }",
   "layout-shift": "body { transform: translate(44px, 30px) scale(0.95) !important; transform-origin: 0 0 !important; }",
   restyle:
-    "html { filter: hue-rotate(150deg) saturate(1.6) !important; } * { font-family: 'DejaVu Serif', 'Liberation Serif', Georgia, serif !important; letter-spacing: 0.04em !important; }",
+    "html { filter: hue-rotate(150deg) saturate(1.6) !important; } " +
+    "* { font-family: 'DejaVu Serif', 'Liberation Serif', Georgia, serif !important; letter-spacing: 0.04em !important; }",
 };
 
 /** What the operator puts at the top of <head>. */

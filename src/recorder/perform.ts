@@ -49,14 +49,16 @@ export async function resolveSingleTarget(page: Page, selector: string, action: 
   } catch (error) {
     throw new IwrError(
       "RECORDER",
-      `${describe(action, stepNumber)}: locator "${selector}" is not a valid selector: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+      `${describe(action, stepNumber)}: locator "${selector}" is not a valid selector: ` +
+        `${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
       { step: stepNumber, locator: selector },
     );
   }
   if (count !== 1) {
     throw new IwrError(
       "RECORDER",
-      `${describe(action, stepNumber)}: locator "${selector}" matched ${count} elements; it must match exactly 1 (make the selector more specific${count === 0 ? ", or check the element exists at this point" : ""})`,
+      `${describe(action, stepNumber)}: locator "${selector}" matched ${count} elements; it must match exactly 1 ` +
+        `(make the selector more specific${count === 0 ? ", or check the element exists at this point" : ""})`,
       { step: stepNumber, locator: selector, matches: count },
     );
   }

@@ -49,7 +49,8 @@ export function requireImagesShown(result: PreflightResult, entryUrl: string, al
   throw new IwrError(
     "RECORDER",
     `the site at ${entryUrl} shows no image on its first screen (preflight, ${result.ms} ms): a benchmark task comes with its page's images. ` +
-      `Record it anyway with allow_no_images: true in the action script (or --allow-no-images): its assets are then the images the recording shows, possibly none`,
+      `Record it anyway with allow_no_images: true in the action script (or --allow-no-images): ` +
+      `its assets are then the images the recording shows, possibly none`,
     { url: entryUrl },
   );
 }

@@ -126,7 +126,8 @@ function requireFfmpegPath(): string {
   if (!ffmpeg) {
     throw new IwrError(
       "SETUP_MISSING",
-      `ffmpeg not found${process.env.IWR_FFMPEG ? ` (IWR_FFMPEG=${process.env.IWR_FFMPEG} is not an executable)` : ""}: run \`npx iwr setup\` or set IWR_FFMPEG`,
+      `ffmpeg not found${process.env.IWR_FFMPEG ? ` (IWR_FFMPEG=${process.env.IWR_FFMPEG} is not an executable)` : ""}` +
+        ": run `npx iwr setup` or set IWR_FFMPEG",
     );
   }
   if (!findChromium()) throw new IwrError("SETUP_MISSING", "Chromium not found: run `npx iwr setup` or set IWR_CHROMIUM");
@@ -302,7 +303,8 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     for (const warning of warnings) logger.warn(`task ${id}: ${warning}`);
     const totalMs = Date.now() - started;
     logger.info(
-      `recorded task ${id} into ${targetDir}: ${script.actions.length} actions, ${session.videoSec.toFixed(1)} s of video, ${session.assets.length} assets shown, ` +
+      `recorded task ${id} into ${targetDir}: ${script.actions.length} actions, ${session.videoSec.toFixed(1)} s of video, ` +
+        `${session.assets.length} assets shown, ` +
         `${session.captured.length} site files kept beside the reference, ${(totalMs / 1000).toFixed(1)} s`,
     );
     return {

@@ -152,7 +152,8 @@ export class SiteCapture {
         if (earlier.body.equals(body)) continue;
         throw new IwrError(
           "RECORDER",
-          `the site served two different files at one path, ${earlier.url} and ${url} (they differ only in the query string), and the reference page can keep one: serve them at different paths`,
+          `the site served two different files at one path, ${earlier.url} and ${url} (they differ only in the query string), ` +
+            "and the reference page can keep one: serve them at different paths",
           { urls: [earlier.url, url] },
         );
       }
@@ -166,7 +167,8 @@ export class SiteCapture {
         if (code !== "EISDIR" && code !== "ENOTDIR" && code !== "EEXIST") throw error;
         throw new IwrError(
           "RECORDER",
-          `the site serves ${shownUrl(url)} at a path that is also a folder of other files it serves ('${file}'); a folder of files cannot hold both: serve one of them elsewhere`,
+          `the site serves ${shownUrl(url)} at a path that is also a folder of other files it serves ('${file}'); ` +
+            "a folder of files cannot hold both: serve one of them elsewhere",
           { url: shownUrl(url) },
         );
       }

@@ -47,7 +47,8 @@ export function terminalTable(data: ReportData): string {
     const agreement = data.selfCheck;
     lines.push(
       "",
-      `self-check (given track) against the evaluator: mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise agreement ${fixed(agreement.meanPairwise)} over ${agreement.perTask.length} task(s)`,
+      `self-check (given track) against the evaluator: mean Spearman ρ ${fixed(agreement.meanSpearman)}, ` +
+        `mean pairwise agreement ${fixed(agreement.meanPairwise)} over ${agreement.perTask.length} task(s)`,
     );
   }
   return lines.join("\n");
@@ -55,7 +56,9 @@ export function terminalTable(data: ReportData): string {
 
 function judgeNoiseLine(data: ReportData): string {
   const noise = data.judgeNoise!;
-  return `judge noise (${noise.repeats} judgements per assertion): ${noise.perArm.map((arm) => `${arm.arm} SD of Final from the judge ≈ ${pct(arm.finalSdFromJudge)} points (${arm.disagreeing}/${arm.judgedSteps} steps disagreed)`).join("; ")}`;
+  return `judge noise (${noise.repeats} judgements per assertion): ${noise.perArm
+    .map((arm) => `${arm.arm} SD of Final from the judge ≈ ${pct(arm.finalSdFromJudge)} points (${arm.disagreeing}/${arm.judgedSteps} steps disagreed)`)
+    .join("; ")}`;
 }
 
 function markdownTable(header: string[], rows: string[][]): string {
@@ -112,7 +115,8 @@ export function reportMarkdown(data: ReportData): string {
     parts.push(
       `## ${c.a} against ${c.b}`,
       "",
-      `Mean paired difference in Final: ${pct(c.meanDifference)} points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples).`,
+      `Mean paired difference in Final: ${pct(c.meanDifference)} points over ${c.tasks} task(s); ` +
+        `95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples).`,
       "",
     );
     parts.push(
@@ -140,7 +144,8 @@ export function reportMarkdown(data: ReportData): string {
     parts.push(
       "## The self-check against the evaluator (given track)",
       "",
-      `Mean Spearman ρ ${fixed(agreement.meanSpearman)}, mean pairwise order agreement ${fixed(agreement.meanPairwise)}, over ${agreement.perTask.length} task(s).`,
+      `Mean Spearman ρ ${fixed(agreement.meanSpearman)}, ` +
+        `mean pairwise order agreement ${fixed(agreement.meanPairwise)}, over ${agreement.perTask.length} task(s).`,
       "",
     );
     parts.push(
@@ -171,10 +176,17 @@ function barChart(title: string, bars: Array<{ label: string; value: number }>):
     .map((bar, index) => {
       const y = 24 + index * rowHeight;
       const w = Math.max(0, Math.min(1, bar.value)) * (width - left - 60);
-      return `<text x="${left - 6}" y="${y + 14}" text-anchor="end">${escapeHtml(bar.label)}</text><rect x="${left}" y="${y + 2}" width="${w.toFixed(1)}" height="${rowHeight - 6}" fill="${PALETTE[index % PALETTE.length]}"/><text x="${(left + w + 4).toFixed(1)}" y="${y + 14}">${pct(bar.value)}</text>`;
+      return (
+        `<text x="${left - 6}" y="${y + 14}" text-anchor="end">${escapeHtml(bar.label)}</text>` +
+        `<rect x="${left}" y="${y + 2}" width="${w.toFixed(1)}" height="${rowHeight - 6}" fill="${PALETTE[index % PALETTE.length]}"/>` +
+        `<text x="${(left + w + 4).toFixed(1)}" y="${y + 14}">${pct(bar.value)}</text>`
+      );
     })
     .join("");
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-size="12" font-family="sans-serif"><text x="4" y="14" font-weight="bold">${escapeHtml(title)}</text>${items}</svg>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-size="12" font-family="sans-serif">` +
+    `<text x="4" y="14" font-weight="bold">${escapeHtml(title)}</text>${items}</svg>`
+  );
 }
 
 interface Series {
@@ -191,7 +203,9 @@ function xyChart(title: string, xLabel: string, yLabel: string, series: Series[]
   const xMax = options.xMax ?? Math.max(1e-9, ...all.map((point) => point.x));
   const sx = (x: number) => left + (x / xMax) * (width - left - right);
   const sy = (y: number) => height - bottom - Math.max(0, Math.min(1, y)) * (height - top - bottom);
-  const axes = `<line x1="${left}" y1="${height - bottom}" x2="${width - right}" y2="${height - bottom}" stroke="#444"/><line x1="${left}" y1="${top}" x2="${left}" y2="${height - bottom}" stroke="#444"/>`;
+  const axes =
+    `<line x1="${left}" y1="${height - bottom}" x2="${width - right}" y2="${height - bottom}" stroke="#444"/>` +
+    `<line x1="${left}" y1="${top}" x2="${left}" y2="${height - bottom}" stroke="#444"/>`;
   const ticks =
     [0, 0.25, 0.5, 0.75, 1].map((t) => `<text x="${left - 4}" y="${sy(t) + 4}" text-anchor="end">${pct(t)}</text>`).join("") +
     [0, 0.5, 1].map((t) => `<text x="${sx(t * xMax)}" y="${height - bottom + 14}" text-anchor="middle">${Number((t * xMax).toPrecision(3))}</text>`).join("");
@@ -202,14 +216,23 @@ function xyChart(title: string, xLabel: string, yLabel: string, series: Series[]
       const dots = entry.points.map((point) => `<circle cx="${sx(point.x).toFixed(1)}" cy="${sy(point.y).toFixed(1)}" r="3.5" fill="${color}"/>`).join("");
       const path =
         entry.line && entry.points.length > 1
-          ? `<polyline fill="none" stroke="${color}" stroke-width="2" points="${entry.points.map((point) => `${sx(point.x).toFixed(1)},${sy(point.y).toFixed(1)}`).join(" ")}"/>`
+          ? `<polyline fill="none" stroke="${color}" stroke-width="2" ` +
+            `points="${entry.points.map((point) => `${sx(point.x).toFixed(1)},${sy(point.y).toFixed(1)}`).join(" ")}"/>`
           : "";
-      const legend = `<rect x="${width - right + 10}" y="${top + index * 18}" width="10" height="10" fill="${color}"/><text x="${width - right + 24}" y="${top + index * 18 + 9}">${escapeHtml(entry.label)}</text>`;
+      const legend =
+        `<rect x="${width - right + 10}" y="${top + index * 18}" width="10" height="10" fill="${color}"/>` +
+        `<text x="${width - right + 24}" y="${top + index * 18 + 9}">${escapeHtml(entry.label)}</text>`;
       return path + dots + legend;
     })
     .join("");
-  const labels = `<text x="${(left + width - right) / 2}" y="${height - 6}" text-anchor="middle">${escapeHtml(xLabel)}</text><text x="12" y="${(top + height - bottom) / 2}" transform="rotate(-90 12 ${(top + height - bottom) / 2})" text-anchor="middle">${escapeHtml(yLabel)}</text>`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-size="11" font-family="sans-serif"><text x="4" y="14" font-weight="bold">${escapeHtml(title)}</text>${axes}${ticks}${diagonal}${drawn}${labels}</svg>`;
+  const labels =
+    `<text x="${(left + width - right) / 2}" y="${height - 6}" text-anchor="middle">${escapeHtml(xLabel)}</text>` +
+    `<text x="12" y="${(top + height - bottom) / 2}" transform="rotate(-90 12 ${(top + height - bottom) / 2})" text-anchor="middle">` +
+    `${escapeHtml(yLabel)}</text>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-size="11" font-family="sans-serif">` +
+    `<text x="4" y="14" font-weight="bold">${escapeHtml(title)}</text>${axes}${ticks}${diagonal}${drawn}${labels}</svg>`
+  );
 }
 
 // ---- HTML --------------------------------------------------------------------------
@@ -234,11 +257,18 @@ async function thumbnail(file: string, cache: Map<string, Promise<string>>): Pro
 }
 
 function htmlTable(header: string[], rows: string[][]): string {
-  return `<table><thead><tr>${header.map((cell) => `<th>${cell}</th>`).join("")}</tr></thead><tbody>${rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  return (
+    `<table><thead><tr>${header.map((cell) => `<th>${cell}</th>`).join("")}</tr></thead>` +
+    `<tbody>${rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join("")}</tr>`).join("")}</tbody></table>`
+  );
 }
 
-const STYLE = `body{font-family:system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
-.steps td{vertical-align:top;text-align:left}.steps img{width:240px;display:block;border:1px solid #999}.miss{color:#999;font-style:italic}.yes{color:#109618}.no{color:#dc3912}figure{margin:0}figcaption{font-size:12px}h2{margin-top:32px}`;
+const STYLE =
+  "body{font-family:system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0 20px}" +
+  "th,td{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}" +
+  "th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}\n" +
+  ".steps td{vertical-align:top;text-align:left}.steps img{width:240px;display:block;border:1px solid #999}" +
+  ".miss{color:#999;font-style:italic}.yes{color:#109618}.no{color:#dc3912}figure{margin:0}figcaption{font-size:12px}h2{margin-top:32px}";
 
 export async function reportHtml(data: ReportData): Promise<string> {
   const thumbs = new Map<string, Promise<string>>();
@@ -303,7 +333,9 @@ export async function reportHtml(data: ReportData): Promise<string> {
   if (data.comparison) {
     const c = data.comparison;
     sections.push(
-      `<h2>${escapeHtml(c.a)} against ${escapeHtml(c.b)}</h2><p>Mean paired difference in Final: <b>${pct(c.meanDifference)}</b> points over ${c.tasks} task(s); 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples over tasks).</p>`,
+      `<h2>${escapeHtml(c.a)} against ${escapeHtml(c.b)}</h2>` +
+        `<p>Mean paired difference in Final: <b>${pct(c.meanDifference)}</b> points over ${c.tasks} task(s); ` +
+        `95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples over tasks).</p>`,
     );
     sections.push(
       htmlTable(
@@ -314,7 +346,8 @@ export async function reportHtml(data: ReportData): Promise<string> {
   }
   if (data.judgeNoise) {
     sections.push(
-      `<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. This is the spread of one task's Final from the judge alone; the mean over n tasks moves about √n less.</p>`,
+      `<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. ` +
+        "This is the spread of one task's Final from the judge alone; the mean over n tasks moves about √n less.</p>",
     );
     sections.push(
       htmlTable(
@@ -331,7 +364,8 @@ export async function reportHtml(data: ReportData): Promise<string> {
   }
   for (const curve of data.curves) {
     sections.push(
-      `<h2>${escapeHtml(curve.arm)}: score by iteration</h2><p>The evaluator's Final of each draft the agent saved, scored after the agent finished (never fed back to it).</p>`,
+      `<h2>${escapeHtml(curve.arm)}: score by iteration</h2>` +
+        "<p>The evaluator's Final of each draft the agent saved, scored after the agent finished (never fed back to it).</p>",
     );
     sections.push(
       xyChart(
@@ -365,7 +399,10 @@ export async function reportHtml(data: ReportData): Promise<string> {
   if (data.selfCheck) {
     const agreement = data.selfCheck;
     sections.push(
-      `<h2>The self-check against the evaluator (given track)</h2><p>The agent's feedback signal computed on each arm's page from the task's inputs and its action descriptions, against the evaluator's Final. Mean Spearman ρ <b>${fixed(agreement.meanSpearman)}</b>, mean pairwise order agreement <b>${fixed(agreement.meanPairwise)}</b> over ${agreement.perTask.length} task(s).</p>`,
+      "<h2>The self-check against the evaluator (given track)</h2>" +
+        "<p>The agent's feedback signal computed on each arm's page from the task's inputs and its action descriptions, against the evaluator's Final. " +
+        `Mean Spearman ρ <b>${fixed(agreement.meanSpearman)}</b>, mean pairwise order agreement <b>${fixed(agreement.meanPairwise)}</b> ` +
+        `over ${agreement.perTask.length} task(s).</p>`,
     );
     sections.push(
       htmlTable(
@@ -388,7 +425,9 @@ export async function reportHtml(data: ReportData): Promise<string> {
     );
   }
   sections.push(
-    `<h2>Per task and step</h2><p>Each row: the task's checkpoint, then each arm's screenshot at that evalpoint (first repeat), with OCR, DINO (or its fallback) and MLLM scores and the judge's verdict on the step's assertion.</p>`,
+    "<h2>Per task and step</h2>" +
+      "<p>Each row: the task's checkpoint, then each arm's screenshot at that evalpoint (first repeat), " +
+      "with OCR, DINO (or its fallback) and MLLM scores and the judge's verdict on the step's assertion.</p>",
   );
   const arms = data.arms.map((arm) => arm.name);
   for (const task of data.tasks) {
@@ -398,7 +437,10 @@ export async function reportHtml(data: ReportData): Promise<string> {
     for (const position of positions) {
       const checkpoint = [...cellsOf.values()].flatMap((cell) => cell?.steps.filter((step) => step.position === position) ?? [])[0];
       const cells = [
-        `<td><figure><img alt="checkpoint ${position}" src="${await thumbnail(checkpoint?.checkpointPath ?? "", thumbs)}"><figcaption>checkpoint ${position}${checkpoint?.actionIndex !== null && checkpoint?.actionIndex !== undefined ? ` (after action ${checkpoint.actionIndex})` : " (initial)"}</figcaption></figure></td>`,
+        `<td><figure><img alt="checkpoint ${position}" src="${await thumbnail(checkpoint?.checkpointPath ?? "", thumbs)}">` +
+          `<figcaption>checkpoint ${position}` +
+          (checkpoint?.actionIndex !== null && checkpoint?.actionIndex !== undefined ? ` (after action ${checkpoint.actionIndex})` : " (initial)") +
+          "</figcaption></figure></td>",
       ];
       for (const arm of arms) {
         const step = cellsOf.get(arm)?.steps.find((entry) => entry.position === position);
@@ -408,21 +450,30 @@ export async function reportHtml(data: ReportData): Promise<string> {
         }
         const verdict = step.verdict ? ` · judge <span class="${step.verdict === "Yes" ? "yes" : "no"}">${step.verdict}</span>` : "";
         cells.push(
-          `<td><figure><img alt="${escapeHtml(arm)} evalpoint ${position}" src="${await thumbnail(step.evalpointPath, thumbs)}"><figcaption>OCR ${pct(step.ocr)} · DINO ${pct(step.dino)} · MLLM ${step.mllm.toFixed(0)}${verdict}</figcaption></figure></td>`,
+          `<td><figure><img alt="${escapeHtml(arm)} evalpoint ${position}" src="${await thumbnail(step.evalpointPath, thumbs)}">` +
+            `<figcaption>OCR ${pct(step.ocr)} · DINO ${pct(step.dino)} · MLLM ${step.mllm.toFixed(0)}${verdict}</figcaption></figure></td>`,
         );
       }
       rows.push(`<tr data-step-row="${task.id}:${position}">${cells.join("")}</tr>`);
     }
     const finals = arms.map((arm) => `${escapeHtml(arm)} ${pct(cellsOf.get(arm)?.final ?? 0)}`).join(" · ");
     sections.push(
-      `<h3>Task ${task.id} — ${escapeHtml(task.site)} (${task.interaction}/${task.visual})</h3><p>Final: ${finals}</p><table class="steps"><thead><tr><th>checkpoint</th>${arms.map((arm) => `<th>${escapeHtml(arm)}</th>`).join("")}</tr></thead><tbody>${rows.join("")}</tbody></table>`,
+      `<h3>Task ${task.id} — ${escapeHtml(task.site)} (${task.interaction}/${task.visual})</h3><p>Final: ${finals}</p>` +
+        `<table class="steps"><thead><tr><th>checkpoint</th>${arms.map((arm) => `<th>${escapeHtml(arm)}</th>`).join("")}</tr></thead>` +
+        `<tbody>${rows.join("")}</tbody></table>`,
     );
   }
   const failures = data.cells.filter((cell) => cell.error);
   if (failures.length > 0)
     sections.push(
-      `<h2>Failed cells</h2><ul>${failures.map((cell) => `<li>${escapeHtml(`${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`)}</li>`).join("")}</ul>`,
+      `<h2>Failed cells</h2><ul>${failures
+        .map((cell) => `<li>${escapeHtml(`${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`)}</li>`)
+        .join("")}</ul>`,
     );
   sections.push(`<h2>Notes</h2><ul>${data.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("")}</ul>`);
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'"><title>${escapeHtml(data.name)}</title><style>${STYLE}</style></head><body>${sections.join("\n")}</body></html>\n`;
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8">` +
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">` +
+    `<title>${escapeHtml(data.name)}</title><style>${STYLE}</style></head><body>${sections.join("\n")}</body></html>\n`
+  );
 }

@@ -105,7 +105,10 @@ function perTask(cells: readonly CellScores[], arm: string, pick: (cell: CellSco
   return new Map([...byTask].map(([taskId, values]) => [taskId, mean(values)]));
 }
 
-/** The score-by-iteration curve of an agent arm: per round, the best-so-far draft by self-score in each cell, averaged per task (repeats first), then over tasks. */
+/**
+ * The score-by-iteration curve of an agent arm: per round, the best-so-far draft by self-score in each cell,
+ * averaged per task (repeats first), then over tasks.
+ */
 export function iterationCurve(arm: string, records: readonly Pick<CellRecord, "arm" | "taskId" | "repeat" | "iterations">[]): IterationCurve | undefined {
   const mine = records.filter((record) => record.arm === arm && record.iterations.length > 0);
   if (mine.length === 0) return undefined;
@@ -301,8 +304,10 @@ export function buildReportData(input: {
       "Final at α: α·IFS + (1 − α)·VFS; the benchmark's is α = 0.7.",
       "VFS (all checkpoints): our extra metric, unreached checkpoints counted as 0; the published VFS averages reached steps only.",
       "Interval: percentile bootstrap over tasks of the mean paired difference in Final (seeded).",
-      "Judge noise (with judge repeats): per cell, IFS recomputed with each repeat's verdicts; its SD, times IFS's weight in Final (0.7), is the part of Final's spread the judge alone causes (visual scores are not re-judged).",
-      "Self-check agreement (when run): per task, Spearman ρ and pairwise order agreement between the self-check's score and the evaluator's Final over the arms' pages; given track (the task's action descriptions replayed, never its checkpoints or assertions).",
+      "Judge noise (with judge repeats): per cell, IFS recomputed with each repeat's verdicts; its SD, times IFS's weight in Final (0.7), " +
+        "is the part of Final's spread the judge alone causes (visual scores are not re-judged).",
+      "Self-check agreement (when run): per task, Spearman ρ and pairwise order agreement between the self-check's score " +
+        "and the evaluator's Final over the arms' pages; given track (the task's action descriptions replayed, never its checkpoints or assertions).",
     ],
   };
 }

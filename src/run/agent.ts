@@ -87,7 +87,8 @@ export function usageSummaryLines(results: readonly AgentTaskResult[]): string[]
   }
   return [...byNode].map(
     ([node, usage]) =>
-      `  ${node.padEnd(9)} ${usage.calls} call(s), ${usage.images} image(s), ${usage.inputTokens} in / ${usage.outputTokens} out tokens, $${usage.costUsd.toFixed(4)}, ${(usage.latencyMs / 1000).toFixed(1)} s${usage.cacheHits ? `, ${usage.cacheHits} from cache` : ""}`,
+      `  ${node.padEnd(9)} ${usage.calls} call(s), ${usage.images} image(s), ${usage.inputTokens} in / ${usage.outputTokens} out tokens, ` +
+      `$${usage.costUsd.toFixed(4)}, ${(usage.latencyMs / 1000).toFixed(1)} s${usage.cacheHits ? `, ${usage.cacheHits} from cache` : ""}`,
   );
 }
 

@@ -112,7 +112,9 @@ export function scoreSelfCheck(inputs: ScoreInputs): SelfScore {
         findings.push({
           kind: "step-failed",
           cost: (SELF_SCORE_WEIGHTS.behaviour * (n - k)) / n,
-          message: `action ${k} (${step.action.type} ${JSON.stringify(step.action.description)}) did not execute: ${step.failure ?? "unknown"}; the ${n - k} step(s) from it on count nothing`,
+          message:
+            `action ${k} (${step.action.type} ${JSON.stringify(step.action.description)}) did not execute: ${step.failure ?? "unknown"}; ` +
+            `the ${n - k} step(s) from it on count nothing`,
           step: k,
           screenshot: inputs.screenshotLabel(k),
           ...frame(before === undefined ? undefined : Math.min(before + 1, states.length - 1)),
@@ -140,14 +142,18 @@ export function scoreSelfCheck(inputs: ScoreInputs): SelfScore {
             ? {
                 kind: "wrong-change",
                 ...common,
-                message: `${what} changed the page, but not as the video does here (to the state at ${states[after]?.startSec.toFixed(1)} s): ${wrongChangeDetail(evidence)}`,
+                message:
+                  `${what} changed the page, but not as the video does here ` +
+                  `(to the state at ${states[after]?.startSec.toFixed(1)} s): ${wrongChangeDetail(evidence)}`,
                 ...frame(after),
               }
             : videoChanged
               ? {
                   kind: "no-change",
                   ...common,
-                  message: `${what} changed the page by only ${step.changedPixels} pixels, but the video changes here (to the state at ${states[after]?.startSec.toFixed(1)} s)`,
+                  message:
+                    `${what} changed the page by only ${step.changedPixels} pixels, ` +
+                    `but the video changes here (to the state at ${states[after]?.startSec.toFixed(1)} s)`,
                   ...frame(after === before ? next : after),
                 }
               : {
@@ -181,7 +187,9 @@ export function scoreSelfCheck(inputs: ScoreInputs): SelfScore {
     findings.push({
       kind: "appearance",
       cost: (SELF_SCORE_WEIGHTS.appearance * (1 - pair.combined)) / expected,
-      message: `screenshot ${index} looks unlike the video at ${state === undefined ? "?" : states[state]?.frameSec.toFixed(1)} s: text similarity ${pair.text.toFixed(2)}, image similarity ${pair.image.toFixed(2)}`,
+      message:
+        `screenshot ${index} looks unlike the video at ${state === undefined ? "?" : states[state]?.frameSec.toFixed(1)} s: ` +
+        `text similarity ${pair.text.toFixed(2)}, image similarity ${pair.image.toFixed(2)}`,
       ...(index > 0 ? { step: index - 1 } : {}),
       screenshot: inputs.screenshotLabel(index),
       ...frame(state),

@@ -80,7 +80,11 @@ export interface SelfCheckRecord {
   timings: { totalMs: number; videoStatesMs: number; replayMs: number; slotWaitMs: number; compareMs: number };
 }
 
-const FORMULA = `selfScore = ${SELF_SCORE_WEIGHTS.behaviour}·behaviour + ${SELF_SCORE_WEIGHTS.appearance}·appearance; behaviour = steps that executed and changed the screen exactly when the aligned video did, and as it did (the words it gained, or where it changed) / actions; appearance = mean (text + image similarity) / 2 of each screenshot (the initial one and one per action; one not taken counts 0) and its aligned video state`;
+const FORMULA =
+  `selfScore = ${SELF_SCORE_WEIGHTS.behaviour}·behaviour + ${SELF_SCORE_WEIGHTS.appearance}·appearance; ` +
+  "behaviour = steps that executed and changed the screen exactly when the aligned video did, " +
+  "and as it did (the words it gained, or where it changed) / actions; " +
+  "appearance = mean (text + image similarity) / 2 of each screenshot (the initial one and one per action; one not taken counts 0) and its aligned video state";
 
 async function statesOf(videoPath: string, cacheDir: string | undefined): Promise<{ states?: VideoStates; error?: ErrorRecord }> {
   try {

@@ -64,7 +64,8 @@ async function resolutionOf(
   if (fallback !== "harness") {
     return {
       problem:
-        "recording_details.resolution: missing (the official profile falls back to the task folder's metadata.json, then 1920x1080, as the harness's generation does)",
+        "recording_details.resolution: missing " +
+        "(the official profile falls back to the task folder's metadata.json, then 1920x1080, as the harness's generation does)",
     };
   }
   const metadataFile = path.join(dir, "metadata.json");

@@ -155,7 +155,8 @@ export async function missingReferenceFiles(taskDir: string, assetsDir: string):
     );
     if (!exists)
       problems.push(
-        `${page}: names ${named}, which is not in ${placeholder ? "assets/" : "reference/"} (record the task again: the reference page keeps the site's files beside it)`,
+        `${page}: names ${named}, which is not in ${placeholder ? "assets/" : "reference/"} ` +
+          "(record the task again: the reference page keeps the site's files beside it)",
       );
   }
   return problems;

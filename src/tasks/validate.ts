@@ -176,7 +176,8 @@ async function checkImages(files: readonly string[], problems: string[], warning
       const { info } = await sharp(file).raw().toBuffer({ resolveWithObject: true });
       if (expected && (info.width !== expected.width || info.height !== expected.height)) {
         warnings.push(
-          `${file}: ${info.width}x${info.height}, not the task's resolution ${expected.width}x${expected.height} (the evaluator compares it with screenshots of that size)`,
+          `${file}: ${info.width}x${info.height}, not the task's resolution ${expected.width}x${expected.height} ` +
+            "(the evaluator compares it with screenshots of that size)",
         );
       }
     } catch (error) {

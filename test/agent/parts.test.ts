@@ -19,7 +19,8 @@ const PAGE = "<html>\n<body>\n<h1>Cart</h1>\n<p>Total: 0</p>\n<p>Total: 0</p>\n<
 describe("search/replace edits", () => {
   it("applies edits whose SEARCH part occurs once, in order", () => {
     const reply =
-      'Here:\n<<<<<<< SEARCH\n<h1>Cart</h1>\n=======\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n<<<<<<< SEARCH\n<body>\n<h1>Your cart</h1>\n=======\n<body class="shop">\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n';
+      "Here:\n<<<<<<< SEARCH\n<h1>Cart</h1>\n=======\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n" +
+      '<<<<<<< SEARCH\n<body>\n<h1>Your cart</h1>\n=======\n<body class="shop">\n<h1>Your cart</h1>\n>>>>>>> REPLACE\n';
     const outcome = applyEdits(PAGE, parseEdits(reply));
     expect(outcome).toMatchObject({ proposed: 2, applied: 2, failed: [] });
     expect(outcome.page).toContain('<body class="shop">\n<h1>Your cart</h1>');

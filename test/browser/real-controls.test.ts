@@ -32,7 +32,8 @@ const CORRECTED: ReplayStyle = { ...PROFILE_RULES.corrected, timings: NO_WAITS }
 const OFFICIAL: ReplayStyle = { ...PROFILE_RULES.official, timings: NO_WAITS };
 
 const PAGES: Record<string, string> = {
-  "checkboxes.html": `<!doctype html><html><head><style>
+  "checkboxes.html":
+    `<!doctype html><html><head><style>
     body { font: 16px sans-serif; margin: 16px; }
     .custom { position: relative; display: inline-flex; align-items: center; gap: 8px; padding: 6px; cursor: pointer; }
     .custom input { position: absolute; opacity: 0; left: 6px; top: 6px; width: 20px; height: 20px; margin: 0; }
@@ -52,7 +53,8 @@ const PAGES: Record<string, string> = {
       <label class="custom"><input type="radio" name="size" id="small"><span class="box"></span><span>Small</span></label>
       <label class="custom"><input type="radio" name="size" id="large"><span class="box"></span><span>Large</span></label>
     </fieldset>
-    <ul class="todo"><li><input class="toggle" type="checkbox" id="milk"><label>Buy milk</label></li><li><input class="toggle" type="checkbox" id="dog"><label>Walk the dog</label></li></ul>
+    <ul class="todo"><li><input class="toggle" type="checkbox" id="milk"><label>Buy milk</label></li>` +
+    `<li><input class="toggle" type="checkbox" id="dog"><label>Walk the dog</label></li></ul>
   </body></html>`,
   "shadow.html": `<!doctype html><html><body style="font: 16px sans-serif">
     <app-shell></app-shell>
@@ -97,15 +99,19 @@ const PAGES: Record<string, string> = {
       });
     </script>
   </body></html>`,
-  "icons.html": `<!doctype html><html><head><style>
+  "icons.html":
+    `<!doctype html><html><head><style>
     body { font: 16px sans-serif; margin: 16px; }
     button, [role=button] { display: inline-block; padding: 6px; margin: 4px; }
     .trash { cursor: pointer; margin: 4px; }
   </style></head><body>
-    <button class="toolbar-btn" onclick="note('search')"><svg aria-label="Search" width="20" height="20" viewBox="0 0 20 20"><circle cx="9" cy="9" r="6" fill="none" stroke="#000"/></svg></button>
-    <div role="button" onclick="note('settings')"><svg width="20" height="20" viewBox="0 0 20 20"><title>Settings</title><rect x="4" y="4" width="12" height="12"/></svg></div>
+    <button class="toolbar-btn" onclick="note('search')"><svg aria-label="Search" width="20" height="20" viewBox="0 0 20 20">` +
+    `<circle cx="9" cy="9" r="6" fill="none" stroke="#000"/></svg></button>
+    <div role="button" onclick="note('settings')"><svg width="20" height="20" viewBox="0 0 20 20"><title>Settings</title>` +
+    `<rect x="4" y="4" width="12" height="12"/></svg></div>
     <button onclick="note('share')"><svg title="Share" width="20" height="20" viewBox="0 0 20 20"><path d="M2 10 L18 2 L18 18 Z"/></svg></button>
-    <svg class="trash" width="24" height="24" viewBox="0 0 24 24"><title>Delete item</title><style>.lid { fill: #c00; }</style><rect class="lid" x="4" y="4" width="16" height="16"/></svg>
+    <svg class="trash" width="24" height="24" viewBox="0 0 24 24"><title>Delete item</title><style>.lid { fill: #c00; }</style>` +
+    `<rect class="lid" x="4" y="4" width="16" height="16"/></svg>
     <svg onclick="note('star')" width="24" height="24" viewBox="0 0 24 24"><title>Add to favourites</title><circle cx="12" cy="12" r="10"/></svg>
     <p id="log"></p>
     <script>

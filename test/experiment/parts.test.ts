@@ -89,7 +89,8 @@ describe("experiment config", () => {
     const config = loadExperimentConfig(
       write(
         "ok.yaml",
-        `${base}evaluator:\n  protocol: official\n  judges: model\n  pairing: aligned\narms:\n  - name: r\n    kind: reference\n  - name: mine\n    kind: module:gen.ts\n`,
+        `${base}evaluator:\n  protocol: official\n  judges: model\n  pairing: aligned\n` +
+          "arms:\n  - name: r\n    kind: reference\n  - name: mine\n    kind: module:gen.ts\n",
       ),
     );
     expect(config.taskFile).toBe(path.join(dir, "tasks.jsonl"));
@@ -120,7 +121,8 @@ describe("experiment config", () => {
   it("lists every cross-key problem at once, each with its line and key", () => {
     const file = write(
       "bad.yaml",
-      `${base}report:\n  compare: [a, nobody]\narms:\n  - name: a\n    kind: blank\n    model: gpt-4o\n  - name: A\n    kind: agent\n  - name: m\n    kind: mutant:freeze-after\n`,
+      `${base}report:\n  compare: [a, nobody]\n` +
+        "arms:\n  - name: a\n    kind: blank\n    model: gpt-4o\n  - name: A\n    kind: agent\n  - name: m\n    kind: mutant:freeze-after\n",
     );
     let message = "";
     try {

@@ -158,7 +158,8 @@ export async function generate() {
       );
       const config = writeConfig(
         path.join(base, "config.yaml"),
-        `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\n${evaluatorBlock}arms:\n  - name: blank\n    kind: blank\n  - name: deadly\n    kind: module:deadly.ts\n`,
+        `tasks:\n  file: ${DATA}\n  ids: [1]\nout: run\n${evaluatorBlock}` +
+          "arms:\n  - name: blank\n    kind: blank\n  - name: deadly\n    kind: module:deadly.ts\n",
       );
       const env = { ...process.env, IWR_CACHE_DIR: path.join(base, "cache"), IWR_LOG_LEVEL: "warn" };
       const coordinator = startIwr(["run", config, "--queue", redisServer().url], env);

@@ -61,7 +61,10 @@ describe("queue mode, bad input", () => {
         const worker = startIwr(["worker", "--queue", redisServer().url], env);
         expect(await worker.exited).toBe(2);
         expect(worker.lines.join("\n")).toMatch(
-          /refused task 1 × blank r0: .*run\.json on this machine has run key f{16}, the coordinator's is [0-9a-f]{16}: this is not the coordinator's run folder; nothing was written/,
+          new RegExp(
+            "refused task 1 × blank r0: .*run\\.json on this machine has run key f{16}, the coordinator's is [0-9a-f]{16}: " +
+              "this is not the coordinator's run folder; nothing was written",
+          ),
         );
         expect(filesUnder(runDir, "cell.json")).toEqual([]);
         expect(filesUnder(runDir, "eval.json")).toEqual([]);

@@ -96,7 +96,10 @@ describe("shards", () => {
       const refused: string[] = [];
       expect(await runIwrCapturing(refused, ["merge", path.join(base, "shard-0"), path.join(base, "other-1"), "--out", path.join(base, "mixed")])).toBe(2);
       expect(refused.join("\n")).toMatch(
-        /merge: .*other-1 and .*shard-0 were made by different configs \(run keys [0-9a-f]{16} and [0-9a-f]{16}: .*other\.yaml vs .*sharded\.yaml\); only shards of one run merge/,
+        new RegExp(
+          "merge: .*other-1 and .*shard-0 were made by different configs \\(run keys [0-9a-f]{16} and [0-9a-f]{16}: " +
+            ".*other\\.yaml vs .*sharded\\.yaml\\); only shards of one run merge",
+        ),
       );
       expect(fs.existsSync(path.join(base, "mixed"))).toBe(false);
     },

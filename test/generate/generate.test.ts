@@ -24,7 +24,9 @@ function replyFor(request: RecordedRequest, version: string) {
   const images = messageParts(request).filter((part) => part.type === "image_url").length;
   if (images === 4) return { text: `I cannot do that (${version}).` };
   return {
-    text: `\`\`\`html\n<html><body data-images="${images}" data-version="${version}"><img src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png" width="32" height="32"></body></html>\n\`\`\``,
+    text:
+      `\`\`\`html\n<html><body data-images="${images}" data-version="${version}">` +
+      '<img src="__PLACEHOLDER_ASSETS_BASE_DIR__/001.png" width="32" height="32"></body></html>\n```',
   };
 }
 

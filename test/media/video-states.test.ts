@@ -315,7 +315,8 @@ describe("video states of the bundled suite", () => {
         const next = values.findIndex((value, index) => index >= previous && value >= best - TIE);
         expect(
           next,
-          `task ${task.id} checkpoint ${step}: best-matching states ${values.map((v, i) => (v >= best - TIE ? i : -1)).filter((i) => i >= 0)} come before state ${previous}`,
+          `task ${task.id} checkpoint ${step}: ` +
+            `best-matching states ${values.map((v, i) => (v >= best - TIE ? i : -1)).filter((i) => i >= 0)} come before state ${previous}`,
         ).toBeGreaterThanOrEqual(0);
         previous = next;
       }

@@ -51,7 +51,8 @@ describe("preflightModel", () => {
     const spec = specFor("https://models.example.invalid/v1", { apiKeyEnv: "IWR_TEST_UNSET_KEY_VARIABLE" });
     const error = await preflightError(preflightModel(spec));
     expect(error.message).toBe(
-      "model 'gpt-4o' needs an API key for https://models.example.invalid/v1: set the environment variable IWR_TEST_UNSET_KEY_VARIABLE (or set apiKeyEnv: none for an endpoint that takes no key)",
+      "model 'gpt-4o' needs an API key for https://models.example.invalid/v1: set the environment variable IWR_TEST_UNSET_KEY_VARIABLE " +
+        "(or set apiKeyEnv: none for an endpoint that takes no key)",
     );
   });
 

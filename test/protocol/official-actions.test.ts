@@ -124,7 +124,8 @@ afterAll(async () => {
 });
 
 describe("the harness's action semantics (official)", () => {
-  it("clicks a button covered after it was listed, presses an unknown key, does not count a scroll of the focused pane, and does not list a button under an overlay", async () => {
+  it("clicks a button covered after it was listed, presses an unknown key, " +
+    "does not count a scroll of the focused pane, and does not list a button under an overlay", async () => {
     expect(await evaluate("official"), output.join("\n")).toBe(0);
     const replay = JSON.parse(fs.readFileSync(path.join(results("official"), "1", MODEL, "replay.json"), "utf8")) as {
       steps: Array<{ ok: boolean; via?: string; reason?: string }>;

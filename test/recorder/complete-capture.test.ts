@@ -198,11 +198,13 @@ describe("a site of several pages, reaching for another local origin", () => {
       path.join(siteDir, "index.html"),
       `<!doctype html><html><head><meta charset="utf-8"></head><body><img src="img/logo.png" width="120" height="80" alt="logo">
 <p><a id="about" href="about.html">About us</a></p>
-<script>const other = document.createElement("script"); other.src = "http://localhost:" + location.port + "/js/extra.js"; document.head.appendChild(other);</script></body></html>`,
+<script>const other = document.createElement("script"); other.src = "http://localhost:" + location.port + "/js/extra.js"; ` +
+        `document.head.appendChild(other);</script></body></html>`,
     );
     write(
       path.join(siteDir, "about.html"),
-      `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="css/about.css"></head><body><h1>About page</h1><a id="home" href="index.html">Home</a></body></html>`,
+      `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="css/about.css"></head>` +
+        `<body><h1>About page</h1><a id="home" href="index.html">Home</a></body></html>`,
     );
     write(path.join(siteDir, "css", "about.css"), "h1 { color: #b91c1c; }");
     write(path.join(siteDir, "js", "extra.js"), "document.body.dataset.extra = 'yes';");
@@ -262,7 +264,8 @@ describe("what the recorder refuses", () => {
       // Its only images are refused (another host) or missing (a 404): neither is an image shown.
       `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="missing.css"></head><body><h1>Text only</h1>
 <img src="https://cdn.example.com/hero.png" width="40" height="40" alt="cdn"><img src="gone.png" width="40" height="40" alt="gone">
-<p id="out">Waiting</p><button id="go" type="button">Go</button><script>document.getElementById("go").onclick = () => { document.getElementById("out").textContent = "Gone"; };</script></body></html>`,
+<p id="out">Waiting</p><button id="go" type="button">Go</button>` +
+        `<script>document.getElementById("go").onclick = () => { document.getElementById("out").textContent = "Gone"; };</script></body></html>`,
     );
   }
 

@@ -35,7 +35,8 @@ describe("action script schema", () => {
   it("names file, line, field and the bad value for a wrong action type", () => {
     const error = loadText(
       "bad-type.yaml",
-      `${HEADER}actions:\n  - type: Click\n    locator: "#a"\n    description: a\n  - type: Tap\n    locator: "#b"\n    description: b\n  - type: Scroll\n    description: c\n`,
+      `${HEADER}actions:\n  - type: Click\n    locator: "#a"\n    description: a\n` +
+        '  - type: Tap\n    locator: "#b"\n    description: b\n  - type: Scroll\n    description: c\n',
     );
     expect(error.code).toBe("RECORDER");
     expect(error.message).toContain(`${path.join(scratch, "bad-type.yaml")}:7:11: actions[1].type: expected one of Click|Type|Press|Scroll, got 'Tap'`);
@@ -44,7 +45,8 @@ describe("action script schema", () => {
   it("rejects misspelt keys, a Type without text and a Click without locator", () => {
     const error = loadText(
       "bad-keys.yaml",
-      `${HEADER}actions:\n  - type: Click\n    locatr: "#a"\n    description: a\n  - type: Type\n    locator: "#b"\n    description: b\n  - type: Press\n    key: Enter\n    description: c\n`,
+      `${HEADER}actions:\n  - type: Click\n    locatr: "#a"\n    description: a\n` +
+        '  - type: Type\n    locator: "#b"\n    description: b\n  - type: Press\n    key: Enter\n    description: c\n',
     );
     expect(error.message).toMatch(/bad-keys\.yaml:5:\d+: actions\[0\]: unexpected key 'locatr'/);
     expect(error.message).toMatch(/bad-keys\.yaml:\d+:\d+: actions\[0\]\.locator: expected string, got nothing/);

@@ -23,7 +23,9 @@ describe("task line writer", () => {
     const file = path.join(scratch, "sorted", "set.jsonl");
     expect(nextFreeTaskId(file)).toBe(1);
     writeTaskLine(file, line(5));
-    const handWritten = `{"id":2,  "classification":{"interaction_complexity":"L1","visual_complexity":"V1","domain":"d"},"recording_details":{"resolution":"1280x720"},"source_website":"s","action_sequence":[{"type":"Press","parameters":{"description":"p","key":"Enter"},"visual_evaluation_flag":false}]}`;
+    const handWritten =
+      `{"id":2,  "classification":{"interaction_complexity":"L1","visual_complexity":"V1","domain":"d"},"recording_details":{"resolution":"1280x720"},` +
+      `"source_website":"s","action_sequence":[{"type":"Press","parameters":{"description":"p","key":"Enter"},"visual_evaluation_flag":false}]}`;
     fs.writeFileSync(file, fs.readFileSync(file, "utf8") + handWritten + "\n");
     writeTaskLine(file, line(3));
     expect(readTaskIds(file)).toEqual([2, 3, 5]);

@@ -114,10 +114,13 @@ describe.concurrent.each(scripts)("site $name", ({ name, siteDir, script }) => {
     try {
       await page.goto(server.url("index.html"), { waitUntil: "load" });
 
-      const layout = (await page.evaluate(`({
+      const layout = (await page.evaluate(
+        `({
         overflowX: document.documentElement.scrollWidth - window.innerWidth,
-        images: Array.from(document.images).map((img) => ({ src: img.getAttribute("src"), loaded: img.complete && img.naturalWidth > 0, sized: img.hasAttribute("width") && img.hasAttribute("height") })),
-      })`)) as { overflowX: number; images: { src: string; loaded: boolean; sized: boolean }[] };
+        images: Array.from(document.images).map((img) => ({ src: img.getAttribute("src"), loaded: img.complete && img.naturalWidth > 0, ` +
+          `sized: img.hasAttribute("width") && img.hasAttribute("height") })),
+      })`,
+      )) as { overflowX: number; images: { src: string; loaded: boolean; sized: boolean }[] };
       expect(layout.overflowX, "no horizontal scrolling at the task's width").toBeLessThanOrEqual(0);
       expect(
         layout.images.filter((image) => !image.loaded || !image.sized),

@@ -31,9 +31,12 @@ export async function renderPage(spec: PageSpec): Promise<Buffer> {
   const boxes = (spec.boxes ?? []).map((box) => `<rect x="${box.x}" y="${box.y}" width="${box.width}" height="${box.height}" fill="${box.color}"/>`);
   const lines = (spec.lines ?? []).map(
     (line) =>
-      `<text x="${line.x}" y="${line.y}" font-family="DejaVu Sans, sans-serif" font-size="${line.size ?? 32}" fill="${line.color ?? "#111111"}">${escapeXml(line.text)}</text>`,
+      `<text x="${line.x}" y="${line.y}" font-family="DejaVu Sans, sans-serif" ` +
+      `font-size="${line.size ?? 32}" fill="${line.color ?? "#111111"}">${escapeXml(line.text)}</text>`,
   );
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="${spec.background ?? "#ffffff"}"/>${boxes.join("")}${lines.join("")}</svg>`;
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
+    `<rect width="100%" height="100%" fill="${spec.background ?? "#ffffff"}"/>${boxes.join("")}${lines.join("")}</svg>`;
   return sharp(Buffer.from(svg)).png().toBuffer();
 }
 

@@ -23,7 +23,8 @@ const blank = await sharp({ create: { width: 200, height: 100, channels: 3, back
 const sliver = (width: number, height: number) =>
   sharp(
     Buffer.from(
-      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="${width}" height="${height}" fill="#000"/><rect width="${width}" height="${height / 2}" fill="#fff"/></svg>`,
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="${width}" height="${height}" fill="#000"/>` +
+        `<rect width="${width}" height="${height / 2}" fill="#fff"/></svg>`,
     ),
   )
     .png()

@@ -24,7 +24,8 @@ for (const { name, siteDir, script } of loadSuiteScripts()) {
   console.log(name);
   for (const report of reports) {
     console.log(
-      `  ${report.index + 1} ${report.action.type} matches=${report.locatorMatches ?? "-"} scroll ${report.scrollYBefore}->${report.scrollYAfter} missing=${JSON.stringify(report.missingLiterals)}`,
+      `  ${report.index + 1} ${report.action.type} matches=${report.locatorMatches ?? "-"} scroll ${report.scrollYBefore}->${report.scrollYAfter} ` +
+        `missing=${JSON.stringify(report.missingLiterals)}`,
     );
   }
   await context.close();

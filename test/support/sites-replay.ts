@@ -119,8 +119,11 @@ export async function auditButtons(page: Page): Promise<ButtonAudit> {
   return page.evaluate(AUDIT_BUTTONS_IN_PAGE) as Promise<ButtonAudit>;
 }
 
-const AUDIT_BUTTONS_IN_PAGE = `(() => {
-  const name = (element) => element.tagName.toLowerCase() + (element.id ? "#" + element.id : "") + (element.dataset.test ? "[data-test=" + element.dataset.test + "]" : "") + " '" + (element.innerText || element.getAttribute("aria-label") || "").trim().slice(0, 30) + "'";
+const AUDIT_BUTTONS_IN_PAGE =
+  `(() => {
+  const name = (element) => element.tagName.toLowerCase() + (element.id ? "#" + element.id : "") + ` +
+  `(element.dataset.test ? "[data-test=" + element.dataset.test + "]" : "") + ` +
+  `" '" + (element.innerText || element.getAttribute("aria-label") || "").trim().slice(0, 30) + "'";
   const buttons = Array.from(document.querySelectorAll(".btn"));
   const pageWidth = document.documentElement.clientWidth;
   const pageHeight = document.documentElement.scrollHeight;
@@ -132,7 +135,8 @@ const AUDIT_BUTTONS_IN_PAGE = `(() => {
     const inside = box.width > 0 && box.height > 0 && box.left >= 0 && box.right <= pageWidth + 1 && top >= 0 && top + box.height <= pageHeight + 1;
     if (!inside) unreachable.push(name(button));
   }
-  const clickable = document.querySelectorAll("button, a[href], input[type=checkbox], input[type=radio], input[type=submit], input[type=button], select, [role=button], [onclick]");
+  const clickable = document.querySelectorAll("button, a[href], input[type=checkbox], input[type=radio], ` +
+  `input[type=submit], input[type=button], select, [role=button], [onclick]");
   const unmarked = Array.from(clickable).filter((element) => !element.closest(".btn")).map(name);
   return { total: buttons.length, unreachable, unmarked };
 })()`;

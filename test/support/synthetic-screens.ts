@@ -28,7 +28,9 @@ export function sceneSvg(scene: Scene): string {
   const lines = [0, 1, 2, 3, 4].map((row) => `<rect x="40" y="${110 + row * 30}" width="${420 - row * 40}" height="10" fill="#555"/>`).join("");
   const seven =
     scene.digit === 8
-      ? `<rect x="560" y="40" width="24" height="4" fill="#111"/><rect x="560" y="58" width="24" height="4" fill="#111"/><rect x="560" y="76" width="24" height="4" fill="#111"/><rect x="556" y="40" width="4" height="40" fill="#111"/><rect x="584" y="40" width="4" height="40" fill="#111"/>`
+      ? `<rect x="560" y="40" width="24" height="4" fill="#111"/><rect x="560" y="58" width="24" height="4" fill="#111"/>` +
+        `<rect x="560" y="76" width="24" height="4" fill="#111"/><rect x="556" y="40" width="4" height="40" fill="#111"/>` +
+        `<rect x="584" y="40" width="4" height="40" fill="#111"/>`
       : `<rect x="560" y="40" width="24" height="4" fill="#111"/><rect x="584" y="40" width="4" height="40" fill="#111"/>`;
   const caret = scene.caret ? `<rect x="62" y="278" width="2" height="22" fill="#000"/>` : "";
   const dot = scene.dot ? `<circle cx="${scene.dot.x}" cy="${scene.dot.y}" r="10" fill="rgba(255,60,60,0.75)" stroke="#fff" stroke-width="2"/>` : "";

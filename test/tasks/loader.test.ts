@@ -126,7 +126,8 @@ describe("a file with several problems", () => {
     expect(iwrError.code).toBe("TASK_INVALID");
     expect(iwrError.message.split("\n")).toEqual([
       `${set.jsonlPath}: 2 problems in the task file`,
-      `${set.jsonlPath}:1: ${set.taskDir(1)}/checkpoints: the checkpoints folder is missing; expected 3 checkpoints (step_0.png..step_2.png: the initial state + 2 actions with visual_evaluation_flag)`,
+      `${set.jsonlPath}:1: ${set.taskDir(1)}/checkpoints: the checkpoints folder is missing; ` +
+        "expected 3 checkpoints (step_0.png..step_2.png: the initial state + 2 actions with visual_evaluation_flag)",
       `${set.jsonlPath}:2: ${set.taskDir(2)}/stitched_assets: the asset sheet folder is missing`,
     ]);
   });

@@ -172,7 +172,8 @@ describe("malformed task corpus: one precise message per defect", () => {
   it("a checkpoint missing for a flagged action", async () => {
     const { messages, set } = await problemsAfter(async (s) => fs.rm(path.join(s.task(1), "checkpoints", "step_2.png")));
     expect(messages).toEqual([
-      `${set.jsonl}:1: ${set.task(1)}/checkpoints: expected 3 checkpoints (step_0.png..step_2.png: the initial state + 2 actions with visual_evaluation_flag), found 2 (step_0.png, step_1.png)`,
+      `${set.jsonl}:1: ${set.task(1)}/checkpoints: ` +
+        "expected 3 checkpoints (step_0.png..step_2.png: the initial state + 2 actions with visual_evaluation_flag), found 2 (step_0.png, step_1.png)",
     ]);
   });
 
@@ -184,7 +185,9 @@ describe("malformed task corpus: one precise message per defect", () => {
       }),
     );
     expect(messages).toEqual([
-      `${set.jsonl}:1: ${set.task(1)}/checkpoints: expected 4 checkpoints (step_0.png..step_3.png: the initial state + 3 actions with visual_evaluation_flag), found 3 (step_0.png, step_1.png, step_2.png)`,
+      `${set.jsonl}:1: ${set.task(1)}/checkpoints: ` +
+        "expected 4 checkpoints (step_0.png..step_3.png: the initial state + 3 actions with visual_evaluation_flag), " +
+        "found 3 (step_0.png, step_1.png, step_2.png)",
     ]);
   });
 

@@ -23,7 +23,12 @@ function statesText(states: AgentValues["videoStates"]): string {
 
 function givenText(state: AgentValues): string {
   if (state.settings.trajectory !== "given" || !state.givenActions?.length) return "none; infer them from the recording.";
-  return `\n${state.givenActions.map((action, i) => `${i + 1}. ${action.type} ${action.description}${action.text ? ` (text: "${action.text}")` : ""}${action.key ? ` (key: ${action.key})` : ""}`).join("\n")}`;
+  return `\n${state.givenActions
+    .map(
+      (action, i) =>
+        `${i + 1}. ${action.type} ${action.description}${action.text ? ` (text: "${action.text}")` : ""}${action.key ? ` (key: ${action.key})` : ""}`,
+    )
+    .join("\n")}`;
 }
 
 export async function analyze(state: AgentValues, config: AgentConfig): Promise<AgentUpdate> {

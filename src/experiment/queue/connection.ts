@@ -61,7 +61,8 @@ export async function checkRedisReachable(url: string, timeoutMs = 3000): Promis
   } catch (error) {
     throw new IwrError(
       "QUEUE",
-      `cannot reach Redis at ${displayRedisURL(url)}: ${errorMessage(socketError ?? error) || "connection failed"} (is redis-server running there? iwr setup installs it)`,
+      `cannot reach Redis at ${displayRedisURL(url)}: ${errorMessage(socketError ?? error) || "connection failed"} ` +
+        "(is redis-server running there? iwr setup installs it)",
     );
   } finally {
     client.disconnect();

@@ -106,7 +106,8 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
       if (!newRecord(key)) await enqueue(key, jobs);
     }
     say(
-      `queued ${pending.length} cell(s) on ${displayRedisURL(options.queueUrl)} (${GENERATE_QUEUE}, then ${EVALUATE_QUEUE}); waiting for workers (iwr worker --queue ${displayRedisURL(options.queueUrl)}) that see ${plan.files.dir}`,
+      `queued ${pending.length} cell(s) on ${displayRedisURL(options.queueUrl)} (${GENERATE_QUEUE}, then ${EVALUATE_QUEUE}); ` +
+        `waiting for workers (iwr worker --queue ${displayRedisURL(options.queueUrl)}) that see ${plan.files.dir}`,
     );
 
     const outstanding = new Set(pending);
@@ -159,7 +160,8 @@ export async function runExperimentOnQueue(config: ExperimentConfig, options: Qu
             await abandon(
               key,
               "evaluate",
-              `its jobs ended twice without a record in ${plan.files.dir}: a worker wrote elsewhere or its queue entries were removed (does every worker see this run folder at this path?)`,
+              `its jobs ended twice without a record in ${plan.files.dir}: a worker wrote elsewhere or its queue entries were removed ` +
+                "(does every worker see this run folder at this path?)",
             );
           }
         }

@@ -62,7 +62,9 @@ function mismatchOf(job: CellJob, plan: ExperimentPlan): { kind: "stale" | "refu
   } catch (error) {
     return {
       kind: "refuse",
-      message: `this machine cannot read ${plan.files.record} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}): it does not see the coordinator's run folder`,
+      message:
+        `this machine cannot read ${plan.files.record} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}): ` +
+        "it does not see the coordinator's run folder",
     };
   }
   if (plan.runKey !== job.runKey && recorded === plan.runKey) {
@@ -74,12 +76,16 @@ function mismatchOf(job: CellJob, plan: ExperimentPlan): { kind: "stale" | "refu
   if (plan.runKey !== job.runKey)
     return {
       kind: "refuse",
-      message: `this worker plans config ${job.config.file} with run key ${plan.runKey.slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)} (the config, the task files, the prompts or the model settings differ on this machine)`,
+      message:
+        `this worker plans config ${job.config.file} with run key ${plan.runKey.slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)} ` +
+        "(the config, the task files, the prompts or the model settings differ on this machine)",
     };
   if (recorded !== job.runKey)
     return {
       kind: "refuse",
-      message: `${plan.files.record} on this machine has run key ${String(recorded).slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)}: this is not the coordinator's run folder`,
+      message:
+        `${plan.files.record} on this machine has run key ${String(recorded).slice(0, 16)}, the coordinator's is ${job.runKey.slice(0, 16)}: ` +
+        "this is not the coordinator's run folder",
     };
   return undefined;
 }

@@ -150,9 +150,36 @@ export const STOP_WORDS = new Set([
   "now",
 ]);
 
+const DISPLAY_VERBS = [
+  "shows?",
+  "showing",
+  "reads?",
+  "reading",
+  "displays?",
+  "displaying",
+  "says",
+  "is",
+  "are",
+  "becomes?",
+  "became",
+  "changes? to",
+  "goes to",
+  "drops? to",
+  "rises? to",
+  "increases? to",
+  "decreases? to",
+  "updates? to",
+  "stays?",
+  "remains?",
+  "equals?",
+  "counts?",
+  "total(?:s|ling)?",
+];
 /** Verbs that put the number after them on the screen: "shows 3", "the score is 60", "becomes a 32". */
-const DISPLAY_NUMBER =
-  /\b(?:shows?|showing|reads?|reading|displays?|displaying|says|is|are|becomes?|became|changes? to|goes to|drops? to|rises? to|increases? to|decreases? to|updates? to|stays?|remains?|equals?|counts?|total(?:s|ling)?)\s+(?:(?:a|an|the|now|only|just|still|exactly)\s+)?([$€£]?\d+(?:[.,]\d+)*%?)(?![\p{L}\p{N}])/giu;
+const DISPLAY_NUMBER = new RegExp(
+  `\\b(?:${DISPLAY_VERBS.join("|")})\\s+(?:(?:a|an|the|now|only|just|still|exactly)\\s+)?([$€£]?\\d+(?:[.,]\\d+)*%?)(?![\\p{L}\\p{N}])`,
+  "giu",
+);
 
 /**
  * What an assertion says about each literal it names, the one place these rules live
@@ -178,28 +205,57 @@ export interface AssertionLiteral {
   decisive: boolean;
 }
 
+const CHANGE_VERBS = [
+  "changes?",
+  "changed",
+  "moves?",
+  "moved",
+  "switch(?:es|ed)?",
+  "goes",
+  "went",
+  "turns?",
+  "turned",
+  "drops?",
+  "dropped",
+  "jumps?",
+  "jumped",
+  "updates?",
+  "updated",
+];
+const STAYS_BEFORE = [
+  "still(?: (?:shows?|reads?|says|displays?|lists?|contains?))?",
+  "remains?",
+  "stays?",
+  "keeps? (?:showing|reading)",
+  "continues? to (?:show|read)",
+];
+const GONE_AFTER = [
+  "disappears?",
+  "vanish(?:es)?",
+  "removed",
+  "gone",
+  "hidden",
+  "deleted",
+  "cleared",
+  "goes away",
+  "closes",
+  "closed",
+  "collapses",
+  "is no longer (?:shown|visible|displayed|listed)",
+];
 /** Words right before a literal (or after it, up to three words on) that give it a role. */
 const ROLE_BEFORE: Array<[LiteralRole, RegExp]> = [
   // "from" only after a verb of change: "changes from 'A' to 'B'", not "a quote from 'Mira'".
-  [
-    "was",
-    /\b(?:(?:changes?|changed|moves?|moved|switch(?:es|ed)?|goes|went|turns?|turned|drops?|dropped|jumps?|jumped|updates?|updated)(?:\s+[\w-]+){0,2}\s+from|was|used to (?:read|show|say))\s+(?:the\s+)?$/i,
-  ],
+  ["was", new RegExp(`\\b(?:(?:${CHANGE_VERBS.join("|")})(?:\\s+[\\w-]+){0,2}\\s+from|was|used to (?:read|show|say))\\s+(?:the\\s+)?$`, "i")],
   [
     "gone",
     /\b(?:no longer(?: (?:shows?|reads?|displays?|lists?|contains?))?|without|instead of|replac(?:es|ing)|removes?|hides?|deletes?|clears?)\s+(?:the\s+)?$/i,
   ],
-  [
-    "stays",
-    /\b(?:still(?: (?:shows?|reads?|says|displays?|lists?|contains?))?|remains?|stays?|keeps? (?:showing|reading)|continues? to (?:show|read))\s+(?:the\s+)?(?:\w+\s+){0,2}$/i,
-  ],
+  ["stays", new RegExp(`\\b(?:${STAYS_BEFORE.join("|")})\\s+(?:the\\s+)?(?:\\w+\\s+){0,2}$`, "i")],
 ];
 const ROLE_AFTER: Array<[LiteralRole, RegExp]> = [
   // Up to three words between ("'Settings' dialog closes"), but not across "and"/"but" or punctuation.
-  [
-    "gone",
-    /^\s*(?:(?!and\b|but\b|while\b)[\w-]+\s+){0,3}?(?:is |are )?(?:disappears?|vanish(?:es)?|removed|gone|hidden|deleted|cleared|goes away|closes|closed|collapses|is no longer (?:shown|visible|displayed|listed))\b/i,
-  ],
+  ["gone", new RegExp(`^\\s*(?:(?!and\\b|but\\b|while\\b)[\\w-]+\\s+){0,3}?(?:is |are )?(?:${GONE_AFTER.join("|")})\\b`, "i")],
   ["stays", /^\s*(?:is |are )?(?:still (?:shown|there|visible|displayed|listed)|remains?|stays?|unchanged)\b/i],
 ];
 
@@ -211,14 +267,21 @@ function roleAt(text: string, start: number, end: number, wholeStays: boolean): 
   return wholeStays ? "stays" : "appears";
 }
 
+const NO_CHANGE_PHRASES = [
+  "nothing\\s+(?:happens|changes)",
+  "no\\s+change",
+  "(?:does|did)\\s*(?:not|n't)\\s+change",
+  "(?:stays?|remains?|stayed|remained)\\s+" +
+    "(?:the\\s+same|unchanged|empty|closed|open|hidden|blank|as\\s+(?:it|they)\\s+(?:was|were)|where\\s+(?:it|they)\\s+(?:was|were)|in\\s+place)",
+  "(?:is|are|stays?|remains?)\\s+unchanged",
+];
 /**
  * Assertions that say the page, or the thing they name, stays as it was ("Nothing
  * changes", "the page stays the same", "the list remains empty"). A value staying ("the
  * score stays 72", "'X' is still shown") is a literal's role, not this, and "Only the
  * Puffin Air flights remain" is a change.
  */
-export const NO_CHANGE =
-  /\b(?:nothing\s+(?:happens|changes)|no\s+change|(?:does|did)\s*(?:not|n't)\s+change|(?:stays?|remains?|stayed|remained)\s+(?:the\s+same|unchanged|empty|closed|open|hidden|blank|as\s+(?:it|they)\s+(?:was|were)|where\s+(?:it|they)\s+(?:was|were)|in\s+place)|(?:is|are|stays?|remains?)\s+unchanged)\b/i;
+export const NO_CHANGE = new RegExp(`\\b(?:${NO_CHANGE_PHRASES.join("|")})\\b`, "i");
 
 export function impliesChange(assertion: string): boolean {
   return !NO_CHANGE.test(assertion);

@@ -148,7 +148,9 @@ export function createLlmGrounder(options: LlmGrounderOptions): Grounder {
         index: -1,
         method: "vision",
         exchanges,
-        reason: `the model answered '${textReply.text.trim().slice(0, 80)}' from the element list and '${visionReply.text.trim().slice(0, 80)}' from the screenshot`,
+        reason:
+          `the model answered '${textReply.text.trim().slice(0, 80)}' from the element list ` +
+          `and '${visionReply.text.trim().slice(0, 80)}' from the screenshot`,
       };
     },
     async nameKey(description): Promise<KeyAnswer> {
