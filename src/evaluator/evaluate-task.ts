@@ -158,7 +158,8 @@ export interface TaskEvaluation {
 export function evaluatorSettings(evaluator: Evaluator): Omit<EvalSettings, "pairingMode" | "source"> {
   const settings = {
     assertionJudgeKind: evaluator.judge.kind === "llm" ? "model" : evaluator.judge.kind,
-    assertionJudgeModel: evaluator.judgeModel,
+    // The offline judge has no model; its rules' version stands in its place (records of other rules are not averaged with these).
+    assertionJudgeModel: evaluator.judge.rulesVersion ? `offline-rules-${evaluator.judge.rulesVersion}` : evaluator.judgeModel,
     groundingKind: evaluator.grounder.kind === "llm" ? "model" : evaluator.grounder.kind,
     groundingModel: evaluator.groundingModel,
     ...visualSettings(evaluator.scorers),
@@ -222,7 +223,9 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       timings: { slotWaitMs: 0, openMs: 0, replayMs: 0, judgeWaitMs: 0 },
     };
   }
-  const queue = new AssertionQueue(evaluator.judge, task.truth.actions, evaluator.judgeRepeats ?? 1);
+  // The offline judge reads the page's screen text and, when the task recorded them, the true page's states around each action.
+  const offline = evaluator.judge.kind === "heuristic";
+  const queue = new AssertionQueue(evaluator.judge, task.truth.actions, evaluator.judgeRepeats ?? 1, offline ? task.truth.actionStatePaths : undefined);
   const prefetch = checkpointPrefetcher(task.truth.checkpointPaths);
   let hosted: Awaited<ReturnType<typeof replayHostedCandidate>>;
   try {
@@ -234,11 +237,12 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       actions: task.truth.actions.map(replayActionOf),
       grounder: evaluator.grounder,
       screenshotsDir: files.evalpoints,
-      onScreenshot: (index, png) => {
+      onScreenshot: (index, png, text) => {
         void readImageText(png).catch(() => undefined);
         prefetch.at(index);
-        queue.onEvalpoint(index, png);
+        queue.onEvalpoint(index, png, text);
       },
+      ...(offline ? { readScreenText: true } : {}),
       ...(evaluator.trace === false ? {} : { tracePath: files.trace }),
       ...(evaluator.hostTimeouts ? { hostTimeouts: evaluator.hostTimeouts } : {}),
       ...(evaluator.pageMemoryMiB ? { memoryLimitMiB: evaluator.pageMemoryMiB } : {}),

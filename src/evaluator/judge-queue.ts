@@ -5,9 +5,11 @@
  * settle times. A judge that throws is that step's recorded failure ("No"), never an
  * unhandled rejection.
  */
+import fs from "node:fs/promises";
+import type { ScreenText } from "../browser/screen-text.ts";
 import { toErrorRecord } from "../errors.ts";
 import type { Action } from "../tasks/schema.ts";
-import type { AssertionJudge, AssertionVerdict } from "./judge/types.ts";
+import type { AssertionInput, AssertionJudge, AssertionVerdict } from "./judge/types.ts";
 
 export interface AssertionOutcome {
   actionIndex: number;
@@ -18,8 +20,14 @@ export interface AssertionOutcome {
   repeats?: Array<"Yes" | "No">;
 }
 
+/** A judgement that broke (the judge threw, or its inputs could not be read): "No", with the reason. */
+function failedJudgement(error: unknown): AssertionVerdict {
+  return { result: "No", failure: { kind: "error", message: toErrorRecord(error).message }, replies: [], attempts: 1, latencyMs: 0 };
+}
+
 export class AssertionQueue {
   private readonly shots: Buffer[] = [];
+  private readonly texts: Array<ScreenText | undefined> = [];
   private readonly pending: Array<Promise<AssertionOutcome>> = [];
 
   constructor(
@@ -27,31 +35,54 @@ export class AssertionQueue {
     private readonly actions: readonly Action[],
     /** Judgements per assertion (default 1): the first is scored, the others measure the judge's spread. */
     private readonly repeats = 1,
+    /**
+     * The true page's recorded states, when the task has them and the judge reads them: index 0
+     * the initial state, index i the state after action i (the offline judge's evidence).
+     */
+    private readonly truthStates?: readonly string[],
   ) {}
 
-  private judgeOnce(input: Parameters<AssertionJudge["judge"]>[0]): Promise<AssertionVerdict> {
-    return this.judge.judge(input).catch(
-      (error: unknown): AssertionVerdict => ({
-        result: "No",
-        failure: { kind: "error", message: toErrorRecord(error).message },
-        replies: [],
-        attempts: 1,
-        latencyMs: 0,
-      }),
-    );
+  /** The true page before and after action `actionIndex`, read from the task's states (none when it has none). */
+  private async truthAround(actionIndex: number): Promise<{ before: Buffer; after: Buffer } | undefined> {
+    const [before, after] = [this.truthStates?.[actionIndex], this.truthStates?.[actionIndex + 1]];
+    if (!before || !after) return undefined;
+    const [beforePng, afterPng] = await Promise.all([fs.readFile(before), fs.readFile(after)]);
+    return { before: beforePng, after: afterPng };
   }
 
-  /** Evalpoint `index` was taken: judge action `index - 1`'s assertion, if it has one. */
-  readonly onEvalpoint = (index: number, png: Buffer): void => {
+  private judgeOnce(input: Parameters<AssertionJudge["judge"]>[0]): Promise<AssertionVerdict> {
+    return this.judge.judge(input).catch(failedJudgement);
+  }
+
+  /** Evalpoint `index` was taken (with the screen's text when the replay read it): judge action `index - 1`'s assertion, if it has one. */
+  readonly onEvalpoint = (index: number, png: Buffer, text?: ScreenText): void => {
     this.shots[index] = png;
+    this.texts[index] = text;
     const action = this.actions[index - 1];
     const before = this.shots[index - 1];
     if (index === 0 || !action || !before || !action.logical_assertion.trim()) return;
     const assertion = action.logical_assertion;
-    const input = { actionIndex: index - 1, actionType: action.type, actionDescription: action.parameters.description, assertion, before, after: png };
-    const judgements = Array.from({ length: Math.max(1, this.repeats) }, (_, sample) => this.judgeOnce(sample === 0 ? input : { ...input, sample }));
+    const beforeText = this.texts[index - 1];
+    const base: AssertionInput = {
+      actionIndex: index - 1,
+      actionType: action.type,
+      actionDescription: action.parameters.description,
+      assertion,
+      before,
+      after: png,
+      ...(beforeText ? { beforeText } : {}),
+      ...(text ? { afterText: text } : {}),
+    };
+    const judged = this.truthAround(index - 1).then(
+      (truth) => {
+        const input = truth ? { ...base, truth } : base;
+        return Promise.all(Array.from({ length: Math.max(1, this.repeats) }, (_, sample) => this.judgeOnce(sample === 0 ? input : { ...input, sample })));
+      },
+      // A recorded state that cannot be read now: this step's judgement failed, and says why.
+      (error: unknown) => [failedJudgement(error)],
+    );
     this.pending.push(
-      Promise.all(judgements).then(([verdict, ...others]) => ({
+      judged.then(([verdict, ...others]) => ({
         actionIndex: index - 1,
         assertion,
         verdict: verdict!,

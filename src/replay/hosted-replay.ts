@@ -13,6 +13,7 @@ import type { Page } from "playwright";
 import type { Determinism } from "../browser/determinism.ts";
 import { type HostTimeouts, openSandboxedPage, type PageIncident, type PageMemoryRecord, type Resolution } from "../browser/host.ts";
 import type { Scrollbars } from "../browser/launch.ts";
+import type { ScreenText } from "../browser/screen-text.ts";
 import type { ErrorRecord } from "../errors.ts";
 import { tempPathBeside } from "../files/atomic.ts";
 import { RESULT_FILES } from "../results/layout.ts";
@@ -35,8 +36,10 @@ export interface HostedReplayOptions {
   grounder: Grounder;
   /** Final folder of `<i>.png`; the new screenshots replace it as a whole when the replay ends. */
   screenshotsDir: string;
-  /** Called as each screenshot is taken (judging and OCR start during the settle waits). */
-  onScreenshot?: (index: number, png: Buffer) => void;
+  /** Called as each screenshot is taken (judging and OCR start during the settle waits), with the screen text when asked for. */
+  onScreenshot?: (index: number, png: Buffer, text?: ScreenText) => void;
+  /** Read each screen's text from the page too (see ReplayOptions.readScreenText). */
+  readScreenText?: boolean;
   /** Reads the page after each screenshot (see ReplayOptions.probe). */
   probe?: (index: number, page: Page) => Promise<void>;
   /** How steps cite their screenshots (default `evalpoints/<i>.png`). */
@@ -153,6 +156,7 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
           evalpointsDir: stagingDir,
           ...(options.style ? { style: options.style } : {}),
           ...(options.onScreenshot ? { onEvalpoint: options.onScreenshot } : {}),
+          ...(options.readScreenText ? { readScreenText: true } : {}),
           ...(options.probe ? { probe: options.probe } : {}),
           ...(options.screenshotLabel ? { screenshotLabel: options.screenshotLabel } : {}),
         });

@@ -26,6 +26,7 @@ import {
   showHighlights,
 } from "../browser/element-index.ts";
 import { harnessClick, harnessPress, harnessScroll, harnessType } from "../browser/harness-actions.ts";
+import { readScreenText, type ScreenText } from "../browser/screen-text.ts";
 import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
@@ -86,7 +87,9 @@ export interface ReplayOptions {
   /** How a step cites its screenshot (default `evalpoints/<i>.png`, the evaluator's folder). */
   screenshotLabel?: (index: number) => string;
   /** Called as each evalpoint is taken, so judging and OCR can run during the settle waits. */
-  onEvalpoint?: (index: number, png: Buffer) => void;
+  onEvalpoint?: (index: number, png: Buffer, text?: ScreenText) => void;
+  /** Read the page's screen text (screen-text.ts) right after each screenshot and hand it to onEvalpoint. */
+  readScreenText?: boolean;
   /**
    * Reads the page right after each screenshot (index 0: the initial one), within the
    * action limit; for callers that look at the page itself (the self-check's lint, the
@@ -262,7 +265,11 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
     if (style.timings.screenshotDelayMs > 0) await sleep(style.timings.screenshotDelayMs);
     const png = await surface.screenshot();
     evalpoints.push(png);
-    options.onEvalpoint?.(index, png);
+    // Read right after the shot, before anything else moves: what the judge reads is what the screenshot shows.
+    const text = options.readScreenText
+      ? await surface.withTimeout("read the screen text", PROTOCOL.actionTimeoutMs, () => readScreenText(surface.page))
+      : undefined;
+    options.onEvalpoint?.(index, png, text);
     await writeFileAtomic(path.join(options.evalpointsDir, `${index}.png`), png);
     const { probe } = options;
     if (probe) await surface.withTimeout("probe", PROTOCOL.actionTimeoutMs, () => probe(index, surface.page));

@@ -131,6 +131,12 @@ export interface TaskTruth {
   readonly actions: readonly Action[];
   /** `checkpoints/step_<k>.png` by k: index 0 is the initial state. */
   readonly checkpointPaths: readonly string[];
+  /**
+   * The true page's settled state around every action, when the recording kept them: index 0
+   * the initial state, index i the state after action i. Absent for datasets without them
+   * (the benchmark's own keeps checkpoints only after flagged actions).
+   */
+  readonly actionStatePaths?: readonly string[];
   /** The seed and clock start of the recording, when the line names them (deterministic mode). */
   readonly determinism?: Determinism;
 }

@@ -7,7 +7,8 @@
 import type { Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import { createHeuristicJudge, impliesChange, literalSimilarity } from "../../src/evaluator/judge/heuristic.ts";
+import { createHeuristicJudge, impliesChange } from "../../src/evaluator/judge/heuristic.ts";
+import { literalSimilarity } from "../../src/evaluator/judge/ocr-reading.ts";
 import { shutdownOcr } from "../../src/metrics/ocr.ts";
 import { shoppingListPage } from "../support/evaluator-replay-fixtures.ts";
 

@@ -5,8 +5,9 @@
  * a moved page is placed by its changes).
  */
 import { describe, expect, it } from "vitest";
+import { changedCells, changeOverlap, gainedWords, sameWord, wordsOf } from "../../src/metrics/change-evidence.ts";
 import { alignTrajectory, type ImageReading, isBlankPicture, type PairSimilarity } from "../../src/selfcheck/compare.ts";
-import { changedCells, changeOverlap, gainedWords, StepEvidenceSource, sameWord, wordsOf } from "../../src/selfcheck/step-evidence.ts";
+import { StepEvidenceSource } from "../../src/selfcheck/step-evidence.ts";
 
 const WIDTH = 640;
 const HEIGHT = 360;

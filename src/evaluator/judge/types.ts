@@ -4,6 +4,8 @@
  * the assertion holds. Two implementations share this interface: `llm` (a VLM, the
  * benchmark's way) and `heuristic` (offline: pixel change + OCR of named strings).
  */
+import type { ScreenText } from "../../browser/screen-text.ts";
+
 export type JudgeKind = "llm" | "heuristic";
 
 export interface AssertionInput {
@@ -18,6 +20,15 @@ export interface AssertionInput {
   after: Buffer;
   /** Which repeat of this judgement (judge repeats, for the judge's own noise): part of the request's cache key. 0 or absent for the scored one. */
   sample?: number;
+  /** The page's screen text as a person reads it (src/browser/screen-text.ts), when the replay read it: before and after the action. */
+  beforeText?: ScreenText;
+  afterText?: ScreenText;
+  /**
+   * The true page before and after the action (the task's recorded states), when the task
+   * has them. Only the offline judge reads them; the LLM judge, as the benchmark's, sees the
+   * candidate's screenshots alone.
+   */
+  truth?: { before: Buffer; after: Buffer };
 }
 
 /** Why a judge could not give an answer; the step then counts as failed. */
@@ -37,9 +48,26 @@ export interface HeuristicEvidence {
    * whether it was read (on the new screen; on the old one for `was`) and whether it is new there.
    * `decisive`: a quoted literal (must be read); otherwise a number named in prose (reported only).
    */
-  literals: Array<{ literal: string; role?: string; found: boolean; similarity: number; isNew?: boolean; decisive: boolean }>;
+  literals: Array<{ literal: string; role?: string; found: boolean; similarity: number; isNew?: boolean; decisive: boolean; inScreenText?: boolean }>;
   /** The OCR text of the new screen (only when literals were checked). */
   ocrText?: string;
+  /** Whether the candidate's screen text (from its DOM) was read beside OCR. */
+  screenText?: boolean;
+  /** What the true page showed around the action, when the task recorded its states. */
+  truth?: {
+    changedPixels: number;
+    changedFraction: number;
+    /** Colours its change brought. */
+    colours: string[];
+    /** Each literal's fate on the true page, and whether it stands where the true page changed. */
+    literals: Array<{ literal: string; fate: "appeared" | "went" | "kept" | "unread"; nearChange: boolean }>;
+  };
+  /** Colours the candidate's change brought (with truth only). */
+  candidateColours?: string[];
+  /** The named thing near which both the true page and the candidate changed (a change without new text). */
+  anchor?: string;
+  /** Which evidence decided the verdict. */
+  decidedBy?: "change" | "literals" | "newness" | "location" | "extent" | "colour";
 }
 
 export interface AssertionVerdict {
@@ -60,5 +88,7 @@ export interface AssertionJudge {
   readonly kind: JudgeKind;
   /** Prompt name → sha256 of its template (empty for the heuristic). */
   readonly promptHashes: Readonly<Record<string, string>>;
+  /** The offline judge's rules, versioned: a record scored under other rules is scored again, and never averaged with these. */
+  readonly rulesVersion?: string;
   judge(input: AssertionInput): Promise<AssertionVerdict>;
 }

@@ -1,0 +1,120 @@
+/**
+ * The assertion's literals on the candidate's two screens (before and after the action):
+ * how well each is read, on the old screen and the new one, and whether it is new there.
+ *
+ * The screen text the replay read from the page's DOM (src/browser/screen-text.ts) is read
+ * first: it holds what a person reads, exactly — a value typed into a small field, light
+ * text on a coloured band. OCR reads what is still missing or not yet new (text drawn in
+ * images or on a canvas is not in the DOM), in the passes of ocr-reading.ts, as far as the
+ * rules need and no further.
+ */
+import sharp from "sharp";
+import type { ScreenText } from "../../browser/screen-text.ts";
+import { changedRegions } from "../../metrics/pixel-diff.ts";
+import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
+import { literalSimilarity, OCR_READING_SETTINGS, occurrences, type ScreenReadings } from "./ocr-reading.ts";
+import { occurrencesOnScreen, similarityOnScreen } from "./screen-text-match.ts";
+
+export const CANDIDATE_READING_SETTINGS = Object.freeze({
+  /** Changed regions read in the OCR passes, largest first. */
+  maxRegions: 10,
+  /**
+   * How changed regions are read, in order, until every literal is found: margin around
+   * the change (a label beside a changed number is often what the assertion names) and
+   * enlargement (small text needs it, large text reads worse with it).
+   */
+  regionReadings: Object.freeze([
+    // Tight first: a crop holding just the changed text, without half of a big digit beside it.
+    Object.freeze({ padding: 4, scale: 3 }),
+    Object.freeze({ padding: 16, scale: 2 }),
+    Object.freeze({ padding: 40, scale: 1 }),
+    Object.freeze({ padding: 40, scale: 2 }),
+    Object.freeze({ padding: 16, scale: 1 }),
+  ]),
+  /** Enlargement of the whole screen in the last pass. */
+  screenScale: 2,
+});
+
+export interface LiteralFinding {
+  literal: AssertionLiteral;
+  /** Best similarity on the new screen (screen text, whole or any region reading). */
+  after: number;
+  /** Best similarity on the old screen (for 'was'). */
+  before: number;
+  /** Read where the screen changed and not there before, or read more often than before. */
+  isNew: boolean;
+  /** Whether the page's screen text (not OCR) showed it on the new screen. */
+  inScreenText: boolean;
+  /** The screen text shows it with other punctuation: no reading may find it there. */
+  contradicted: boolean;
+}
+
+/** What a literal's finding still asks of OCR, given what the rules need to know of it. */
+export type Wanted = (finding: LiteralFinding) => boolean;
+
+/**
+ * Reads every literal on both screens. `wants` says which findings still need reading on
+ * the new screen (not found, or not yet new when newness matters); `wantsGoneChecked`
+ * which ones must be looked for as hard as possible because finding them means No.
+ */
+export async function readCandidateLiterals(options: {
+  literals: readonly AssertionLiteral[];
+  screens: ScreenReadings;
+  before: Buffer;
+  after: Buffer;
+  beforeText?: ScreenText;
+  afterText?: ScreenText;
+  wants: Wanted;
+  wantsGoneChecked: Wanted;
+}): Promise<LiteralFinding[]> {
+  const threshold = OCR_READING_SETTINGS.literalSimilarity;
+  const settings = CANDIDATE_READING_SETTINGS;
+  const { screens, beforeText, afterText } = options;
+  const [afterWhole, beforeWhole] = await Promise.all([screens.afterText(), screens.beforeText()]);
+  const findings: LiteralFinding[] = options.literals.map((literal) => {
+    const onScreenAfter = afterText ? similarityOnScreen(literal.text, afterText) : { similarity: 0, contradicted: false };
+    const onScreenBefore = beforeText ? similarityOnScreen(literal.text, beforeText) : { similarity: 0, contradicted: false };
+    const screenTextNew =
+      afterText !== undefined && beforeText !== undefined && occurrencesOnScreen(literal.text, afterText) > occurrencesOnScreen(literal.text, beforeText);
+    return {
+      literal,
+      after: onScreenAfter.contradicted ? 0 : Math.max(onScreenAfter.similarity, literalSimilarity(literal.text, afterWhole)),
+      before: onScreenBefore.contradicted ? 0 : Math.max(onScreenBefore.similarity, literalSimilarity(literal.text, beforeWhole)),
+      isNew: screenTextNew || occurrences(literal.text, afterWhole) > occurrences(literal.text, beforeWhole),
+      inScreenText: onScreenAfter.similarity >= threshold,
+      contradicted: onScreenAfter.contradicted,
+    };
+  });
+  // Changed regions, tight and with a wider margin (a label beside a changed number), at two sizes.
+  for (const { padding, scale } of settings.regionReadings) {
+    if (!findings.some(options.wants)) break;
+    for (const region of await changedRegions(options.before, options.after, { max: settings.maxRegions, padding })) {
+      const pending = findings.filter(options.wants);
+      if (pending.length === 0) break;
+      const afterRegion = await screens.region("after", region, scale);
+      for (const finding of pending.filter((entry) => !entry.contradicted)) {
+        const similarity = literalSimilarity(finding.literal.text, afterRegion);
+        finding.after = Math.max(finding.after, similarity);
+        if (similarity >= threshold && !finding.isNew) {
+          finding.isNew = literalSimilarity(finding.literal.text, await screens.region("before", region, scale)) < threshold;
+        }
+      }
+    }
+  }
+  if (findings.some((finding) => options.wants(finding) || options.wantsGoneChecked(finding))) {
+    // Last pass: both whole screens enlarged and read the same way (small text that did not
+    // change, such as a label above a display; a lone digit): new if read more often than before.
+    const { width = 0, height = 0 } = await sharp(options.after).metadata();
+    const whole = { left: 0, top: 0, width, height };
+    const [afterEnlarged, beforeEnlarged] = await Promise.all([
+      screens.region("after", whole, settings.screenScale, "block"),
+      screens.region("before", whole, settings.screenScale, "block"),
+    ]);
+    for (const finding of findings.filter((entry) => !entry.contradicted && (options.wants(entry) || options.wantsGoneChecked(entry)))) {
+      finding.after = Math.max(finding.after, literalSimilarity(finding.literal.text, afterEnlarged));
+      finding.before = Math.max(finding.before, literalSimilarity(finding.literal.text, beforeEnlarged));
+      finding.isNew ||= occurrences(finding.literal.text, afterEnlarged) > occurrences(finding.literal.text, beforeEnlarged);
+    }
+  }
+  return findings;
+}

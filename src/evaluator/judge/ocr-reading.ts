@@ -1,0 +1,222 @@
+/**
+ * Reading what an assertion names on a screenshot with OCR, the way the offline judge
+ * needs it: a literal matched against OCR text with the misreads OCR makes (letters may
+ * slip, digits may not; operator signs read as their look-alikes), and the screen read in
+ * passes — whole, each changed region cut out, contrast-stretched, inverted when dark and
+ * enlarged (where small or light-on-dark UI text is read far more reliably), and the whole
+ * screen enlarged — each reading done once per screen.
+ */
+import { distance } from "fastest-levenshtein";
+import sharp from "sharp";
+import { readImageText } from "../../metrics/ocr.ts";
+import type { Region } from "../../metrics/pixel-diff.ts";
+import { normalizeText } from "../../replay/grounding/description-text.ts";
+
+export const OCR_READING_SETTINGS = Object.freeze({
+  /** A literal counts as read when some OCR window is at least this similar (OCR misreads letters). */
+  literalSimilarity: 0.8,
+  /** Literals this short must be read exactly (fuzzy matching a "3" means nothing). */
+  exactBelowChars: 4,
+  /** The largest side an enlarged crop may reach. */
+  regionMaxSide: 2400,
+  /**
+   * Regions up to this tall (screen pixels) are read as one block of text (Tesseract's
+   * automatic page mode reads nothing from a lone digit or word); taller ones in bands of
+   * this height, each prepared on its own, so light text on a dark band is inverted and read.
+   */
+  bandHeight: 200,
+});
+
+/** What OCR may read for an operator sign: × as x or *, − as a dash of any kind, ÷ as + or /. */
+const SIGN_READINGS: Record<string, string> = {
+  "×": "[x×*✕]",
+  "*": "[x×*✕]",
+  x: "[x×*✕]",
+  "−": "[-−–—~_]",
+  "-": "[-−–—~_]",
+  "–": "[-−–—~_]",
+  "—": "[-−–—~_]",
+  "÷": "[÷+/:=]",
+  "/": "[/÷|]",
+  "+": "[+÷]",
+  "=": "[=]",
+};
+const GAP = "[^\\p{L}\\p{N}]*";
+
+/**
+ * For a literal made of numbers and signs ('$9,873', '1 / 8', '12 ×', '56 ÷ 0 = error'
+ * is not one: it has a word), a pattern for its reading in OCR text: the digit groups in
+ * order, each operator sign where it stands (so '12 ×' is not just '12'), other
+ * punctuation free; OCR often glues a number to the next word ("1items"), so only other
+ * digits may not touch it. Undefined for literals with letters.
+ */
+function numberPattern(literal: string): RegExp | undefined {
+  if (!/^\d+( \d+)*$/.test(normalizeText(literal))) return undefined;
+  const tokens = literal.trim().match(/\d+|[×*x−\-–—÷/+=]|[^\d×*x−\-–—÷/+=]+/gu) ?? [];
+  let source = "";
+  let pendingGap = false;
+  for (const token of tokens) {
+    if (/^\d+$/.test(token)) {
+      source += `${pendingGap || source ? GAP : ""}${token}`;
+      pendingGap = false;
+    } else if (SIGN_READINGS[token]) {
+      source += `${GAP}${SIGN_READINGS[token]}`;
+      pendingGap = true;
+    } else {
+      pendingGap = pendingGap || source !== "";
+    }
+  }
+  return new RegExp(`(?<!\\p{N})${source}(?!\\p{N})`, "gu");
+}
+
+/** Best similarity of `literal` to any run of OCR words of about its length (1 = read exactly). */
+export function literalSimilarity(literal: string, ocrText: string): number {
+  const wanted = normalizeText(literal);
+  const text = normalizeText(ocrText);
+  if (!wanted) return 1;
+  const numbers = numberPattern(literal);
+  if (numbers) return numbers.test(ocrText.toLowerCase()) ? 1 : 0;
+  if (` ${text} `.includes(` ${wanted} `)) return 1;
+  if (wanted.length < OCR_READING_SETTINGS.exactBelowChars) return 0;
+  const ocrWords = text ? text.split(" ") : [];
+  const span = wanted.split(" ").length;
+  // Letters may be misread, digits may not: a window counts only with the literal's digits, in order.
+  const digitsOf = (value: string) => value.replace(/\D/g, "");
+  const wantedDigits = digitsOf(wanted);
+  let best = 0;
+  for (let length = Math.max(1, span - 1); length <= span + 1; length++) {
+    for (let start = 0; start + length <= ocrWords.length; start++) {
+      const window = ocrWords.slice(start, start + length).join(" ");
+      if (digitsOf(window) !== wantedDigits) continue;
+      const similarity = 1 - distance(window, wanted) / Math.max(window.length, wanted.length);
+      if (similarity > best) best = similarity;
+    }
+  }
+  return best;
+}
+
+/**
+ * Rules drawn across a crop — a field's border, a table line, an underline — erased to the
+ * background: Tesseract reads the text beside a box edge as part of a letter, or not at
+ * all, where a person sees a value in a field. A horizontal rule is an unbroken dark run of
+ * at least MIN_RULE pixels across RULE_ACROSS of the crop; a vertical one is a box's side:
+ * a run down that joins two horizontal rules, or a run of at least MIN_RULE pixels that meets
+ * one at an end. So the stem of a tall "1" is never taken for one.
+ */
+const RULE_ACROSS = 0.4;
+const MIN_RULE = 20;
+/** A vertical run joining two horizontal rules is a box's side from this length on. */
+const MIN_SIDE = 8;
+/** How near (pixels) a vertical run's end must come to a horizontal rule to be a box's side. */
+const CORNER = 2;
+
+function eraseRules(grey: Buffer, width: number, height: number): void {
+  const dark = (x: number, y: number) => grey[y * width + x]! < 128;
+  const horizontal: Array<{ y: number; from: number; to: number }> = [];
+  for (let y = 0; y < height; y++) {
+    let start = -1;
+    for (let x = 0; x <= width; x++) {
+      const isDark = x < width && dark(x, y);
+      if (isDark && start < 0) start = x;
+      if (!isDark && start >= 0) {
+        if (x - start >= Math.max(MIN_RULE, RULE_ACROSS * width)) horizontal.push({ y, from: start, to: x - 1 });
+        start = -1;
+      }
+    }
+  }
+  const meetsRule = (x: number, y: number) => horizontal.some((rule) => Math.abs(rule.y - y) <= CORNER && x >= rule.from - CORNER && x <= rule.to + CORNER);
+  const vertical: Array<{ x: number; from: number; to: number }> = [];
+  for (let x = 0; x < width; x++) {
+    let start = -1;
+    for (let y = 0; y <= height; y++) {
+      const isDark = y < height && dark(x, y);
+      if (isDark && start < 0) start = y;
+      if (!isDark && start >= 0) {
+        const [top, bottom] = [meetsRule(x, start), meetsRule(x, y - 1)];
+        // A box's side joins its top and bottom (any height); a longer run needs one of them.
+        if ((top && bottom && y - start >= MIN_SIDE) || (y - start >= MIN_RULE && (top || bottom))) vertical.push({ x, from: start, to: y - 1 });
+        start = -1;
+      }
+    }
+  }
+  // A rule's antialiased fringe (the pixel beside it, lighter than "dark") goes with it: left behind it reads as a letter.
+  const clear = (x: number, y: number) => {
+    if (x >= 0 && x < width && y >= 0 && y < height) grey[y * width + x] = 255;
+  };
+  for (const rule of horizontal) for (let x = rule.from - 1; x <= rule.to + 1; x++) for (const dy of [-1, 0, 1]) clear(x, rule.y + dy);
+  for (const rule of vertical) for (let y = rule.from - 1; y <= rule.to + 1; y++) for (const dx of [-1, 0, 1]) clear(rule.x + dx, y);
+}
+
+/**
+ * A region prepared for OCR: grey, contrast-stretched, dark crops inverted (dark text on
+ * light), rules across it erased, enlarged `scale` times (Tesseract reads best at one text
+ * size, which a region's is not known to be: callers try more than one), on a white margin.
+ */
+export async function regionForOcr(png: Buffer, region: Region, scale: number): Promise<Buffer> {
+  const grey = sharp(png).extract(region).greyscale().normalise();
+  const dark = ((await grey.clone().stats()).channels[0]?.mean ?? 255) < 110;
+  const { data, info } = await (dark ? grey.negate({ alpha: false }) : grey).raw().toBuffer({ resolveWithObject: true });
+  eraseRules(data, info.width, info.height);
+  const factor = Math.max(1, Math.min(scale, OCR_READING_SETTINGS.regionMaxSide / Math.max(region.width, region.height)));
+  // Stretched again without the rules: faint text inside a dark-bordered field becomes the darkest thing left.
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: 1 } })
+    .normalise()
+    .resize(Math.round(region.width * factor), Math.round(region.height * factor), { kernel: "lanczos3" })
+    .extend({ top: 24, bottom: 24, left: 24, right: 24, background: "#ffffff" })
+    .png()
+    .toBuffer();
+}
+
+/**
+ * A region's text: one block when it is short, else band by band (see
+ * OCR_READING_SETTINGS.bandHeight), each band read as a page or, for the last pass
+ * over a whole screen, as a block (which also reads a lone display digit or a faint line).
+ */
+async function readRegion(png: Buffer, region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
+  const band = OCR_READING_SETTINGS.bandHeight;
+  if (region.height <= band) return readImageText(await regionForOcr(png, region, scale), { layout: "block" });
+  const overlap = 24;
+  const texts: string[] = [];
+  for (let top = region.top; top < region.top + region.height - overlap; top += band - overlap) {
+    const height = Math.min(band, region.top + region.height - top);
+    texts.push(await readImageText(await regionForOcr(png, { left: region.left, top, width: region.width, height }, scale), { layout: bandLayout }));
+  }
+  return texts.join(" ");
+}
+
+/** How many times a literal reads in a text (non-overlapping windows at or above the threshold). */
+export function occurrences(literal: string, text: string): number {
+  if (literalSimilarity(literal, text) < OCR_READING_SETTINGS.literalSimilarity) return 0;
+  const numbers = numberPattern(literal);
+  if (numbers) return (text.toLowerCase().match(numbers) ?? []).length;
+  const wanted = normalizeText(literal);
+  const normalized = ` ${normalizeText(text)} `;
+  if (wanted && normalized.includes(` ${wanted} `)) return normalized.split(` ${wanted} `).length - 1;
+  return 1;
+}
+
+/** Lazily read OCR texts of the two screens: whole, and per changed region. */
+export class ScreenReadings {
+  private readonly regionTexts = new Map<string, Promise<string>>();
+  constructor(
+    private readonly before: Buffer,
+    private readonly after: Buffer,
+  ) {}
+  readonly afterText = () => readImageText(this.after);
+  readonly beforeText = () => readImageText(this.before);
+  /** The text of a region on one screen, prepared and enlarged; each read once. */
+  region(which: "before" | "after", region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
+    const key = `${which}:${region.left},${region.top},${region.width},${region.height}@${scale}:${bandLayout}`;
+    let text = this.regionTexts.get(key);
+    if (!text) {
+      text = readRegion(which === "before" ? this.before : this.after, region, scale, bandLayout);
+      this.regionTexts.set(key, text);
+    }
+    return text;
+  }
+  /** Every text read so far of the new screen, for the record. */
+  async afterTexts(): Promise<string[]> {
+    const regional = await Promise.all([...this.regionTexts.entries()].filter(([key]) => key.startsWith("after:")).map(([, text]) => text));
+    return [await this.afterText(), ...regional];
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * The offline judge with the true page's states as evidence (issue #30): pages of our own,
+ * in real Chromium, each with an action and an assertion worded as an annotator words them
+ * (phrasings in no suite). The true page is captured before and after the action; so is each
+ * candidate (the true page itself, near misses, an empty page), screenshot and screen text
+ * (src/browser/screen-text.ts), and the judge decides with the truth's change as evidence.
+ */
+import type { Page } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
+import { readScreenText, type ScreenText } from "../../src/browser/screen-text.ts";
+import { createHeuristicJudge } from "../../src/evaluator/judge/heuristic.ts";
+import type { AssertionInput, AssertionVerdict } from "../../src/evaluator/judge/types.ts";
+
+const VIEWPORT = { width: 800, height: 500 };
+const judge = createHeuristicJudge();
+
+interface Capture {
+  png: Buffer;
+  text: ScreenText;
+}
+
+let browser: Awaited<ReturnType<typeof sharedBrowser>>;
+beforeAll(async () => {
+  browser = await sharedBrowser();
+});
+afterAll(async () => {
+  await closeSharedBrowser();
+});
+
+/** Opens `html`, captures the screen, runs `act`, lets it settle, captures again. */
+async function around(html: string, act: (page: Page) => Promise<void>): Promise<{ before: Capture; after: Capture }> {
+  const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 });
+  try {
+    const page = await context.newPage();
+    await page.setContent(html);
+    const capture = async (): Promise<Capture> => ({ png: await page.screenshot(), text: await readScreenText(page) });
+    const before = await capture();
+    await act(page);
+    await page.waitForTimeout(150);
+    return { before, after: await capture() };
+  } finally {
+    await context.close();
+  }
+}
+
+async function verdictOf(
+  assertion: string,
+  truth: { before: Capture; after: Capture },
+  candidate: { before: Capture; after: Capture },
+  options: { screenText?: boolean } = {},
+): Promise<AssertionVerdict> {
+  const input: AssertionInput = {
+    actionIndex: 0,
+    actionType: "Click",
+    actionDescription: "the action",
+    assertion,
+    before: candidate.before.png,
+    after: candidate.after.png,
+    ...(options.screenText === false ? {} : { beforeText: candidate.before.text, afterText: candidate.after.text }),
+    truth: { before: truth.before.png, after: truth.after.png },
+  };
+  return judge.judge(input);
+}
+
+const page = (body: string, style = "") =>
+  `<!doctype html><html><head><style>body{font:18px sans-serif;margin:24px;background:#fff;color:#222}${style}</style></head><body>${body}</body></html>`;
+
+describe("a change without new text: a selection moves between options", () => {
+  const RADIOS = page(
+    `<h2>Delivery</h2>
+     <label><input type="radio" name="d" id="std" checked> Standard post</label><br><br>
+     <label><input type="radio" name="d" id="exp"> Express courier</label>
+     <p id="note" style="margin-top:200px">Orders ship on weekdays.</p>`,
+    "input{width:20px;height:20px}",
+  );
+  const choose = (p: Page) => p.click("#exp");
+  const assertion = "'Express courier' is picked now, and 'Standard post' is no longer picked";
+
+  it("the true page itself passes; the evidence is the change at the named option", async () => {
+    const truth = await around(RADIOS, choose);
+    const verdict = await verdictOf(assertion, truth, await around(RADIOS, choose));
+    expect(verdict.result, verdict.think).toBe("Yes");
+    expect(verdict.evidence?.truth?.literals.map((entry) => [entry.literal, entry.fate])).toEqual([
+      ["Express courier", "kept"],
+      ["Standard post", "kept"],
+    ]);
+    expect(verdict.evidence?.decidedBy).toBe("location");
+  });
+
+  it("No for a page that changes somewhere else (the old rules had nothing to say: both labels are on screen)", async () => {
+    const truth = await around(RADIOS, choose);
+    const elsewhere = await around(RADIOS, async (p) => {
+      await p.evaluate(() => {
+        document.getElementById("note")!.textContent = "Free returns within thirty days.";
+      });
+    });
+    const verdict = await verdictOf(assertion, truth, elsewhere);
+    expect(verdict.result, verdict.think).toBe("No");
+    expect(verdict.evidence?.decidedBy).toBe("location");
+  });
+
+  it("No for a page where nothing happens", async () => {
+    const truth = await around(RADIOS, choose);
+    const verdict = await verdictOf(assertion, truth, await around(RADIOS, async () => {}));
+    expect(verdict.result).toBe("No");
+    expect(verdict.think).toMatch(/the true page changed here .*the candidate's screen did not/);
+  });
+});
+
+describe("replacement phrasing, read off the truth", () => {
+  const STATUS = page(`<p>Status: <span id="s">Syncing</span></p><button id="b">Refresh</button>`);
+  const replace = async (p: Page) => {
+    await p.evaluate(() => {
+      document.getElementById("s")!.textContent = "Up to date";
+    });
+  };
+  const assertion = "The word 'Syncing' is swapped for 'Up to date'";
+
+  it("Yes when the old text went and the new one came", async () => {
+    const truth = await around(STATUS, replace);
+    const verdict = await verdictOf(assertion, truth, await around(STATUS, replace));
+    expect(verdict.result, verdict.think).toBe("Yes");
+    expect(verdict.evidence?.truth?.literals.map((entry) => entry.fate)).toEqual(["went", "appeared"]);
+  });
+
+  it("No when the new text came but the old one stayed beside it", async () => {
+    const truth = await around(STATUS, replace);
+    const both = await around(STATUS, (p) => p.evaluate(() => document.getElementById("s")!.insertAdjacentText("afterend", " Up to date")));
+    const verdict = await verdictOf(assertion, truth, both);
+    expect(verdict.result).toBe("No");
+    expect(verdict.think).toMatch(/'Syncing' goes from the true page; the candidate's new screen still shows it/);
+  });
+});
+
+describe("a colour change: an outline turns from red to green and a tick appears", () => {
+  const FIELD = page(`<input id="e" value="ada@example.org" style="border:3px solid #d22;width:260px;padding:6px;font:18px sans-serif"><span id="t"></span>`);
+  const fix = (p: Page) =>
+    p.evaluate(() => {
+      document.getElementById("e")!.style.borderColor = "#1a3";
+      document.getElementById("t")!.innerHTML = '<svg width="28" height="28"><path d="M4 14 L11 21 L24 6" stroke="#1a3" stroke-width="5" fill="none"/></svg>';
+    });
+  const assertion = "The email box loses its red border and a green check mark is shown next to it";
+
+  it("Yes for the same change", async () => {
+    const truth = await around(FIELD, fix);
+    const verdict = await verdictOf(assertion, truth, await around(FIELD, fix));
+    expect(verdict.result, verdict.think).toBe("Yes");
+    expect(verdict.evidence?.truth?.colours).toContain("green");
+  });
+
+  it("No for a page whose change brings another colour", async () => {
+    const truth = await around(FIELD, fix);
+    const grey = await around(FIELD, async (p) => {
+      await p.evaluate(() => {
+        document.getElementById("e")!.style.borderColor = "#888";
+      });
+    });
+    const verdict = await verdictOf(assertion, truth, grey);
+    expect(verdict.result).toBe("No");
+    expect(verdict.evidence?.decidedBy).toBe("colour");
+  });
+});
+
+describe("values typed into small fields are read from the page", () => {
+  const QUANTITY = page(`<label>Quantity <input id="q" style="width:48px;font:14px sans-serif;color:#888"></label><p>Total items: 12</p>`);
+  const type = (text: string) => (p: Page) => p.fill("#q", text);
+  const assertion = "The quantity box now reads 47";
+
+  it("Yes when the field shows the value (small, light text)", async () => {
+    const truth = await around(QUANTITY, type("47"));
+    const verdict = await verdictOf(assertion, truth, await around(QUANTITY, type("47")));
+    expect(verdict.result, verdict.think).toBe("Yes");
+    expect(verdict.evidence?.literals.find((entry) => entry.literal === "47")?.inScreenText).toBe(true);
+  });
+
+  it("No when the field shows another value", async () => {
+    const truth = await around(QUANTITY, type("47"));
+    const verdict = await verdictOf(assertion, truth, await around(QUANTITY, type("74")));
+    expect(verdict.result, verdict.think).toBe("No");
+  });
+
+  it("an address that differs in one punctuation mark is not the same address", async () => {
+    const MAIL = page(`<p>Send to: <input id="m" style="width:320px;font:16px sans-serif"></p>`);
+    const said = "The address field shows 'grace.hopper@navy.example'";
+    const truth = await around(MAIL, (p) => p.fill("#m", "grace.hopper@navy.example"));
+    const right = await verdictOf(said, truth, await around(MAIL, (p) => p.fill("#m", "grace.hopper@navy.example")));
+    const wrong = await verdictOf(said, truth, await around(MAIL, (p) => p.fill("#m", "grace_hopper@navy.example")));
+    expect(right.result, right.think).toBe("Yes");
+    expect(wrong.result, wrong.think).toBe("No");
+  });
+});
+
+describe("a big change: a picture opens over the page", () => {
+  const GALLERY = page(
+    `<div id="grid">${Array.from({ length: 8 }, (_, i) => `<span style="display:inline-block;width:80px;height:60px;margin:4px;background:hsl(${i * 45},60%,55%)"></span>`).join("")}</div>
+     <div id="big" style="display:none;position:fixed;inset:40px 120px;background:#2b6;"></div>`,
+  );
+  const open = async (p: Page) => {
+    await p.evaluate(() => {
+      document.getElementById("big")!.style.display = "block";
+    });
+  };
+  const assertion = "The photo opens large in the middle, over the grid";
+
+  it("Yes when the candidate opens something as large", async () => {
+    const truth = await around(GALLERY, open);
+    const verdict = await verdictOf(assertion, truth, await around(GALLERY, open));
+    expect(verdict.result, verdict.think).toBe("Yes");
+  });
+
+  it("No when the candidate's change is a small mark", async () => {
+    const truth = await around(GALLERY, open);
+    const small = await around(GALLERY, (p) =>
+      p.evaluate(() =>
+        document.getElementById("grid")!.insertAdjacentHTML("beforeend", '<span style="display:inline-block;width:30px;height:20px;background:#2b6"></span>'),
+      ),
+    );
+    const verdict = await verdictOf(assertion, truth, small);
+    expect(verdict.result, verdict.think).toBe("No");
+    expect(verdict.evidence?.decidedBy).toBe("extent");
+  });
+});
+
+describe("keyboard focus moving to the next field", () => {
+  const FORM = page(
+    `<p><label>First name <input id="a" value="Ada"></label></p><p><label>Last name <input id="b" value="Lovelace"></label></p><p style="margin-top:120px">Step 2 of 3</p>`,
+    "input{font:18px sans-serif;padding:4px} input:focus{outline:3px solid #36f}",
+  );
+  const tab = async (p: Page) => {
+    await p.focus("#a");
+    await p.keyboard.press("Tab");
+  };
+  const assertion = "The 'Last name' field is now focused with its text selected; 'Step 2 of 3' still shows";
+
+  it("Yes when focus moved the same way; No when it moved nowhere", async () => {
+    const truth = await around(FORM, tab);
+    const same = await verdictOf(assertion, truth, await around(FORM, tab));
+    expect(same.result, same.think).toBe("Yes");
+    const stuck = await verdictOf(assertion, truth, await around(FORM, (p) => p.focus("#a")));
+    expect(stuck.result, stuck.think).toBe("No");
+  });
+});
+
+describe("without the candidate's screen text (OCR alone) the truth still decides", () => {
+  it("a selection moving between options, judged from pixels and OCR only", async () => {
+    const RADIOS = page(
+      `<label><input type="radio" name="v" id="x" checked> Monthly plan</label><br><br><label><input type="radio" name="v" id="y"> Yearly plan</label>`,
+      "input{width:20px;height:20px}",
+    );
+    const truth = await around(RADIOS, (p) => p.click("#y"));
+    const verdict = await verdictOf("'Yearly plan' is chosen instead of 'Monthly plan'", truth, await around(RADIOS, (p) => p.click("#y")), {
+      screenText: false,
+    });
+    expect(verdict.result, verdict.think).toBe("Yes");
+  });
+});
