@@ -193,8 +193,9 @@ describe("values typed into small fields are read from the page", () => {
 
 describe("a big change: a picture opens over the page", () => {
   const GALLERY = page(
-    `<div id="grid">${Array.from({ length: 8 }, (_, i) => `<span style="display:inline-block;width:80px;height:60px;margin:4px;background:hsl(${i * 45},60%,55%)"></span>`).join("")}</div>
+    `<div id="grid">${Array.from({ length: 8 }, (_, i) => `<span class="tile" style="background:hsl(${i * 45},60%,55%)"></span>`).join("")}</div>
      <div id="big" style="display:none;position:fixed;inset:40px 120px;background:#2b6;"></div>`,
+    ".tile{display:inline-block;width:80px;height:60px;margin:4px}",
   );
   const open = async (p: Page) => {
     await p.evaluate(() => {
@@ -224,7 +225,8 @@ describe("a big change: a picture opens over the page", () => {
 
 describe("keyboard focus moving to the next field", () => {
   const FORM = page(
-    `<p><label>First name <input id="a" value="Ada"></label></p><p><label>Last name <input id="b" value="Lovelace"></label></p><p style="margin-top:120px">Step 2 of 3</p>`,
+    `<p><label>First name <input id="a" value="Ada"></label></p><p><label>Last name <input id="b" value="Lovelace"></label></p>` +
+      `<p style="margin-top:120px">Step 2 of 3</p>`,
     "input{font:18px sans-serif;padding:4px} input:focus{outline:3px solid #36f}",
   );
   const tab = async (p: Page) => {

@@ -200,7 +200,8 @@ export function createHeuristicJudge(): AssertionJudge {
       const decides = finding.literal.decisive || input.afterText !== undefined;
       if (decides && shown(fate) && finding.after < threshold) {
         problems.push(
-          `'${text}' ${fate === "appeared" ? "appears on" : "stays on"} the true page; the candidate's new screen does not show it (best match ${round(finding.after)})`,
+          `'${text}' ${fate === "appeared" ? "appears on" : "stays on"} the true page; ` +
+            `the candidate's new screen does not show it (best match ${round(finding.after)})`,
         );
       }
       if (decides && fate === "went" && finding.after >= threshold)
