@@ -67,6 +67,13 @@ export interface ProfileRules {
   judgeParse: "harness" | "iwr";
   /** Score visual-list entries that the success_step + 1 cut drops (the harness scores, then truncates). */
   scoreCutEntries: boolean;
+  /**
+   * The OCR term of a pair where neither picture shows any text: the text similarity of two
+   * empty readings (1, as the harness computes it: an empty page scores full text marks
+   * against a page of photos), or the pair's visual similarity in its place (the text term
+   * has nothing to say there).
+   */
+  textlessPairs: "text-similarity" | "visual-similarity";
   /** The benchmark mean: over tasks that have an index.html, or over every task (a missing page scores 0). */
   averageOver: "tasks-with-page" | "all-tasks";
   /** Frames for a video of d seconds at 1 fps: int(d) (the harness) or ceil(d) (the last partial second too). */
@@ -130,6 +137,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     judgeAttempts: 1,
     judgeParse: "harness",
     scoreCutEntries: true,
+    textlessPairs: "text-similarity",
     averageOver: "tasks-with-page",
     frameCount: "floor",
     replyFence: "closed-only",
@@ -156,6 +164,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     judgeAttempts: 3,
     judgeParse: "iwr",
     scoreCutEntries: false,
+    textlessPairs: "visual-similarity",
     averageOver: "all-tasks",
     frameCount: "ceil",
     replyFence: "open-allowed",

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { canonicalJson } from "../models/request-key.ts";
-import { PROTOCOL } from "../protocol.ts";
+import { PROFILE_RULES, PROTOCOL } from "../protocol.ts";
 import { confinedAssetsDir } from "../replay/candidate-serving.ts";
 import { RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
@@ -70,7 +70,8 @@ export async function taskKey(task: Task): Promise<string> {
 }
 
 export function settingsKey(settings: EvalSettings): string {
-  return sha256(canonicalJson({ settings: comparableSettings(settings), protocol: PROTOCOL }));
+  // The profile's rules too: a record scored under other rules (a parse, a metric's edge case) is scored again.
+  return sha256(canonicalJson({ settings: comparableSettings(settings), protocol: PROTOCOL, rules: PROFILE_RULES[settings.protocol] }));
 }
 
 export function sameInputs(a: EvalInputKeys | undefined, b: EvalInputKeys): boolean {

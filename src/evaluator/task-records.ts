@@ -127,7 +127,9 @@ export async function scoreTaskRecords(input: TaskRecordsInput): Promise<TaskRec
       stoppedByAssertion,
     });
     // The harness scores the whole list and its metrics cut it; corrected scores only what counts.
-    const scored = await scoreVisualPairs(rules.scoreCutEntries ? [...pairing.pairs, ...pairing.truncated] : pairing.pairs, input.scorers);
+    const scored = await scoreVisualPairs(rules.scoreCutEntries ? [...pairing.pairs, ...pairing.truncated] : pairing.pairs, input.scorers, {
+      textlessPairs: rules.textlessPairs,
+    });
     const inputKeys = input.inputs[position];
     records.push({
       mode,

@@ -88,7 +88,12 @@ async function unreadableImage(files: ReadonlyArray<{ role: string; file: string
   return undefined;
 }
 
-async function scorePair(pair: VisualPair, scorers: VisualScorers): Promise<VisualStep> {
+/** Whether an OCR reading holds any text a person reads: a word of three letters or more, or a number of two digits or more. */
+function showsText(reading: string): boolean {
+  return /\p{L}{3,}|\p{N}{2,}/u.test(reading);
+}
+
+async function scorePair(pair: VisualPair, scorers: VisualScorers, options: ScoringOptions): Promise<VisualStep> {
   const [reference, candidate] = await Promise.all([readPng(pair.checkpointPath, "checkpoint"), readPng(pair.evalpointPath, "evalpoint")]);
   let scores: [Awaited<ReturnType<typeof compareOcr>>, number];
   try {
@@ -103,7 +108,9 @@ async function scorePair(pair: VisualPair, scorers: VisualScorers): Promise<Visu
     if (culprit === undefined) throw error;
     throw new IwrError("EVALUATOR", `${culprit}: ${errorMessage(error)}`, { checkpoint: pair.checkpointPath, evalpoint: pair.evalpointPath }, { cause: error });
   }
-  const [ocr, dino] = scores;
+  const [reading, dino] = scores;
+  const textless = options.textlessPairs === "visual-similarity" && !showsText(reading.checkpointText) && !showsText(reading.screenshotText);
+  const ocr = textless ? { ...reading, similarity: dino } : reading;
   const judgement = await scorers.judge.judge({ reference, candidate, ocrSimilarity: ocr.similarity, visualSimilarity: dino });
   return {
     position: pair.position,
@@ -122,6 +129,11 @@ async function scorePair(pair: VisualPair, scorers: VisualScorers): Promise<Visu
 }
 
 /** Scores every pair (in parallel; OCR is serialised by its single worker). Steps come back in list order. */
-export function scoreVisualPairs(pairs: readonly VisualPair[], scorers: VisualScorers): Promise<VisualStep[]> {
-  return Promise.all(pairs.map((pair) => scorePair(pair, scorers)));
+export interface ScoringOptions {
+  /** The profile's OCR term for pairs without any text (ProfileRules.textlessPairs); default as the harness computes it. */
+  textlessPairs?: "text-similarity" | "visual-similarity";
+}
+
+export function scoreVisualPairs(pairs: readonly VisualPair[], scorers: VisualScorers, options: ScoringOptions = {}): Promise<VisualStep[]> {
+  return Promise.all(pairs.map((pair) => scorePair(pair, scorers, options)));
 }
