@@ -63,6 +63,19 @@ async function verdictOf(
   return judge.judge(input);
 }
 
+/** The same judgement without the truth's states: the author's words alone (the rules before the truth was read). */
+async function verdictFromWords(assertion: string, candidate: { before: Capture; after: Capture }, options: { screenText?: boolean } = {}) {
+  return judge.judge({
+    actionIndex: 0,
+    actionType: "Click",
+    actionDescription: "the action",
+    assertion,
+    before: candidate.before.png,
+    after: candidate.after.png,
+    ...(options.screenText === false ? {} : { beforeText: candidate.before.text, afterText: candidate.after.text }),
+  });
+}
+
 const page = (body: string, style = "") =>
   `<!doctype html><html><head><style>body{font:18px sans-serif;margin:24px;background:#fff;color:#222}${style}</style></head><body>${body}</body></html>`;
 
@@ -127,6 +140,8 @@ describe("replacement phrasing, read off the truth", () => {
   it("No when the new text came but the old one stayed beside it", async () => {
     const truth = await around(STATUS, replace);
     const both = await around(STATUS, (p) => p.evaluate(() => document.getElementById("s")!.insertAdjacentText("afterend", " Up to date")));
+    // The author's words alone let it pass: nothing in "is swapped for" says 'Syncing' must go.
+    expect((await verdictFromWords(assertion, both)).result).toBe("Yes");
     const verdict = await verdictOf(assertion, truth, both);
     expect(verdict.result).toBe("No");
     expect(verdict.think).toMatch(/'Syncing' goes from the true page; the candidate's new screen still shows it/);
@@ -156,6 +171,8 @@ describe("a colour change: an outline turns from red to green and a tick appears
         document.getElementById("e")!.style.borderColor = "#888";
       });
     });
+    // The author's words alone let it pass: the screen changed, and no text is named.
+    expect((await verdictFromWords(assertion, grey)).result).toBe("Yes");
     const verdict = await verdictOf(assertion, truth, grey);
     expect(verdict.result).toBe("No");
     expect(verdict.evidence?.decidedBy).toBe("colour");
@@ -185,9 +202,12 @@ describe("values typed into small fields are read from the page", () => {
     const said = "The address field shows 'grace.hopper@navy.example'";
     const truth = await around(MAIL, (p) => p.fill("#m", "grace.hopper@navy.example"));
     const right = await verdictOf(said, truth, await around(MAIL, (p) => p.fill("#m", "grace.hopper@navy.example")));
-    const wrong = await verdictOf(said, truth, await around(MAIL, (p) => p.fill("#m", "grace_hopper@navy.example")));
+    const wrongPage = await around(MAIL, (p) => p.fill("#m", "grace_hopper@navy.example"));
+    const wrong = await verdictOf(said, truth, wrongPage);
     expect(right.result, right.think).toBe("Yes");
     expect(wrong.result, wrong.think).toBe("No");
+    // OCR alone takes the two for one address (letters may slip, and so may punctuation).
+    expect((await verdictFromWords(said, wrongPage, { screenText: false })).result).toBe("Yes");
   });
 });
 
