@@ -110,6 +110,9 @@ function buildTask(task: TaskLine, files: TaskFiles, resolution: string): Task {
     id: task.id,
     actions: Object.freeze([...task.action_sequence]),
     checkpointPaths: Object.freeze(files.checkpointPaths.map(absolute)),
+    ...(files.actionStatePaths && files.checkpointPaths[0]
+      ? { actionStatePaths: Object.freeze([files.checkpointPaths[0], ...files.actionStatePaths].map(absolute)) }
+      : {}),
     ...(task.determinism ? { determinism: Object.freeze(determinismFromLine(task.determinism)) } : {}),
   });
   const classification = task.classification ?? {};
