@@ -29,6 +29,28 @@ export const PROTOCOL = Object.freeze({
 });
 
 /**
+ * When a page is "at rest" (issue #30): the recorder takes every checkpoint and every
+ * reference state at rest, and the corrected profile's replay takes its screenshots the
+ * same way (src/browser/settle.ts). At rest means: the profile's fixed wait has passed
+ * (so a screenshot is never taken earlier than with fixed waits), no finite animation or
+ * transition is running (View Transitions included), web fonts and the images in view
+ * have loaded, no request the page's look depends on is in flight, and neither the layout
+ * nor the screen changed for a quiet window. The wait is bounded: a page that never
+ * settles (a canvas animating forever, an endless spinner) is captured at the bound, and
+ * the record of the wait says so and what was still going on.
+ */
+export const AT_REST = Object.freeze({
+  /** The layout and the screen must stay unchanged this long. */
+  quietWindowMs: 300,
+  /** Pause between two looks at the page while waiting. */
+  pollIntervalMs: 100,
+  /** The longest wait after opening the page (measured from the load event). */
+  initialBoundMs: 5000,
+  /** The longest wait after an action. */
+  actionBoundMs: 3000,
+});
+
+/**
  * The largest viewport side we open a page at (Chromium's own limits and memory make
  * anything larger impractical). One limit, read by the task validator and the page
  * host, so a task that validates is a task the evaluator can open.
@@ -86,6 +108,11 @@ export interface ProfileRules {
   sheetsOverCap: "sheets-only" | "fail";
   /** Frames are sent as JPEG (the harness) or PNG. */
   frameFormat: "jpeg" | "png";
+  /**
+   * When a replay screenshot is taken: after the fixed waits of `timings` (the harness), or once the page is at rest
+   * (AT_REST: the fixed wait, then until nothing moves, bounded), the rule the recorder takes its checkpoints by.
+   */
+  screenshotSettle: "fixed-waits" | "at-rest";
   /** Replay timings in ms (the harness's browser layer adds 0.2 s inside each screenshot, Scroll a further 1 s). */
   timings: Readonly<{ initialSettleMs: number; actionSettleMs: number; screenshotDelayMs: number; scrollExtraSettleMs: number }>;
   /** The metrics report: the harness's title, column order and file name, or ours. */
@@ -144,6 +171,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     unusableReply: "write",
     sheetsOverCap: "sheets-only",
     frameFormat: "jpeg",
+    screenshotSettle: "fixed-waits",
     timings: Object.freeze({ initialSettleMs: 1000, actionSettleMs: 500, screenshotDelayMs: 200, scrollExtraSettleMs: 1000 }),
     reportStyle: "harness",
     missingResolution: "harness",
@@ -171,6 +199,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     unusableReply: "fail",
     sheetsOverCap: "fail",
     frameFormat: "png",
+    screenshotSettle: "at-rest",
     timings: Object.freeze({
       initialSettleMs: PROTOCOL.initialSettleMs,
       actionSettleMs: PROTOCOL.actionSettleMs,

@@ -1,7 +1,7 @@
 /**
  * What an eval.json scored, as hashes, so a result is redone exactly when something it
- * depends on changed: the candidate's page files, the task (its line, checkpoints and
- * assets) and the evaluator's settings (judge, grounding, metrics, prompts, pairing,
+ * depends on changed: the candidate's page files, the task (its line, checkpoints, the
+ * states around every action when it has them, and assets) and the evaluator's settings (judge, grounding, metrics, prompts, pairing,
  * protocol constants). `iwr evaluate` skips a task only when all three match the
  * finished eval.json; a page that appeared, was regenerated or edited is scored again.
  */
@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { canonicalJson } from "../models/request-key.ts";
-import { PROFILE_RULES, PROTOCOL } from "../protocol.ts";
+import { AT_REST, PROTOCOL, profileRules } from "../protocol.ts";
 import { confinedAssetsDir } from "../replay/candidate-serving.ts";
 import { RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
@@ -63,15 +63,21 @@ export async function candidateKey(candidateDir: string): Promise<string | null>
 }
 
 export async function taskKey(task: Task): Promise<string> {
-  const checkpoints = await Promise.all(task.truth.checkpointPaths.map(async (file) => sha256(await fs.readFile(file).catch(() => Buffer.alloc(0)))));
+  const hashEach = (files: readonly string[]) => Promise.all(files.map(async (file) => sha256(await fs.readFile(file).catch(() => Buffer.alloc(0)))));
+  const checkpoints = await hashEach(task.truth.checkpointPaths);
+  // The states around every action are truth a judge may read: keyed when the task has them, so older tasks keep their keys.
+  const states = task.truth.actionStatePaths ? { states: await hashEach(task.truth.actionStatePaths) } : {};
   // Through the same wall as serving: nothing outside the task set is read, not even to hash it.
   const assets = await hashFiles(confinedAssetsDir(task.inputs.assetsDir, task.setDir), task.inputs.assetFiles);
-  return sha256(canonicalJson({ line: task.line, checkpoints, assets }));
+  return sha256(canonicalJson({ line: task.line, checkpoints, ...states, assets }));
 }
 
 export function settingsKey(settings: EvalSettings): string {
   // The profile's rules too: a record scored under other rules (a parse, a metric's edge case) is scored again.
-  return sha256(canonicalJson({ settings: comparableSettings(settings), protocol: PROTOCOL, rules: PROFILE_RULES[settings.protocol] }));
+  // The at-rest rule's timings count only where the profile waits by them, so records made under fixed waits stay valid.
+  const rules = profileRules(settings.protocol);
+  const atRest = rules.screenshotSettle === "at-rest" ? { atRest: AT_REST } : {};
+  return sha256(canonicalJson({ settings: comparableSettings(settings), protocol: PROTOCOL, rules, ...atRest }));
 }
 
 export function sameInputs(a: EvalInputKeys | undefined, b: EvalInputKeys): boolean {

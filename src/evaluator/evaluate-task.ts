@@ -13,6 +13,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
 import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
+import type { SettleRecord } from "../browser/settle.ts";
 import { type ErrorRecord, IwrError } from "../errors.ts";
 import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
@@ -20,7 +21,7 @@ import { readImageText } from "../metrics/ocr.ts";
 import { type ProtocolProfile, profileRules } from "../protocol.ts";
 import type { Grounder } from "../replay/grounding/types.ts";
 import { type HostedPageRecord, type PageSlots, replayHostedCandidate } from "../replay/hosted-replay.ts";
-import { type ReplayResult, type ReplayStep, replayActionOf } from "../replay/replay.ts";
+import { type ReplayResult, type ReplayStep, recordedReplayActionOf } from "../replay/replay.ts";
 import { candidateFiles, evalFileForMode } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { candidateKey, type EvalInputKeys, settingsKey, taskKey } from "./eval-keys.ts";
@@ -132,6 +133,8 @@ export interface ReplayRecord {
   executed: number;
   successStep: number;
   stopReason?: ErrorRecord;
+  /** The wait before evalpoint 0 when the profile waits for the page to be at rest (each step's own wait is in its `settle`). */
+  initialSettle?: SettleRecord;
   steps: ReplayStep[];
   assertions: AssertionOutcome[];
   incidents: PageIncident[];
@@ -234,7 +237,7 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       assetsDir: task.inputs.assetsDir,
       confineAssetsTo: task.setDir,
       resolution: task.inputs.resolution,
-      actions: task.truth.actions.map(replayActionOf),
+      actions: task.truth.actions.map(recordedReplayActionOf),
       grounder: evaluator.grounder,
       screenshotsDir: files.evalpoints,
       onScreenshot: (index, png, text) => {
@@ -306,6 +309,7 @@ export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEv
     executed: replay.executed,
     successStep,
     ...(stopReason ? { stopReason } : {}),
+    ...(replay.initialSettle ? { initialSettle: replay.initialSettle } : {}),
     steps: replay.steps,
     assertions,
     timings: { ...timings, closeMs, scoreMs },

@@ -8,6 +8,7 @@
  */
 import type { Locator, Page } from "playwright";
 import { pressKey, scrollDown } from "../browser/actions.ts";
+import { type FocusReading, pressWatched, readKeyFocus } from "../browser/key-focus.ts";
 import { IwrError } from "../errors.ts";
 import { PROTOCOL } from "../protocol.ts";
 import type { ScriptAction } from "./script-schema.ts";
@@ -31,6 +32,12 @@ export const DEFAULT_PACING: RecorderPacing = Object.freeze({
   pointerTravelMs: 500,
   keystrokeMs: 110,
 });
+
+/** What the recorder saw of a key press: where the focus was just before it, and whether the key reached the page's document. */
+export interface PressNote extends FocusReading {
+  /** Undefined when the key navigated to another document, so nobody could tell. */
+  readonly reachedPage: boolean | undefined;
+}
 
 export interface PointerState {
   x: number;
@@ -87,8 +94,17 @@ async function pointAt(page: Page, target: Locator, pointer: PointerState, pacin
   await glidePointer(page, pointer, { x: box.x + box.width / 2, y: box.y + box.height / 2 }, pacing.pointerTravelMs);
 }
 
-/** Runs one action with the "before" pacing; the caller handles settle, checkpoint and the "after" pause. */
-export async function performAction(page: Page, action: ScriptAction, stepNumber: number, pointer: PointerState, pacing: RecorderPacing): Promise<void> {
+/**
+ * Runs one action with the "before" pacing; the caller handles settle, checkpoint and the
+ * "after" pause. A Press returns what was seen of its key (where the focus was).
+ */
+export async function performAction(
+  page: Page,
+  action: ScriptAction,
+  stepNumber: number,
+  pointer: PointerState,
+  pacing: RecorderPacing,
+): Promise<PressNote | undefined> {
   const label = describe(action, stepNumber);
   const timeout = PROTOCOL.actionTimeoutMs;
   try {
@@ -112,9 +128,11 @@ export async function performAction(page: Page, action: ScriptAction, stepNumber
       }
       case "Press": {
         await page.waitForTimeout(pacing.pauseBeforeMs);
-        const outcome = await pressKey(page, action.key);
+        // Where the key goes, noted for the replay (src/browser/key-focus.ts).
+        const focus = await readKeyFocus(page);
+        const { result: outcome, reachedPage } = await pressWatched(page, () => pressKey(page, action.key));
         if (!outcome.ok) throw new IwrError("RECORDER", `${label}: ${outcome.reason ?? "the key press failed"}`, { step: stepNumber });
-        return;
+        return { ...focus, reachedPage };
       }
       case "Scroll": {
         await page.waitForTimeout(pacing.pauseBeforeMs);

@@ -24,7 +24,7 @@ import { writeRecordingNotes } from "./recording-notes.ts";
 import { rewriteAssetUrls } from "./reference.ts";
 import { requireReferenceLoads } from "./reference-check.ts";
 import { type LoadedActionScript, loadActionScript } from "./script-schema.ts";
-import { runRecordingSession } from "./session.ts";
+import { runRecordingSession, type SessionSettles } from "./session.ts";
 import { type CapturedFile, shownUrl, snapshotPath } from "./site-capture.ts";
 import { buildTaskLine } from "./task-line.ts";
 
@@ -63,6 +63,8 @@ export interface RecordedTask {
   readonly notShown: readonly string[];
   readonly determinism: Determinism;
   readonly checkpointCount: number;
+  /** How long each reference picture (step_0, then the state after each action) waited for the page to be at rest. */
+  readonly settles: SessionSettles;
   readonly sheetCount: number;
   readonly videoSec: number;
   readonly warnings: readonly string[];
@@ -288,7 +290,8 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     // Candidate post-processing removes iframes (as the harness's does), so the reference is scored without them.
     if (/<iframe\b/i.test(opened.source))
       warnings.push("the page holds an iframe, which is removed from every candidate, the reference page included: it is scored without it");
-    const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }), determinism: determinismLineField(determinism) };
+    const keyFocus = session.presses.map((press) => press?.focus);
+    const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }, keyFocus), determinism: determinismLineField(determinism) };
     writeRecordingNotes(workDir, {
       site: isUrl(site) ? shownUrl(site) : path.relative(targetDir, path.resolve(site)),
       entryUrl: opened.entryUrl,
@@ -316,6 +319,7 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
       notShown: session.notShown,
       determinism,
       checkpointCount: session.checkpointCount,
+      settles: session.settles,
       sheetCount,
       videoSec: session.videoSec,
       warnings,

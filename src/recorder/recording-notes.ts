@@ -2,13 +2,17 @@
  * The task's notes, `<task>/recording.json`: what the recorder had to capture for this
  * site and what it decided — the site's files kept beside the reference page, the
  * images shown (the assets) and those never shown (left out of the sheet), sheet tiles
- * converted for the decoder, the seed and clock start, and every warning. Nothing reads
+ * converted for the decoder, the seed and clock start, how long each reference picture
+ * waited for the page to be at rest (and what still moved when a wait hit its bound),
+ * where each key press's focus was and whether the key reached the page, and every warning. Nothing reads
  * it to score; it is for the person checking a task, and `iwr tasks validate` leaves
  * it alone.
  */
 import fs from "node:fs";
 import path from "node:path";
 import type { Determinism } from "../browser/determinism.ts";
+import type { SettleRecord } from "../browser/settle.ts";
+import { AT_REST, PROTOCOL } from "../protocol.ts";
 import { TASK_FILES } from "../tasks/layout.ts";
 import type { SessionResult } from "./session.ts";
 
@@ -30,6 +34,24 @@ export interface RecordingNotesInput {
 function onSite(url: string, entryUrl: string): string {
   const parsed = new URL(url);
   return parsed.origin === new URL(entryUrl).origin ? parsed.pathname.slice(1) : `${parsed.origin}${parsed.pathname}`;
+}
+
+/** The at-rest waits: the rule, each picture's wait, and a summary (the longest, the mean, how many reached the bound). */
+function settleNotes(session: SessionResult) {
+  const { initial, afterActions } = session.settles;
+  const all: SettleRecord[] = [initial, ...afterActions];
+  const waits = all.map((settle) => settle.waitedMs);
+  return {
+    rule: { ...AT_REST, initialMinimumMs: PROTOCOL.initialSettleMs, actionMinimumMs: PROTOCOL.actionSettleMs },
+    initial,
+    afterActions: afterActions.map((settle, index) => ({ action: index + 1, ...settle })),
+    summary: {
+      pictures: all.length,
+      atBound: all.filter((settle) => !settle.atRest).length,
+      longestMs: Math.max(...waits),
+      meanMs: Math.round(waits.reduce((sum, wait) => sum + wait, 0) / waits.length),
+    },
+  };
 }
 
 export function writeRecordingNotes(taskDir: string, input: RecordingNotesInput): void {
@@ -56,6 +78,8 @@ export function writeRecordingNotes(taskDir: string, input: RecordingNotesInput)
       bytes: session.captured.reduce((sum, file) => sum + file.bytes, 0),
     },
     preflightMs: input.preflightMs,
+    settle: settleNotes(session),
+    keyPresses: session.presses.flatMap((press, index) => (press ? [{ action: index + 1, ...press }] : [])),
     warnings: input.warnings,
   };
   fs.writeFileSync(path.join(taskDir, TASK_FILES.recordingNotes), `${JSON.stringify(notes, null, 2)}\n`);

@@ -1,8 +1,9 @@
 /**
  * One recording session: open the site in a fresh Chromium context, play the script
- * with a person's pacing while the screen is captured, take the checkpoints at the
- * evaluator's settle times, and leave video, checkpoints, assets and the page source
- * in a working folder. Turning that into a task (sheets, reference, task line,
+ * with a person's pacing while the screen is captured, take the checkpoints and the
+ * state after every action once the page is at rest (AT_REST, src/browser/settle.ts),
+ * note where a key's focus was, and leave video, checkpoints, states, assets and the
+ * page source in a working folder. Turning that into a task (sheets, reference, task line,
  * installing it) is `record-task.ts`'s job.
  */
 import fs from "node:fs";
@@ -10,15 +11,17 @@ import path from "node:path";
 import type { BrowserContext, Page } from "playwright";
 import { type Determinism, installDeterminism } from "../browser/determinism.ts";
 import { sharedBrowser } from "../browser/launch.ts";
+import { atRestTimings, pageSettleProbe, RequestsInFlight, type SettleRecord, waitUntilAtRest } from "../browser/settle.ts";
 import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { encodeFramesToMp4 } from "../media/encode.ts";
 import { PROTOCOL } from "../protocol.ts";
 import type { Resolution } from "../tasks/inputs.ts";
+import { actionStateFileName, checkpointFileName, TASK_FILES } from "../tasks/layout.ts";
 import { AssetCollector, type RecordedAsset } from "./assets.ts";
 import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";
 import { DisplayedImages } from "./displayed-images.ts";
-import { type PointerState, performAction, type RecorderPacing } from "./perform.ts";
+import { type PointerState, type PressNote, performAction, type RecorderPacing } from "./perform.ts";
 import { sameOriginMediaUrls } from "./reference.ts";
 import { type Screencast, startScreencast } from "./screencast.ts";
 import type { ScriptAction } from "./script-schema.ts";
@@ -37,14 +40,25 @@ export interface SessionInput {
   readonly pacing: RecorderPacing;
   readonly ffmpegPath: string;
   readonly videoFps: number;
-  /** Working folder: receives video.mp4, checkpoints/, assets/ and the site's files in reference/. */
+  /** Working folder: receives video.mp4, checkpoints/, states/, assets/ and the site's files in reference/. */
   readonly outDir: string;
   /** Seeded Math.random and clock start: the recording always runs in deterministic mode. */
   readonly determinism: Determinism;
 }
 
+/** How long each reference picture waited for the page to be at rest. */
+export interface SessionSettles {
+  /** Before step_0 (the page opened). */
+  readonly initial: SettleRecord;
+  /** After action i + 1, before states/action_<i + 1>.png (and its checkpoint when flagged). */
+  readonly afterActions: readonly SettleRecord[];
+}
+
 export interface SessionResult {
   readonly checkpointCount: number;
+  readonly settles: SessionSettles;
+  /** By action index: what was seen of a Press's key (undefined for other actions). */
+  readonly presses: ReadonlyArray<PressNote | undefined>;
   /** The images and videos the page showed, in first-request order. */
   readonly assets: RecordedAsset[];
   /** What each asset's sheet tile is drawn from (converted where sharp cannot decode it). */
@@ -123,15 +137,17 @@ export async function newRecordingContext(
   return context;
 }
 
-async function takeCheckpoint(page: Page, screencast: Screencast, file: string): Promise<void> {
+/** The page as a reference picture (checkpoint or state): the viewport without our cursor. */
+async function takeReferencePicture(page: Page, screencast: Screencast): Promise<Buffer> {
   // The cursor dot is ours, not the page's: it must not be in a reference image.
   screencast.suppress(true);
   try {
     await setCursorHidden(page, true);
-    await page.screenshot({ path: file, timeout: PROTOCOL.actionTimeoutMs });
+    const png = await page.screenshot({ timeout: PROTOCOL.actionTimeoutMs });
     await setCursorHidden(page, false);
     // One painted frame with the cursor back before video frames are kept again.
     await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
+    return png;
   } finally {
     screencast.suppress(false);
   }
@@ -150,11 +166,81 @@ export async function openEntry(page: Page, entryUrl: string): Promise<void> {
   }
 }
 
+interface PlayedScript {
+  readonly checkpointCount: number;
+  readonly settles: SessionSettles;
+  readonly presses: Array<PressNote | undefined>;
+  /** Wall time from the first action to the last pause. */
+  readonly actionsMs: number;
+}
+
+/** Waits until the page is at rest: at least the protocol's fixed wait, then within AT_REST's bound. */
+async function settleAtRest(page: Page, requests: RequestsInFlight, after: "open" | "action"): Promise<SettleRecord> {
+  const fixedMs = after === "open" ? PROTOCOL.initialSettleMs : PROTOCOL.actionSettleMs;
+  return waitUntilAtRest(pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs), atRestTimings(after, fixedMs));
+}
+
+/**
+ * The scripted part: step_0 once the opened page is at rest, then each action, the page
+ * at rest again, its state (states/action_<i>.png) and, when flagged, the same picture as
+ * the next checkpoint; the rest of the "after" pause keeps the state on video.
+ */
+async function playScript(
+  page: Page,
+  screencast: Screencast,
+  displayed: DisplayedImages,
+  requests: RequestsInFlight,
+  input: SessionInput,
+  warnings: string[],
+): Promise<PlayedScript> {
+  const checkpointsDir = path.join(input.outDir, TASK_FILES.checkpointsDir);
+  const statesDir = path.join(input.outDir, TASK_FILES.statesDir);
+  fs.mkdirSync(checkpointsDir, { recursive: true });
+  fs.mkdirSync(statesDir, { recursive: true });
+  const initial = await settleAtRest(page, requests, "open");
+  logSettle("the opened page", initial);
+  await displayed.sample(page);
+  let checkpoint = 0;
+  fs.writeFileSync(path.join(checkpointsDir, checkpointFileName(checkpoint)), await takeReferencePicture(page, screencast));
+  const pointer: PointerState = { x: 0, y: 0 };
+  const afterActions: SettleRecord[] = [];
+  const presses: Array<PressNote | undefined> = [];
+  const actionsStarted = Date.now();
+  for (const [index, action] of input.actions.entries()) {
+    const stepStarted = Date.now();
+    const press = await performAction(page, action, index + 1, pointer, input.pacing);
+    presses.push(press);
+    if (press?.reachedPage === false) {
+      warnings.push(
+        `step ${index + 1}: the key '${action.type === "Press" ? action.key : ""}' reached no listener of the page's document ` +
+          `(focus: ${press.focus.on}${press.documentHasFocus ? "" : ", the page had no focus"})`,
+      );
+    }
+    const performedMs = Date.now() - stepStarted;
+    const settled = await settleAtRest(page, requests, "action");
+    afterActions.push(settled);
+    logSettle(`step ${index + 1}`, settled);
+    const picture = await takeReferencePicture(page, screencast);
+    fs.writeFileSync(path.join(statesDir, actionStateFileName(index + 1)), picture);
+    if (action.visual) {
+      checkpoint += 1;
+      fs.writeFileSync(path.join(checkpointsDir, checkpointFileName(checkpoint)), picture);
+    }
+    await page.waitForTimeout(Math.max(0, input.pacing.pauseAfterMs - (Date.now() - stepStarted - performedMs)));
+    await displayed.sample(page);
+    logger.debug(`step ${index + 1} ${action.type}: performed in ${performedMs} ms, ${Date.now() - stepStarted} ms with pauses`);
+  }
+  return { checkpointCount: checkpoint + 1, settles: { initial, afterActions }, presses, actionsMs: Date.now() - actionsStarted };
+}
+
+function logSettle(what: string, settle: SettleRecord): void {
+  if (settle.atRest) logger.debug(`${what}: at rest after ${settle.waitedMs} ms`);
+  else logger.info(`${what}: not at rest after ${settle.waitedMs} ms (${settle.stillGoing.join("; ")}); captured at the bound`);
+}
+
 export async function runRecordingSession(input: SessionInput): Promise<SessionResult> {
   const warnings: string[] = [];
-  const checkpointsDir = path.join(input.outDir, "checkpoints");
   const framesDir = path.join(input.outDir, ".frames");
-  fs.mkdirSync(checkpointsDir, { recursive: true });
   const blocked: BlockedRequests = { urls: new Set() };
   const context = await newRecordingContext(input.resolution, input.determinism, warnings, new URL(input.entryUrl).origin, blocked);
   try {
@@ -169,34 +255,14 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
     const capture = new SiteCapture(new URL(input.entryUrl).origin);
     capture.attach(page);
     const displayed = new DisplayedImages(new URL(input.entryUrl).origin);
+    // Followed from the first request, so a checkpoint waits for what the page still loads.
+    const requests = new RequestsInFlight(page);
     const screencast = await startScreencast(context, page, framesDir, input.resolution);
     let stopped = false;
     try {
       await openEntry(page, input.entryUrl);
-      await page.waitForTimeout(PROTOCOL.initialSettleMs);
-      await displayed.sample(page);
-      let checkpoint = 0;
-      await takeCheckpoint(page, screencast, path.join(checkpointsDir, `step_${checkpoint}.png`));
-      const pointer: PointerState = { x: 0, y: 0 };
-      const actionsStarted = Date.now();
-      for (const [index, action] of input.actions.entries()) {
-        const stepStarted = Date.now();
-        await performAction(page, action, index + 1, pointer, input.pacing);
-        const performedMs = Date.now() - stepStarted;
-        if (action.visual) {
-          await page.waitForTimeout(PROTOCOL.actionSettleMs);
-          checkpoint += 1;
-          const shotStarted = Date.now();
-          await takeCheckpoint(page, screencast, path.join(checkpointsDir, `step_${checkpoint}.png`));
-          logger.debug(`step ${index + 1}: checkpoint step_${checkpoint} took ${Date.now() - shotStarted} ms`);
-          await page.waitForTimeout(Math.max(0, input.pacing.pauseAfterMs - PROTOCOL.actionSettleMs));
-        } else {
-          await page.waitForTimeout(input.pacing.pauseAfterMs);
-        }
-        await displayed.sample(page);
-        logger.debug(`step ${index + 1} ${action.type}: performed in ${performedMs} ms, ${Date.now() - stepStarted} ms with pauses`);
-      }
-      const actionsMs = Date.now() - actionsStarted;
+      const played = await playScript(page, screencast, displayed, requests, input, warnings);
+      requests.dispose();
       const recording = await screencast.stop();
       stopped = true;
       const video = await encodeFramesToMp4(recording.frames, {
@@ -219,7 +285,9 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
       for (const name of sheet.unreadable) warnings.push(`asset ${name} cannot be decoded by sharp or Chromium; its sheet tile says "unreadable image"`);
       const failedOnSite = capture.failedFiles().map((file) => file.path);
       return {
-        checkpointCount: checkpoint + 1,
+        checkpointCount: played.checkpointCount,
+        settles: played.settles,
+        presses: played.presses,
         assets,
         sheet,
         notShown,
@@ -229,9 +297,10 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
         videoSec: video.durationSec,
         frameCount: recording.frames.length,
         warnings,
-        actionsMs,
+        actionsMs: played.actionsMs,
       };
     } finally {
+      requests.dispose();
       if (!stopped) await screencast.stop().catch(() => undefined);
       fs.rmSync(framesDir, { recursive: true, force: true });
     }

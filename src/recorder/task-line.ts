@@ -1,8 +1,10 @@
 /**
  * The task line (docs/protocol.md §1) a recorded script becomes. Flagged actions get
  * `checkpoint_screenshot: "step_<k>.png"` with k counting flagged actions from 1
- * (step_0 is the initial state), matching the files the session wrote.
+ * (step_0 is the initial state), matching the files the session wrote. A Press carries
+ * `key_focus`, where the focus was when its key was recorded (when known), for the replay.
  */
+import type { KeyFocus } from "../browser/key-focus.ts";
 import type { TaskLine } from "../tasks/schema.ts";
 import type { ActionScript, ScriptAction } from "./script-schema.ts";
 
@@ -24,14 +26,18 @@ function parametersFor(action: ScriptAction): LineAction["parameters"] {
 export function buildTaskLine(
   id: number,
   script: Pick<ActionScript, "classification" | "resolution" | "environment" | "source_website" | "actions">,
+  /** By action index: where a Press's focus was when recorded. */
+  keyFocus: ReadonlyArray<KeyFocus | undefined> = [],
 ): TaskLine {
   let checkpoint = 0;
-  const action_sequence = script.actions.map((action): LineAction => {
+  const action_sequence = script.actions.map((action, index): LineAction => {
+    const focus = action.type === "Press" ? keyFocus[index] : undefined;
     const base: LineAction = {
       type: action.type,
       parameters: parametersFor(action),
       logical_assertion: action.assertion,
       visual_evaluation_flag: action.visual,
+      ...(focus ? { key_focus: focus } : {}),
     };
     if (!action.visual) return base;
     checkpoint += 1;

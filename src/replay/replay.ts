@@ -27,6 +27,8 @@ import {
 } from "../browser/element-index.ts";
 import { harnessClick, harnessPress, harnessScroll, harnessType } from "../browser/harness-actions.ts";
 import { readScreenText, type ScreenText } from "../browser/screen-text.ts";
+import { giveKeyFocus, type KeyFocus, pressWatched } from "../browser/key-focus.ts";
+import { atRestTimings, RequestsInFlight, readPageActivity, type SettleProbe, type SettleRecord, stillnessScreen, waitUntilAtRest } from "../browser/settle.ts";
 import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
@@ -62,16 +64,26 @@ export interface ReplayAction {
   text?: string;
   /** Press: the key, when known (else the grounder names it from the description). */
   key?: string;
+  /** Press: where the focus was when the key was recorded (the task line's `key_focus`), so the replay gives it the same way. */
+  keyFocus?: KeyFocus;
 }
 
-/** A task line's action as the replay needs it. */
+/** A task line's action as the replay needs it: what to do and to what (the given track's view of an action). */
 export function replayActionOf(action: Action): ReplayAction {
   const { description, text, key } = action.parameters;
   return { type: action.type, description, ...(text !== undefined ? { text } : {}), ...(key !== undefined ? { key } : {}) };
 }
 
+/**
+ * A task line's action with what the recording noted about performing it (where a key's
+ * focus was): the evaluator's view of the true trajectory, which is the truth's side.
+ */
+export function recordedReplayActionOf(action: Action): ReplayAction {
+  return { ...replayActionOf(action), ...(action.key_focus ? { keyFocus: action.key_focus } : {}) };
+}
+
 /** How a replay waits and acts: the protocol profile's replay rules (src/protocol.ts). */
-export type ReplayStyle = Pick<ProfileRules, "timings" | "actionStyle" | "grounding">;
+export type ReplayStyle = Pick<ProfileRules, "timings" | "screenshotSettle" | "actionStyle" | "grounding">;
 
 /** Our replay: the corrected profile's settle times, action semantics and grounding. */
 export const IWR_REPLAY_STYLE: ReplayStyle = PROFILE_RULES.corrected;
@@ -123,6 +135,12 @@ export interface ReplayStep {
   scroll?: { before: number; after: number };
   /** Harness-style actions: which way the action went (e.g. "JS click (the click failed: …)"). */
   via?: string;
+  /** Press: how the page was given focus before the key, when it did not have it where the recording did. */
+  keyFocusGiven?: string;
+  /** Press: whether a keydown reached the page's document (absent when the key navigated away, so nobody could tell). */
+  keyReachedPage?: boolean;
+  /** The wait before this step's screenshot, when the profile waits for the page to be at rest. */
+  settle?: SettleRecord;
   exchanges: GroundingExchange[];
   durationMs: number;
   /** When the step started and ended on the host's clock (see ReplaySurface.elapsedMs). */
@@ -140,6 +158,8 @@ export interface ReplayResult {
   evalpoints: Buffer[];
   /** The 0-based index of the action that failed, when one did. */
   stoppedAt?: number;
+  /** The wait before evalpoint 0, when the profile waits for the page to be at rest. */
+  initialSettle?: SettleRecord;
   /** Set when the page itself broke down (hung, crashed, screenshot impossible). */
   error?: ErrorRecord;
 }
@@ -159,6 +179,8 @@ interface StepOutcome {
   typedText?: string;
   key?: string;
   via?: string;
+  keyFocusGiven?: string;
+  keyReachedPage?: boolean;
 }
 
 /**
@@ -198,11 +220,19 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
         if (!key) return { outcome: { ok: false, reason: named.reason ?? "no key could be named for this Press" }, grounding };
       }
       const pressed = key;
+      // A key reaches the page as it did when recorded: the focus first, where the recording had it.
+      const keyFocusGiven = await surface
+        .withTimeout("key focus", limit, () => giveKeyFocus(page, action.keyFocus))
+        .catch((error: unknown) => `could not check the focus: ${toErrorRecord(error).message}`);
+      const focusNote = keyFocusGiven ? { keyFocusGiven } : {};
+      const reached = (watched: { reachedPage: boolean | undefined }) => (watched.reachedPage === undefined ? {} : { keyReachedPage: watched.reachedPage });
       if (harness) {
-        const { via, ...outcome } = await surface.withTimeout("press", limit, () => harnessPress(page, pressed));
-        return { outcome, grounding, key: pressed, via };
+        const watched = await surface.withTimeout("press", limit, () => pressWatched(page, () => harnessPress(page, pressed)));
+        const { via, ...outcome } = watched.result;
+        return { outcome, grounding, key: pressed, via, ...focusNote, ...reached(watched) };
       }
-      return { outcome: await surface.withTimeout("press", limit, () => pressKey(page, pressed)), grounding, key: pressed };
+      const watched = await surface.withTimeout("press", limit, () => pressWatched(page, () => pressKey(page, pressed)));
+      return { outcome: watched.result, grounding, key: pressed, ...focusNote, ...reached(watched) };
     }
     case "Click":
     case "Type": {
@@ -254,9 +284,43 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
   }
 }
 
+/**
+ * The wait before a screenshot: the profile's fixed wait, or (at-rest) at least that long
+ * and then until the page is at rest, within AT_REST's bound (src/browser/settle.ts).
+ */
+function screenshotWaiter(surface: ReplaySurface, style: ReplayStyle, requests: RequestsInFlight) {
+  const limit = PROTOCOL.actionTimeoutMs;
+  const probe: SettleProbe = {
+    activity: () => surface.withTimeout("settle", limit, () => readPageActivity(surface.page)),
+    screen: () => surface.withTimeout("settle screenshot", limit, () => stillnessScreen(surface.page, limit)),
+    requestsInFlight: () => requests.count(),
+  };
+  return async (after: "open" | "action"): Promise<SettleRecord | undefined> => {
+    const fixedMs = after === "open" ? style.timings.initialSettleMs : style.timings.actionSettleMs;
+    if (style.screenshotSettle !== "at-rest") {
+      await sleep(fixedMs);
+      return undefined;
+    }
+    return waitUntilAtRest(probe, atRestTimings(after, fixedMs));
+  };
+}
+
 export async function replayTrajectory(options: ReplayOptions): Promise<ReplayResult> {
-  const { surface, actions, grounder } = options;
   const style = options.style ?? IWR_REPLAY_STYLE;
+  const requests = new RequestsInFlight(options.surface.page);
+  try {
+    return await replayWith(options, style, screenshotWaiter(options.surface, style, requests));
+  } finally {
+    requests.dispose();
+  }
+}
+
+async function replayWith(
+  options: ReplayOptions,
+  style: ReplayStyle,
+  waitForScreenshot: (after: "open" | "action") => Promise<SettleRecord | undefined>,
+): Promise<ReplayResult> {
+  const { surface, actions, grounder } = options;
   await fs.mkdir(options.evalpointsDir, { recursive: true });
   const evalpoints: Buffer[] = [];
   const steps: ReplayStep[] = [];
@@ -276,14 +340,16 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
   };
   const clock = (): number | undefined => surface.elapsedMs?.();
 
+  let initialSettle: SettleRecord | undefined;
   try {
-    await sleep(style.timings.initialSettleMs);
+    initialSettle = await waitForScreenshot("open");
     const away = surface.leftTo?.();
     if (away) throw new IwrError("PAGE_HOSTILE", `the page navigated away from its own server to ${away}`, { reason: "left-server", url: away });
     await capture(0);
   } catch (error) {
-    return { executed: 0, steps, evalpoints, error: toErrorRecord(error) };
+    return { executed: 0, steps, evalpoints, error: toErrorRecord(error), ...(initialSettle ? { initialSettle } : {}) };
   }
+  const settledStart = initialSettle ? { initialSettle } : {};
 
   for (const [index, action] of actions.entries()) {
     const started = Date.now();
@@ -309,13 +375,15 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
       if (result.typedText !== undefined) step.typedText = result.typedText;
       if (result.key) step.key = result.key;
       if (result.via) step.via = result.via;
+      if (result.keyFocusGiven) step.keyFocusGiven = result.keyFocusGiven;
+      if (result.keyReachedPage !== undefined) step.keyReachedPage = result.keyReachedPage;
     } catch (error) {
       step.ok = false;
       step.reason = `action failed: ${toErrorRecord(error).message}`;
       step.durationMs = Date.now() - started;
       stamp();
       logger.debug(`action ${index} (${action.type}) broke down: ${step.reason}`);
-      return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error) };
+      return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error), ...settledStart };
     }
     const away = step.ok ? surface.leftTo?.() : undefined;
     if (away) {
@@ -326,10 +394,11 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
       step.durationMs = Date.now() - started;
       stamp();
       logger.debug(`action ${index} (${action.type}) failed: ${step.reason ?? "unknown"}`);
-      return { executed: index, steps, evalpoints, stoppedAt: index };
+      return { executed: index, steps, evalpoints, stoppedAt: index, ...settledStart };
     }
     try {
-      await sleep(style.timings.actionSettleMs);
+      const settle = await waitForScreenshot("action");
+      if (settle) step.settle = settle;
       await capture(index + 1);
       step.evalpoint = (options.screenshotLabel ?? evalpointRelativePath)(index + 1);
     } catch (error) {
@@ -338,10 +407,10 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
       step.reason = `screenshot after the action failed: ${toErrorRecord(error).message}`;
       step.durationMs = Date.now() - started;
       stamp();
-      return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error) };
+      return { executed: index, steps, evalpoints, stoppedAt: index, error: toErrorRecord(error), ...settledStart };
     }
     step.durationMs = Date.now() - started;
     stamp();
   }
-  return { executed: actions.length, steps, evalpoints };
+  return { executed: actions.length, steps, evalpoints, ...settledStart };
 }

@@ -7,6 +7,10 @@
  *   <dir>/<name>/<id>/stitched_assets/stitched_image*.png
  *   <dir>/<name>/<id>/assets/<file>
  *   <dir>/<name>/<id>/checkpoints/step_<k>.png
+ *
+ * and ours beside them (the harness never looks for them): `reference/`, `recording.json`,
+ * and `states/action_<i>.png`, the page at rest after every action i = 1..n (truth, like
+ * the checkpoints; a flagged action's state is the same image as its checkpoint).
  */
 import path from "node:path";
 
@@ -19,10 +23,13 @@ export const TASK_FILES = Object.freeze({
   referenceDir: "reference",
   /** Ours: what the recorder captured and decided (src/recorder/recording-notes.ts). */
   recordingNotes: "recording.json",
+  /** Ours: the reference state after every action, `action_<i>.png` (absent in the benchmark's own tasks and older recordings). */
+  statesDir: "states",
 });
 
 const SHEET_FILE = /^stitched_image.*\.png$/i;
 const CHECKPOINT_FILE = /^step_(\d+)\.png$/;
+const ACTION_STATE_FILE = /^action_(\d+)\.png$/;
 
 /** `<dir>/<name>/` for `<dir>/<name>.jsonl`. */
 export function taskSetDir(jsonlPath: string): string {
@@ -39,6 +46,17 @@ export function checkpointFileName(step: number): string {
 
 export function isSheetFileName(name: string): boolean {
   return SHEET_FILE.test(name);
+}
+
+/** The state after action `action` (1-based), in `states/`. */
+export function actionStateFileName(action: number): string {
+  return `action_${action}.png`;
+}
+
+/** The action number of `action_<i>.png`, or undefined for any other name. */
+export function actionStateNumber(name: string): number | undefined {
+  const match = ACTION_STATE_FILE.exec(name);
+  return match ? Number(match[1]) : undefined;
 }
 
 /** The step number of `step_<k>.png`, or undefined for any other name. */

@@ -7,7 +7,6 @@
  * is the strict form for runs: any problem and it throws one IwrError("TASK_INVALID")
  * that lists them all.
  */
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
@@ -97,14 +96,6 @@ async function resolutionOf(
   return { resolution: checked.data, warning: `recording_details.resolution: missing; using ${checked.data} from ${metadataFile}, as the harness does` };
 }
 
-/** The recorded states around every action (`states/action_<i>.png`, with step_0 the initial one), when all are there. */
-function actionStatesOf(files: TaskFiles, actions: number, absolute: (file: string) => string): { actionStatePaths?: readonly string[] } {
-  const initial = files.checkpointPaths[0];
-  const states = Array.from({ length: actions }, (_, i) => path.join(files.dir, "states", `action_${i + 1}.png`));
-  if (!initial || actions === 0 || !states.every((file) => existsSync(file))) return {};
-  return { actionStatePaths: Object.freeze([initial, ...states].map(absolute)) };
-}
-
 function buildTask(task: TaskLine, files: TaskFiles, resolution: string): Task {
   const absolute = (file: string): string => path.resolve(file);
   const inputs: TaskInputs = Object.freeze({
@@ -119,7 +110,9 @@ function buildTask(task: TaskLine, files: TaskFiles, resolution: string): Task {
     id: task.id,
     actions: Object.freeze([...task.action_sequence]),
     checkpointPaths: Object.freeze(files.checkpointPaths.map(absolute)),
-    ...actionStatesOf(files, task.action_sequence.length, absolute),
+    ...(files.actionStatePaths && files.checkpointPaths[0]
+      ? { actionStatePaths: Object.freeze([files.checkpointPaths[0], ...files.actionStatePaths].map(absolute)) }
+      : {}),
     ...(task.determinism ? { determinism: Object.freeze(determinismFromLine(task.determinism)) } : {}),
   });
   const classification = task.classification ?? {};

@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import { type Determinism, MAX_RANDOM_SEED } from "../browser/determinism.ts";
+import { LABEL_MAX_CHARS } from "../browser/key-focus.ts";
 import { MAX_VIEWPORT_SIDE } from "../protocol.ts";
 import { ACTION_TYPES, type Resolution, type TaskInputs } from "./inputs.ts";
 
@@ -36,6 +37,23 @@ export const ActionParametersSchema = z.looseObject({
   scroll_page: z.union([z.boolean(), z.number(), z.string()]).optional(),
 });
 
+/**
+ * Ours, not the benchmark's (the harness ignores it): where keyboard focus was when the
+ * recorder pressed a Press action's key — the document (`page`), a child frame, or an
+ * element (its tag, id and label) — so the replay can give the page focus the same way
+ * (src/browser/key-focus.ts).
+ */
+export const KeyFocusSchema = z.discriminatedUnion("on", [
+  z.strictObject({ on: z.literal("page") }),
+  z.strictObject({ on: z.literal("frame") }),
+  z.strictObject({
+    on: z.literal("element"),
+    tag: z.string().regex(/^[a-z][a-z0-9-]*$/, { message: "tag must be a lower-case tag name, e.g. 'canvas'" }),
+    id: z.string().min(1).optional(),
+    label: z.string().min(1).max(LABEL_MAX_CHARS).optional(),
+  }),
+]);
+
 export const ActionSchema = z.looseObject({
   type: z.enum(ACTION_TYPES),
   parameters: ActionParametersSchema,
@@ -48,6 +66,7 @@ export const ActionSchema = z.looseObject({
   /** The harness reads a missing flag as false. */
   visual_evaluation_flag: z.boolean().default(false),
   checkpoint_screenshot: z.string().nullable().optional(),
+  key_focus: KeyFocusSchema.optional(),
 });
 
 export const TaskLineSchema = z.looseObject({
@@ -132,9 +151,10 @@ export interface TaskTruth {
   /** `checkpoints/step_<k>.png` by k: index 0 is the initial state. */
   readonly checkpointPaths: readonly string[];
   /**
-   * The true page's settled state around every action, when the recording kept them: index 0
-   * the initial state, index i the state after action i. Absent for datasets without them
-   * (the benchmark's own keeps checkpoints only after flagged actions).
+   * The reference state around every action, when the task has them (recorded with
+   * `states/`; absent for the benchmark's own tasks and older recordings): index i is
+   * the page at rest after action i (`states/action_<i>.png`), index 0 the initial state
+   * (`checkpoints/step_0.png`). n + 1 entries for n actions.
    */
   readonly actionStatePaths?: readonly string[];
   /** The seed and clock start of the recording, when the line names them (deterministic mode). */

@@ -1,6 +1,7 @@
 /**
  * Checks one task's folder against its line: the video, the asset sheets, the
- * assets folder and the reference checkpoints. Every problem is reported, each
+ * assets folder, the reference checkpoints, and, when the folder has them, the
+ * reference states after every action (`states/`, ours: complete or a problem). Every problem is reported, each
  * naming the path it is about ("tasks/x/7/video.mp4: the video is empty (0 bytes)").
  *
  * Every path must resolve inside the task set's folder once symbolic links are
@@ -19,7 +20,17 @@ import sharp from "sharp";
 import { errorMessage } from "../errors.ts";
 import { checkVideoDecodes } from "../media/decode-check.ts";
 import { probeVideo, type VideoInfo } from "../media/probe.ts";
-import { checkpointFileName, checkpointStep, isSheetFileName, sortSheetNames, TASK_FILES, taskDir, taskSetDir } from "./layout.ts";
+import {
+  actionStateFileName,
+  actionStateNumber,
+  checkpointFileName,
+  checkpointStep,
+  isSheetFileName,
+  sortSheetNames,
+  TASK_FILES,
+  taskDir,
+  taskSetDir,
+} from "./layout.ts";
 import { missingReferenceFiles } from "./reference-files.ts";
 import { expectedCheckpointCount, parseResolution, type TaskLine } from "./schema.ts";
 
@@ -31,6 +42,8 @@ export interface TaskFiles {
   assetsDir: string;
   assetFiles: string[];
   checkpointPaths: string[];
+  /** `states/action_<i>.png` for i = 1..n, when the folder has a `states/` folder (absent otherwise). */
+  actionStatePaths?: string[];
 }
 
 export interface FolderCheck {
@@ -161,6 +174,36 @@ async function checkCheckpoints(checkpointsDir: string, task: TaskLine, problems
   return steps.map((step) => path.join(checkpointsDir, checkpointFileName(step)));
 }
 
+/**
+ * The states after every action, when the task has a `states/` folder: exactly
+ * action_1.png..action_<n>.png for the line's n actions. Undefined when there is no such
+ * folder (the benchmark's own tasks, older recordings); [] after a problem.
+ */
+async function checkActionStates(statesDir: string, task: TaskLine, problems: string[], warnings: string[]): Promise<string[] | undefined> {
+  const entry = await entryAt(statesDir);
+  if (entry.kind === "missing") return undefined;
+  if (!(await requireFolder(statesDir, "the reference states folder", problems))) return [];
+  const actions = task.action_sequence.length;
+  const names = await fileNames(statesDir);
+  for (const name of names.filter((file) => actionStateNumber(file) === undefined)) {
+    warnings.push(`${path.join(statesDir, name)}: not a reference state (action_<i>.png); ignored`);
+  }
+  const numbers = names
+    .map(actionStateNumber)
+    .filter((number): number is number => number !== undefined)
+    .sort((a, b) => a - b);
+  const complete = numbers.length === actions && numbers.every((number, index) => number === index + 1);
+  if (!complete) {
+    const found = numbers.length === 0 ? "none" : numbers.map(actionStateFileName).join(", ");
+    problems.push(
+      `${statesDir}: expected the state after each of the ${actions} action${actions === 1 ? "" : "s"} ` +
+        `(${actionStateFileName(1)}${actions > 1 ? `..${actionStateFileName(actions)}` : ""}), found ${numbers.length} (${found})`,
+    );
+    return [];
+  }
+  return numbers.map((number) => path.join(statesDir, actionStateFileName(number)));
+}
+
 /** Empty files cannot be images: found without decoding anything. */
 async function checkNotEmpty(files: readonly string[], what: string, problems: string[]): Promise<void> {
   for (const file of files) {
@@ -202,6 +245,9 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
   const sheetPaths = await checkSheets(sheetsDir, assetFiles.length, problems, warnings);
   const checkpointsDir = path.join(dir, TASK_FILES.checkpointsDir);
   const checkpointPaths = options.needsCheckpoints === false ? [] : await checkCheckpoints(checkpointsDir, task, problems);
+  // Truth like the checkpoints: readers of the inputs alone do not look at it.
+  const statesDir = path.join(dir, TASK_FILES.statesDir);
+  const actionStatePaths = options.needsCheckpoints === false ? undefined : await checkActionStates(statesDir, task, problems, warnings);
   // lstat: a dangling link is there (and gets reported), not missing.
   const present = (target: string) =>
     fs.lstat(target).then(
@@ -216,12 +262,14 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
     ...assetFiles.map((name) => path.join(assetsDir, name)),
     ...(options.needsCheckpoints === false ? [] : [checkpointsDir]),
     ...checkpointPaths,
+    ...(actionStatePaths ? [statesDir, ...actionStatePaths] : []),
   ];
   const existing: string[] = [];
   for (const target of linked) if (await present(target)) existing.push(target);
   // Nothing outside the dataset is opened, not even to check it.
   const confined = await checkConfined(root, existing, problems);
   await checkNotEmpty(checkpointPaths, "checkpoint", problems);
+  await checkNotEmpty(actionStatePaths ?? [], "reference state", problems);
   await checkNotEmpty(sheetPaths, "asset sheet", problems);
 
   let video: VideoInfo | undefined;
@@ -238,9 +286,10 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
     }
     await checkImages(sheetPaths, problems, warnings);
     problems.push(...(await missingReferenceFiles(dir, assetsDir)));
-    if (options.resolution) await checkImages(checkpointPaths, problems, warnings, parseResolution(options.resolution));
+    if (options.resolution) await checkImages([...checkpointPaths, ...(actionStatePaths ?? [])], problems, warnings, parseResolution(options.resolution));
   }
 
   if (problems.length > 0) return { problems, warnings, ...(video ? { video } : {}) };
-  return { files: { dir, videoPath, sheetPaths, assetsDir, assetFiles, checkpointPaths }, problems, warnings, ...(video ? { video } : {}) };
+  const files: TaskFiles = { dir, videoPath, sheetPaths, assetsDir, assetFiles, checkpointPaths, ...(actionStatePaths ? { actionStatePaths } : {}) };
+  return { files, problems, warnings, ...(video ? { video } : {}) };
 }

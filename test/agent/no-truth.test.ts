@@ -4,8 +4,8 @@
  * copy of a bundled task whose assertions are canary strings and whose checkpoints are
  * canary images, beside eval.json files an earlier run could have left. Afterwards:
  *
- * - no file or folder of the task's truth (checkpoints, the reference site, the recording's
- *   own record) and no eval.json was opened, by any process: the kernel's access times,
+ * - no file or folder of the task's truth (checkpoints, the states after every action, the
+ *   reference site, the recording's own record) and no eval.json was opened, by any process: the kernel's access times,
  *   set far in the past before the run, say so (relatime updates them on any read);
  * - no request carried a canary string or a checkpoint's image.
  */
@@ -64,14 +64,20 @@ beforeAll(async () => {
   };
   fs.writeFileSync(path.join(scratch, "canary.jsonl"), `${JSON.stringify(line)}\n`);
   const checkpoints = path.join(setDir, String(TASK_ID), "checkpoints");
+  const states = path.join(setDir, String(TASK_ID), "states");
   const { width, height } = original.inputs.resolution;
-  for (const name of fs.readdirSync(checkpoints)) {
+  // The bundled suite keeps the state after every action: truth like the checkpoints, canaries too.
+  expect(original.truth.actionStatePaths?.length).toBe(original.truth.actions.length + 1);
+  for (const file of [
+    ...fs.readdirSync(checkpoints).map((name) => path.join(checkpoints, name)),
+    ...fs.readdirSync(states).map((name) => path.join(states, name)),
+  ]) {
     const noise = Buffer.from(Array.from({ length: width * height * 3 }, () => Math.floor(Math.random() * 256)));
     const png = await sharp(noise, { raw: { width, height, channels: 3 } })
       .png()
       .withMetadata({ exif: { IFD0: { ImageDescription: CANARY } } })
       .toBuffer();
-    fs.writeFileSync(path.join(checkpoints, name), png);
+    fs.writeFileSync(file, png);
     checkpointHashes.add(sha256(png));
   }
   canaryTask = (await loadTasks(path.join(scratch, "canary.jsonl"))).find((task) => task.id === TASK_ID)!;
@@ -88,6 +94,7 @@ beforeAll(async () => {
   // Loading the task read its checkpoints (the loader checks them): only now are they marked.
   const taskDir = path.join(setDir, String(TASK_ID));
   for (const file of [checkpoints, ...walk(checkpoints)]) untouchable.set(file, "a checkpoint");
+  for (const file of [states, ...walk(states)]) untouchable.set(file, "a state after an action");
   for (const file of [path.join(taskDir, "reference"), ...walk(path.join(taskDir, "reference"))]) untouchable.set(file, "the reference site");
   untouchable.set(path.join(taskDir, "recording.json"), "the recording's record");
   for (const file of untouchable.keys()) markUnread(file);

@@ -74,6 +74,11 @@ describe("iwr record on the fixture site", () => {
       "reference/img/photo.jpg",
       "reference/img/tile.png",
       "reference/index.html",
+      // The page at rest after every action (truth, like the checkpoints).
+      "states",
+      "states/action_1.png",
+      "states/action_2.png",
+      "states/action_3.png",
       "stitched_assets",
       "stitched_assets/stitched_image_1.png",
       "video.mp4",
@@ -105,6 +110,8 @@ describe("iwr record on the fixture site", () => {
           parameters: { description: "confirm the name", key: "Enter" },
           logical_assertion: "A greeting 'Hello, Ada!' appears under the field",
           visual_evaluation_flag: true,
+          // Where the key went when recorded: the field just typed into.
+          key_focus: { on: "element", tag: "input", id: "name", label: "Your name" },
           checkpoint_screenshot: "step_2.png",
         },
       ],

@@ -51,10 +51,14 @@ export function registerRecordCommand(program: Command): void {
           ...(flags.seed !== undefined && { seed: parseSeed(flags.seed) }),
           ...(flags.allowNoImages && { allowNoImages: true }),
         });
+        const waits = [result.settles.initial, ...result.settles.afterActions];
+        const atBound = waits.filter((settle) => !settle.atRest).length;
         console.log(
           `task ${result.id} -> ${result.dir} (${result.line.action_sequence.length} actions, ${result.checkpointCount} checkpoints, ` +
             `${result.assets.length} assets shown, ${result.captured.length} site files beside the reference, seed ${result.determinism.randomSeed}, ` +
-            `${result.videoSec.toFixed(1)} s video, ${(result.timings.msPerAction / 1000).toFixed(2)} s/action)`,
+            `${result.videoSec.toFixed(1)} s video, ${(result.timings.msPerAction / 1000).toFixed(2)} s/action, ` +
+            `longest wait for rest ${(Math.max(...waits.map((settle) => settle.waitedMs)) / 1000).toFixed(2)} s` +
+            `${atBound > 0 ? `, ${atBound} of ${waits.length} pictures taken at the bound` : ""})`,
         );
       } finally {
         await closeSharedBrowser();
