@@ -7,11 +7,12 @@
  * the numbered highlight overlay used by the vision fallback. The in-page pass itself is
  * element-collector.ts.
  */
-import type { Page } from "playwright";
+import type { CDPSession, Page } from "playwright";
+import { IwrError } from "../errors.ts";
 import { collectInPage, type InteractiveElement } from "./element-collector.ts";
-import { evaluateInPage, pageFunction } from "./page-scripts.ts";
+import { evaluateInPage, pageFunction, pageScriptSource } from "./page-scripts.ts";
 
-export type { InteractiveElement } from "./element-collector.ts";
+export type { ElementBox, InteractiveElement } from "./element-collector.ts";
 
 /** Attribute that carries an element's number between indexing and acting. */
 export const INDEX_ATTRIBUTE = "data-iwr-idx";
@@ -22,9 +23,13 @@ export const MAX_INDEXED_ELEMENTS = 400;
 /** How far beyond the viewport the harness's element list reaches (browser-use's viewport_expansion). */
 export const HARNESS_VIEWPORT_EXPANSION_PX = 500;
 
-/** The elements the harness's grounding would be shown (the official profile). */
+/**
+ * The elements the harness's grounding would be shown (the official profile): top-most
+ * near the viewport, and never one known to be clickable only through a listener that
+ * DevTools found (browser-use's page script cannot see those).
+ */
 export function harnessVisibleElements(elements: readonly InteractiveElement[]): InteractiveElement[] {
-  return elements.filter((el) => el.topMost !== false && el.nearViewport !== false);
+  return elements.filter((el) => el.topMost !== false && el.nearViewport !== false && el.clickableBecause !== "listener");
 }
 
 /**
@@ -35,9 +40,38 @@ export async function evaluateOnElement<A, R>(page: Page, index: number, fn: (el
   return elementLocator(page, index).evaluate(pageFunction(fn), arg as unknown, { timeout: timeoutMs });
 }
 
-/** Numbers every interactive element of the page (replacing any earlier numbering). */
+/** One DevTools session per page, opened on first use; it ends with the page. */
+const devtoolsSessions = new WeakMap<Page, Promise<CDPSession | undefined>>();
+
+function devtoolsSession(page: Page): Promise<CDPSession | undefined> {
+  let session = devtoolsSessions.get(page);
+  if (!session) {
+    session = page
+      .context()
+      .newCDPSession(page)
+      .catch(() => undefined);
+    devtoolsSessions.set(page, session);
+  }
+  return session;
+}
+
+/**
+ * Numbers every interactive element of the page (replacing any earlier numbering). The
+ * collector runs through DevTools' Runtime.evaluate with the console's command-line API,
+ * so it can ask `getEventListeners` which elements hear clicks through addEventListener
+ * (a few ms per thousand elements, bench/element-index); where DevTools is out of reach it
+ * runs as a plain page script and sees handlers set as properties and attributes only.
+ */
 export async function indexInteractiveElements(page: Page): Promise<InteractiveElement[]> {
-  return evaluateInPage(page, collectInPage, { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS, expansion: HARNESS_VIEWPORT_EXPANSION_PX });
+  const args = { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS, expansion: HARNESS_VIEWPORT_EXPANSION_PX };
+  const session = await devtoolsSession(page);
+  if (!session) return evaluateInPage(page, collectInPage, args);
+  const reply = await session.send("Runtime.evaluate", { expression: pageScriptSource(collectInPage, args), includeCommandLineAPI: true, returnByValue: true });
+  if (reply.exceptionDetails) {
+    const detail = reply.exceptionDetails.exception?.description ?? reply.exceptionDetails.text;
+    throw new IwrError("BROWSER", `indexing the page's elements failed in the page: ${detail}`);
+  }
+  return reply.result.value as InteractiveElement[];
 }
 
 /** The locator of element `index` from the latest `indexInteractiveElements` call. */
