@@ -52,6 +52,8 @@ function plainColourName(css: string): string {
   if (hue < 195) return "teal";
   if (hue < 255) return "blue";
   if (hue < 290) return "purple";
+  // Between violet and rose: dark ones read as purple (#800080), bright ones as pink (#ff00ff, #ff69b4).
+  if (hue < 330) return lightness < 0.45 ? "purple" : "pink";
   return "pink";
 }
 

@@ -7,8 +7,8 @@
  * the numbered highlight overlay used by the vision fallback. The in-page pass itself is
  * element-collector.ts.
  */
-import type { CDPSession, Page } from "playwright";
-import { IwrError } from "../errors.ts";
+import type { Page } from "playwright";
+import { evaluateWithDevtools } from "./devtools-world.ts";
 import { collectInPage, type InteractiveElement } from "./element-collector.ts";
 import { evaluateInPage, pageFunction, pageScriptSource } from "./page-scripts.ts";
 
@@ -40,38 +40,18 @@ export async function evaluateOnElement<A, R>(page: Page, index: number, fn: (el
   return elementLocator(page, index).evaluate(pageFunction(fn), arg as unknown, { timeout: timeoutMs });
 }
 
-/** One DevTools session per page, opened on first use; it ends with the page. */
-const devtoolsSessions = new WeakMap<Page, Promise<CDPSession | undefined>>();
-
-function devtoolsSession(page: Page): Promise<CDPSession | undefined> {
-  let session = devtoolsSessions.get(page);
-  if (!session) {
-    session = page
-      .context()
-      .newCDPSession(page)
-      .catch(() => undefined);
-    devtoolsSessions.set(page, session);
-  }
-  return session;
-}
-
 /**
  * Numbers every interactive element of the page (replacing any earlier numbering). The
- * collector runs through DevTools' Runtime.evaluate with the console's command-line API,
- * so it can ask `getEventListeners` which elements hear clicks through addEventListener
- * (a few ms per thousand elements, bench/element-index); where DevTools is out of reach it
- * runs as a plain page script and sees handlers set as properties and attributes only.
+ * collector runs in the page's world with the DevTools console's command-line API
+ * (devtools-world.ts), so it can ask `getEventListeners` which elements hear clicks
+ * through addEventListener (`npm run bench:element-index` measures the cost); where
+ * DevTools is out of reach it runs as a plain page script and sees handlers set as
+ * properties and attributes only.
  */
 export async function indexInteractiveElements(page: Page): Promise<InteractiveElement[]> {
   const args = { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS, expansion: HARNESS_VIEWPORT_EXPANSION_PX };
-  const session = await devtoolsSession(page);
-  if (!session) return evaluateInPage(page, collectInPage, args);
-  const reply = await session.send("Runtime.evaluate", { expression: pageScriptSource(collectInPage, args), includeCommandLineAPI: true, returnByValue: true });
-  if (reply.exceptionDetails) {
-    const detail = reply.exceptionDetails.exception?.description ?? reply.exceptionDetails.text;
-    throw new IwrError("BROWSER", `indexing the page's elements failed in the page: ${detail}`);
-  }
-  return reply.result.value as InteractiveElement[];
+  const viaDevtools = await evaluateWithDevtools(page, pageScriptSource(collectInPage, args));
+  return viaDevtools ? (viaDevtools.value as InteractiveElement[]) : evaluateInPage(page, collectInPage, args);
 }
 
 /** The locator of element `index` from the latest `indexInteractiveElements` call. */

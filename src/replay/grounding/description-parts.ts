@@ -181,6 +181,12 @@ const CONTAINER_NOUNS = [
   "region",
 ];
 const PAGE_NOUNS = /^(?:page|screen|window|viewport|display)$/;
+/**
+ * Shared stop words that name a target once the phrases of place are read ("the next
+ * arrow", "Click Next"): "next to X" was taken as a neighbour before words are read.
+ */
+const NAMING_WORDS = new Set(["next"]);
+const isStopWord = (word: string): boolean => STOP_WORDS.has(word) && !NAMING_WORDS.has(word);
 /** Nouns for words on the page ("under the Quantity label"): the anchor is the words, not these. */
 const TEXT_NOUNS = new Set(["label", "heading", "title", "text", "caption", "line", "word", "words", "name", "header", "headline", "sentence"]);
 
@@ -262,7 +268,7 @@ function bigramsOf(sequence: readonly string[]): Set<string> {
 /** Content words of a text in order: stop words out, stemmed. */
 export function contentSequence(text: string): string[] {
   return words(text)
-    .filter((word) => !STOP_WORDS.has(word))
+    .filter((word) => !isStopWord(word))
     .map(stem);
 }
 
@@ -397,7 +403,7 @@ export function parseDescription(description: string): DescriptionParts {
       continue;
     }
     if (word === "icon" || word === "icons" || word === "glyph" || word === "symbol") parts.icon = true;
-    if (STOP_WORDS.has(word)) continue;
+    if (isStopWord(word)) continue;
     const colour = COLOUR_WORDS[word];
     if (colour && !quotedWords.has(word)) {
       parts.colours.add(colour);

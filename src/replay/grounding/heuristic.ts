@@ -289,8 +289,9 @@ export function createHeuristicGrounder(): Grounder {
         if (byKind?.chosen) return answer(byKind);
         failed = byKind;
       }
-      const byWeakWords = ranked.filter((scored) => scored.evidence >= HEURISTIC_MIN_EVIDENCE);
-      if (byWeakWords.length > 0 && !failed) return answer(await chooseByName(byWeakWords, parts, context, "named by kind and place words it shows"));
+      // Words of kind and place an element shows ("Top photos") name it only when nothing quoted is missing and no place rule refused.
+      const byWeakWords = parts.quoted.length === 0 && !failed ? ranked.filter((scored) => scored.evidence >= HEURISTIC_MIN_EVIDENCE) : [];
+      if (byWeakWords.length > 0) return answer(await chooseByName(byWeakWords, parts, context, "named by kind and place words it shows"));
       if (kindAllowed && !failed) {
         const sole = await chooseByKind(ranked, parts, query, context, false);
         if (sole?.chosen) return answer(sole);
