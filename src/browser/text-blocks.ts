@@ -12,7 +12,7 @@ import { evaluateInPage } from "./page-scripts.ts";
 export interface TextBlock {
   /** The element's own words, whitespace collapsed, at most 120 characters. */
   text: string;
-  /** Viewport coordinates, CSS pixels: the union of its text's boxes. */
+  /** Viewport coordinates, CSS pixels: the element's box when it holds nothing but these words and is not much larger, else the words' own boxes. */
   box: ElementBox;
 }
 
@@ -48,6 +48,13 @@ function collectTextBlocksInPage(args: { max: number }): TextBlock[] {
         bottom = Math.max(bottom, rect.bottom);
       }
       if (right <= left || bottom <= top) continue;
+      // A heading or label that holds only its words stands for its whole box (an <h3> spans its card: "under the Daypack").
+      if (!Array.from(el.children).some((child) => (child.textContent ?? "").trim())) {
+        const whole = el.getBoundingClientRect();
+        if (whole.width * whole.height <= 4 * (right - left) * (bottom - top) + 40_000) {
+          [left, top, right, bottom] = [whole.left, whole.top, whole.right, whole.bottom];
+        }
+      }
       const text = own
         .map((child) => child.textContent ?? "")
         .join(" ")

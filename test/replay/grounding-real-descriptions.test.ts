@@ -335,6 +335,7 @@ describe("alike controls told apart by place and look", () => {
     expect(await attributeOf("the Delete button of the first item", "data-of")).toBe("milk");
     // The quoted word is where it stands, not what it says.
     expect(await attributeOf("the button to the right of 'Size'", "data-for")).toBe("size");
+    expect(await attributeOf("the '+' button above Size", "data-for")).toBe("quantity");
     expect(await attributeOf("the reset icon inside the grey box", "data-box")).toBe("grey");
   });
 

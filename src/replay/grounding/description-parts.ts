@@ -45,7 +45,7 @@ export interface DescriptionParts {
   weakWords: string[];
   /** Adjacent content words ("second card"): word order tells "the second card in the third row" from the reverse. */
   bigrams: Set<string>;
-  /** Words and quotes of what the target sits in or stands by ("in the Filters panel", "under 'Total'"): read against its surroundings. */
+  /** Words and quotes of what the target sits in ("in the Filters panel", "at the top of the 'Recipes' list"): read against its surroundings. */
   contextWords: string[];
   contextQuotes: QuotedPart[];
   /** Element roles the description names ("button", "field", "tab"). */
@@ -331,6 +331,11 @@ export function parseDescription(description: string): DescriptionParts {
       colours: plain.filter((word) => COLOUR_WORDS[word]).map((word) => COLOUR_WORDS[word]!),
     };
   };
+  /** Quotes naming a neighbour: where the target stands, read by geometry only (its own card may be elsewhere: "the + above 'Size'"). */
+  const neighbourQuoteIds = new Set<number>();
+  const toNeighbour = (anchor: { quoteIds: number[] }): void => {
+    for (const id of anchor.quoteIds) neighbourQuoteIds.add(id);
+  };
   const toContext = (anchor: { words: string[]; quoteIds: number[] }): void => {
     parts.contextWords.push(...anchor.words);
     for (const id of anchor.quoteIds) contextQuoteIds.add(id);
@@ -361,11 +366,12 @@ export function parseDescription(description: string): DescriptionParts {
       // "to the right of 'Save'": beside some words on the page.
       const quoted = anchor.quoteIds[0] !== undefined ? quotes[anchor.quoteIds[0]] : undefined;
       parts.relation = { kind: place.horizontal === "right" ? "rightOf" : "leftOf", words: anchor.words, phrase: match[0], ...(quoted ? { quoted } : {}) };
+      toNeighbour(anchor);
     } else {
       parts.placeInContainer = place;
       if (anchor.colours[0]) parts.boxColour = anchor.colours[0];
+      toContext(anchor);
     }
-    toContext(anchor);
     return { anchor: object };
   });
   consume(RELATION, (match) => {
@@ -375,7 +381,7 @@ export function parseDescription(description: string): DescriptionParts {
     if (anchor.words.length === 0 && anchor.quoteIds.length === 0) return false;
     const quoted = anchor.quoteIds[0] !== undefined ? quotes[anchor.quoteIds[0]] : undefined;
     parts.relation ??= { kind, words: anchor.words, phrase: match[0].trim(), ...(quoted ? { quoted } : {}) };
-    toContext(anchor);
+    toNeighbour(anchor);
     return { anchor: match[2] ?? "" };
   });
   consume(CONTAINMENT, (match) => {
@@ -389,7 +395,7 @@ export function parseDescription(description: string): DescriptionParts {
     return { anchor: "" };
   });
 
-  parts.quoted = quotes.filter((_, id) => !contextQuoteIds.has(id));
+  parts.quoted = quotes.filter((_, id) => !contextQuoteIds.has(id) && !neighbourQuoteIds.has(id));
   parts.contextQuotes = quotes.filter((_, id) => contextQuoteIds.has(id));
 
   const quotedWords = new Set(quotes.flatMap((quote) => quote.normalized.split(" ")));

@@ -55,6 +55,8 @@ export interface ScoredElement {
   /** nameEvidence plus the kind, order and place words it also shows (0.5 each). */
   evidence: number;
   score: number;
+  /** How much of the named neighbour ("under the Lantern") its surroundings hold; not in the score. */
+  neighbourInContext: number;
 }
 
 function primaryTexts(el: InteractiveElement): string[] {
@@ -157,6 +159,11 @@ function scoreElement(el: InteractiveElement, parts: DescriptionParts, query: Gr
   if (meant) nameEvidence += 0.8;
   for (const word of parts.weakWords) if (primaryWords.has(word) || glyphWords.has(word)) weakEvidence += 0.5;
   for (const word of parts.contextWords) if (contextWords.has(word)) around += 0.5;
+  // The neighbour's words in its surroundings ("under the Lantern": the Lantern's card) only break ties the geometry leaves (placement.ts).
+  let neighbourInContext = 0;
+  const neighbour = parts.relation;
+  if (neighbour?.quoted?.normalized && ` ${context} `.includes(` ${neighbour.quoted.normalized} `)) neighbourInContext += 2;
+  for (const word of neighbour?.words ?? []) if (contextWords.has(word)) neighbourInContext += 0.5;
   for (const text of primary) {
     for (const pair of bigramsOf(contentSequence(text))) if (parts.bigrams.has(pair)) nameEvidence += 0.5;
   }
@@ -173,7 +180,7 @@ function scoreElement(el: InteractiveElement, parts: DescriptionParts, query: Gr
   if (query.actionType === "Type" && !TEXT_ENTRY_ROLES.has(el.role)) score -= 1;
   if (el.disabled) score -= 0.5;
   if (!el.inViewport) score -= 0.1;
-  return { element: el, nameEvidence, evidence, score };
+  return { element: el, nameEvidence, evidence, score, neighbourInContext };
 }
 
 /** Ranks elements, best first; among equals, document order decides (deterministic). */
@@ -203,6 +210,7 @@ async function chooseByName(pool: ScoredElement[], parts: DescriptionParts, cont
   const placed = await narrowByPlacement({
     items: peers,
     elementOf: (scored) => scored.element,
+    neighbourInContext: (scored) => scored.neighbourInContext,
     parts,
     blocks: () => context.textBlocks?.() ?? Promise.resolve([]),
     allElements: context.elements,
@@ -241,6 +249,7 @@ async function chooseByKind(
   const placed = await narrowByPlacement({
     items: peers,
     elementOf: (scored) => scored.element,
+    neighbourInContext: (scored) => scored.neighbourInContext,
     parts,
     blocks: () => context.textBlocks?.() ?? Promise.resolve([]),
     allElements: context.elements,

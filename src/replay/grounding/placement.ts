@@ -127,6 +127,8 @@ function towards(place: Place, box: ElementBox): number {
 export interface PlacementInput<T> {
   items: T[];
   elementOf: (item: T) => InteractiveElement;
+  /** How much of the neighbour's words its surroundings hold: decides when the neighbour cannot be placed on the page. */
+  neighbourInContext: (item: T) => number;
   parts: DescriptionParts;
   /** The words anchors are looked for in (text blocks), read only when a relation is named. */
   blocks: () => Promise<readonly TextBlock[]>;
@@ -162,8 +164,15 @@ export async function narrowByPlacement<T>(input: PlacementInput<T>): Promise<Na
   const relation = parts.relation;
   if (relation && items.length > 1) {
     const anchors = findAnchors(relation, await input.blocks(), input.allElements);
+    const byContext = (): void => {
+      const most = Math.max(...items.map(input.neighbourInContext));
+      if (most <= 0) return;
+      items = items.filter((item) => input.neighbourInContext(item) === most);
+      notes.push(`'${relation.phrase}': the one whose card or row holds those words`);
+    };
     if (anchors.length === 0) {
-      notes.push(`'${relation.phrase}': those words are not on the page, ignored`);
+      notes.push(`'${relation.phrase}': those words are not placed on the page`);
+      byContext();
     } else {
       const distances = items
         .map((item) => ({ item, distance: Math.min(...anchors.map((anchor) => relationDistance(relation.kind, box(item), anchor) ?? Infinity)) }))
@@ -175,7 +184,8 @@ export async function narrowByPlacement<T>(input: PlacementInput<T>): Promise<Na
       } else if (strict) {
         return stop(`'${relation.phrase}': no candidate stands on that side of those words`);
       } else {
-        notes.push(`'${relation.phrase}': no candidate on that side, ignored`);
+        notes.push(`'${relation.phrase}': no candidate on that side`);
+        byContext();
       }
     }
   }
