@@ -3,7 +3,8 @@
  * included, tags every element a user could act on with its number, and returns the facts
  * a grounder matches a description against. It runs inside the page as source text
  * (page-scripts.ts), so it is one self-contained function; the helpers it shares with
- * other page scripts come from in-page-helpers.ts. The Node side (numbering, locating,
+ * other page scripts come from in-page-helpers.ts, and its readings of how a control looks
+ * and why it is clickable from element-facts.ts. The Node side (numbering, locating,
  * listing, highlighting) is element-index.ts.
  */
 

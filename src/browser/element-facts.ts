@@ -9,7 +9,7 @@
 
 // Defined in the page by IN_PAGE_HELPERS (in-page-helpers.ts).
 declare function composedParent(node: Element): Element | null;
-/** The DevTools console's listener lookup: present only when the script runs with the command-line API (element-index.ts). */
+/** The DevTools console's listener lookup: present only when the script runs with the command-line API (devtools-world.ts). */
 declare const getEventListeners: ((target: EventTarget) => Record<string, unknown[]>) | undefined;
 
 /**
