@@ -3,14 +3,27 @@
  * included, tags every element a user could act on with its number, and returns the facts
  * a grounder matches a description against. It runs inside the page as source text
  * (page-scripts.ts), so it is one self-contained function; the helpers it shares with
- * other page scripts come from in-page-helpers.ts. The Node side (numbering, locating,
+ * other page scripts come from in-page-helpers.ts, and its readings of how a control looks
+ * and why it is clickable from element-facts.ts. The Node side (numbering, locating,
  * listing, highlighting) is element-index.ts.
  */
+
+import type { ClickableBecause } from "./element-facts.ts";
+
+export type { ClickableBecause } from "./element-facts.ts";
 
 // Defined in the page by IN_PAGE_HELPERS (in-page-helpers.ts), for collectInPage.
 declare function composedParent(node: Element): Element | null;
 declare function isWithin(node: Element, container: Element): boolean;
 declare function deepElementFromPoint(x: number, y: number): Element | null;
+// Defined in the page by ELEMENT_FACTS_SOURCE (element-facts.ts).
+declare function plainColourName(css: string): string;
+declare function hasClickHandler(el: Element): boolean;
+declare function hasClickListener(el: Element): boolean;
+declare function iconWordsOf(el: Element, style: CSSStyleDeclaration): string;
+declare function mediaOf(el: Element, style: CSSStyleDeclaration, ownText: string): string;
+declare function isRound(style: CSSStyleDeclaration, rect: DOMRect): boolean;
+declare function boxColourOf(el: Element): string;
 
 export interface ElementBox {
   x: number;
@@ -22,8 +35,10 @@ export interface ElementBox {
 export interface InteractiveElement {
   index: number;
   tag: string;
-  /** Explicit `role`, or the implicit one of the tag (button, link, textbox, ...). */
+  /** Explicit `role`, or the implicit one of the tag (button, link, textbox, img, ...). */
   role: string;
+  /** Why it is listed (element-facts.ts): a native control, a role, a click handler, a pointer cursor, ... */
+  clickableBecause: ClickableBecause;
   /** Visible text, whitespace collapsed, at most 120 characters. */
   text: string;
   ariaLabel: string;
@@ -49,9 +64,19 @@ export interface InteractiveElement {
    * daypack" can tell two 'Add' buttons apart. At most 200 characters.
    */
   context: string;
-  /** Nearest plain colour names of the background and the text ("" when transparent). */
+  /** The box of the element that `context` is read from (its card, row or form), when there is one. */
+  contextBox?: ElementBox;
+  /** Plain colour names of the background and the text ("" when transparent); an icon without text gives its fill's. */
   backgroundColor: string;
   textColor: string;
+  /** Plain colour of the nearest painted box around it, below <body> ("inside the grey box"); "" when none. */
+  boxColor: string;
+  /** The picture it is or shows: "img", "svg", "canvas", "video", "background" (a CSS image), or "". */
+  media: string;
+  /** Words naming the icon it shows: icon classes, sprite ids, image file names (element-facts.ts). */
+  iconWords: string;
+  /** A circle or a pill. */
+  round: boolean;
   /** Viewport coordinates, CSS pixels. */
   box: ElementBox;
   inViewport: boolean;
@@ -88,33 +113,6 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
     "treeitem",
     "gridcell",
   ]);
-  const PALETTE: Array<[string, number, number, number]> = [
-    ["black", 0, 0, 0],
-    ["white", 255, 255, 255],
-    ["gray", 128, 128, 128],
-    ["red", 220, 40, 40],
-    ["orange", 245, 140, 30],
-    ["yellow", 240, 210, 40],
-    ["green", 40, 170, 70],
-    ["teal", 20, 150, 150],
-    ["blue", 40, 100, 230],
-    ["purple", 140, 60, 200],
-    ["pink", 240, 100, 170],
-    ["brown", 140, 90, 40],
-  ];
-  const colourName = (css: string): string => {
-    const match = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(css);
-    if (!match) return "";
-    if (match[4] !== undefined && Number(match[4]) < 0.2) return "";
-    const [r, g, b] = [Number(match[1]), Number(match[2]), Number(match[3])];
-    let best = "";
-    let bestDistance = Infinity;
-    for (const [name, pr, pg, pb] of PALETTE) {
-      const distance = (r - pr) ** 2 + (g - pg) ** 2 + (b - pb) ** 2;
-      if (distance < bestDistance) [best, bestDistance] = [name, distance];
-    }
-    return best;
-  };
   // Roles are tokens: "Button" and "button link" both mean a button.
   const roleToken = (el: Element): string => (el.getAttribute("role") ?? "").trim().split(/\s+/)[0]?.toLowerCase() ?? "";
   const implicitRole = (el: Element): string => {
@@ -132,6 +130,8 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
         return "textbox";
       case "OPTION":
         return "option";
+      case "IMG":
+        return "img";
       case "INPUT": {
         const type = (el.getAttribute("type") ?? "text").toLowerCase();
         if (["button", "submit", "reset", "image"].includes(type)) return "button";
@@ -144,19 +144,23 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
         return (el as HTMLElement).isContentEditable ? "textbox" : "generic";
     }
   };
-  const isInteractive = (el: Element, style: CSSStyleDeclaration): boolean => {
-    if (NATIVE.has(el.tagName)) return !(el.tagName === "INPUT" && (el as HTMLInputElement).type === "hidden");
-    if (ROLES.has(roleToken(el))) return true;
-    if (el.hasAttribute("onclick") || el.classList.contains("btn")) return true;
-    if ((el as HTMLElement).isContentEditable && !(el.parentElement?.isContentEditable ?? false)) return true;
+  /** Why a user could act on it (element-facts.ts), or "" when nothing says so. */
+  const clickableBecause = (el: Element, style: CSSStyleDeclaration): ClickableBecause | "" => {
+    if (NATIVE.has(el.tagName)) return el.tagName === "INPUT" && (el as HTMLInputElement).type === "hidden" ? "" : "control";
+    if (ROLES.has(roleToken(el))) return "role";
+    if ((el as HTMLElement).isContentEditable && !(el.parentElement?.isContentEditable ?? false)) return "editable";
+    if (hasClickHandler(el)) return "handler";
     const tabindex = el.getAttribute("tabindex");
-    if (tabindex !== null && Number(tabindex) >= 0) return true;
+    if (tabindex !== null && Number(tabindex) >= 0) return "tabindex";
+    if (el.classList.contains("btn")) return "styled";
     // A pointer cursor marks a clickable the page wired in script; only the top of such a subtree counts.
     if (style.cursor === "pointer") {
       const parent = composedParent(el);
-      return !parent || getComputedStyle(parent).cursor !== "pointer";
+      if (!parent || getComputedStyle(parent).cursor !== "pointer") return "styled";
     }
-    return false;
+    // The page's own root and body hear every click that bubbles: a listener there says nothing about one element.
+    if (el !== document.documentElement && el !== document.body && hasClickListener(el)) return "listener";
+    return "";
   };
   const clean = (text: string | null | undefined, max = 120): string => (text ?? "").replace(/\s+/g, " ").trim().slice(0, max);
   // innerText of a big container walks its whole subtree: read each ancestor once.
@@ -169,14 +173,20 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
     }
     return text;
   };
-  const contextOf = (el: Element, ownText: string): string => {
-    let smaller = "";
+  const boxOf = (rect: DOMRect): ElementBox => ({
+    x: Math.round(rect.x),
+    y: Math.round(rect.y),
+    width: Math.round(rect.width),
+    height: Math.round(rect.height),
+  });
+  const contextOf = (el: Element, ownText: string): { text: string; box?: ElementBox } => {
+    let smaller: { text: string; box?: ElementBox } = { text: "" };
     let node = composedParent(el);
     for (let depth = 0; node && node !== document.body && depth < 6; depth++, node = composedParent(node)) {
       const text = textOf(node);
-      if (text.length >= ownText.length + 15) return text.length < 400 ? text.slice(0, 200) : smaller;
+      if (text.length >= ownText.length + 15) return text.length < 400 ? { text: text.slice(0, 200), box: boxOf(node.getBoundingClientRect()) } : smaller;
       // A shadow host's innerText is blind to its shadow content: a shorter text is such a host, not more context.
-      if (text.length >= smaller.length) smaller = text.slice(0, 200);
+      if (text.length >= smaller.text.length) smaller = { text: text.slice(0, 200), box: boxOf(node.getBoundingClientRect()) };
     }
     return smaller;
   };
@@ -279,28 +289,45 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
   for (const scope of [document, ...shadowRoots]) {
     for (const old of Array.from(scope.querySelectorAll(`[${args.attribute}]`))) old.removeAttribute(args.attribute);
   }
-  const found: InteractiveElement[] = [];
   const viewportWidth = window.innerWidth;
   const viewportHeight = window.innerHeight;
+  const candidates: Array<{ el: Element; style: CSSStyleDeclaration; rect: DOMRect; because: ClickableBecause }> = [];
   for (const el of all) {
-    if (found.length >= args.max) break;
+    if (candidates.length >= args.max * 2) break;
     const style = getComputedStyle(el);
     if (style.display === "none" || style.visibility === "hidden" || style.visibility === "collapse") continue;
-    if (!isInteractive(el, style)) continue;
+    const because = clickableBecause(el, style);
+    if (!because) continue;
     const rect = el.getBoundingClientRect();
     if (rect.width < 1 || rect.height < 1) continue;
     if (Number(style.opacity) === 0 && !hasStandInLabel(el, rect)) continue;
+    candidates.push({ el, style, rect, because });
+  }
+  // A listener on an element holding other controls is delegation (a list hearing its items' clicks): the controls are the targets.
+  const listed = candidates.filter(
+    (candidate) => candidate.because !== "listener" || !candidates.some((other) => other !== candidate && isWithin(other.el, candidate.el)),
+  );
+  const found: InteractiveElement[] = [];
+  for (const { el, style, rect, because } of listed) {
+    if (found.length >= args.max) break;
     const html = el as HTMLElement;
     const input = el as HTMLInputElement;
     const index = found.length;
     el.setAttribute(args.attribute, String(index));
     const text = shownText(el);
+    const context = contextOf(el, text);
+    const media = mediaOf(el, style, text);
+    // An icon drawn in SVG shows its fill, not its text colour.
+    const icon = media === "svg" ? (el.tagName.toLowerCase() === "svg" ? el : el.querySelector("svg")) : null;
+    const iconFill = icon ? plainColourName(getComputedStyle(icon).fill) || plainColourName(getComputedStyle(icon).stroke) : "";
     found.push({
       index,
       tag: el.tagName.toLowerCase(),
       role: implicitRole(el),
+      clickableBecause: because,
       text,
-      context: contextOf(el, text),
+      context: context.text,
+      ...(context.box ? { contextBox: context.box } : {}),
       ariaLabel: clean(el.getAttribute("aria-label")),
       label: labelOf(el, rect, text),
       placeholder: clean(el.getAttribute("placeholder")),
@@ -312,9 +339,13 @@ export function collectInPage(args: { attribute: string; max: number; expansion:
       className: clean(typeof html.className === "string" ? html.className : el.getAttribute("class"), 80),
       inputType: el.tagName === "INPUT" ? clean(input.type, 20) : "",
       value: el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" ? clean(input.value, 60) : "",
-      backgroundColor: colourName(style.backgroundColor),
-      textColor: colourName(style.color),
-      box: { x: Math.round(rect.x), y: Math.round(rect.y), width: Math.round(rect.width), height: Math.round(rect.height) },
+      backgroundColor: plainColourName(style.backgroundColor),
+      textColor: (!text && iconFill) || plainColourName(style.color),
+      boxColor: boxColourOf(el),
+      media,
+      iconWords: iconWordsOf(el, style),
+      round: isRound(style, rect),
+      box: boxOf(rect),
       inViewport: rect.bottom > 0 && rect.right > 0 && rect.top < viewportHeight && rect.left < viewportWidth,
       disabled: input.disabled === true || el.getAttribute("aria-disabled") === "true",
       topMost: hitsItself(el, rect),

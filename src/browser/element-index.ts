@@ -8,10 +8,11 @@
  * element-collector.ts.
  */
 import type { Page } from "playwright";
+import { evaluateWithDevtools } from "./devtools-world.ts";
 import { collectInPage, type InteractiveElement } from "./element-collector.ts";
-import { evaluateInPage, pageFunction } from "./page-scripts.ts";
+import { evaluateInPage, pageFunction, pageScriptSource } from "./page-scripts.ts";
 
-export type { InteractiveElement } from "./element-collector.ts";
+export type { ElementBox, InteractiveElement } from "./element-collector.ts";
 
 /** Attribute that carries an element's number between indexing and acting. */
 export const INDEX_ATTRIBUTE = "data-iwr-idx";
@@ -22,9 +23,13 @@ export const MAX_INDEXED_ELEMENTS = 400;
 /** How far beyond the viewport the harness's element list reaches (browser-use's viewport_expansion). */
 export const HARNESS_VIEWPORT_EXPANSION_PX = 500;
 
-/** The elements the harness's grounding would be shown (the official profile). */
+/**
+ * The elements the harness's grounding would be shown (the official profile): top-most
+ * near the viewport, and never one known to be clickable only through a listener that
+ * DevTools found (browser-use's page script cannot see those).
+ */
 export function harnessVisibleElements(elements: readonly InteractiveElement[]): InteractiveElement[] {
-  return elements.filter((el) => el.topMost !== false && el.nearViewport !== false);
+  return elements.filter((el) => el.topMost !== false && el.nearViewport !== false && el.clickableBecause !== "listener");
 }
 
 /**
@@ -35,9 +40,18 @@ export async function evaluateOnElement<A, R>(page: Page, index: number, fn: (el
   return elementLocator(page, index).evaluate(pageFunction(fn), arg as unknown, { timeout: timeoutMs });
 }
 
-/** Numbers every interactive element of the page (replacing any earlier numbering). */
+/**
+ * Numbers every interactive element of the page (replacing any earlier numbering). The
+ * collector runs in the page's world with the DevTools console's command-line API
+ * (devtools-world.ts), so it can ask `getEventListeners` which elements hear clicks
+ * through addEventListener (`npm run bench:element-index` measures the cost); where
+ * DevTools is out of reach it runs as a plain page script and sees handlers set as
+ * properties and attributes only.
+ */
 export async function indexInteractiveElements(page: Page): Promise<InteractiveElement[]> {
-  return evaluateInPage(page, collectInPage, { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS, expansion: HARNESS_VIEWPORT_EXPANSION_PX });
+  const args = { attribute: INDEX_ATTRIBUTE, max: MAX_INDEXED_ELEMENTS, expansion: HARNESS_VIEWPORT_EXPANSION_PX };
+  const viaDevtools = await evaluateWithDevtools(page, pageScriptSource(collectInPage, args));
+  return viaDevtools ? (viaDevtools.value as InteractiveElement[]) : evaluateInPage(page, collectInPage, args);
 }
 
 /** The locator of element `index` from the latest `indexInteractiveElements` call. */

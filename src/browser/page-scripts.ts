@@ -2,16 +2,23 @@
  * Running our functions inside the page. A function travels to the page as its source
  * text; a transpiler that keeps function names (tsx does) wraps inner functions in a
  * `__name` helper that does not exist there, so each page script is wrapped in one that
- * defines a no-op `__name`, with the shared page helpers (in-page-helpers.ts) before it.
+ * defines a no-op `__name`, with the shared page helpers (in-page-helpers.ts and
+ * element-facts.ts) before it.
  */
 import type { Page } from "playwright";
+import { ELEMENT_FACTS_SOURCE } from "./element-facts.ts";
 import { IN_PAGE_HELPERS } from "./in-page-helpers.ts";
 
-const PRELUDE = `const __name = (f) => f; ${IN_PAGE_HELPERS}\n`;
+const PRELUDE = `const __name = (f) => f; ${IN_PAGE_HELPERS}\n${ELEMENT_FACTS_SOURCE}\n`;
+
+/** The expression that runs `fn(arg)` in the page (for page.evaluate, or DevTools' Runtime.evaluate). */
+export function pageScriptSource<A, R>(fn: (arg: A) => R, arg: A): string {
+  return `(() => { ${PRELUDE}return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
+}
 
 /** Runs `fn(arg)` in the page and returns its (serialisable) result. */
 export async function evaluateInPage<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<R> {
-  return (await page.evaluate(`(() => { ${PRELUDE}return (${fn.toString()})(${JSON.stringify(arg)}); })()`)) as R;
+  return (await page.evaluate(pageScriptSource(fn, arg))) as R;
 }
 
 /** `fn` rebuilt with the prelude, for Playwright's own evaluate on an element (which sends it as source). */

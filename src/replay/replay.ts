@@ -26,9 +26,10 @@ import {
   showHighlights,
 } from "../browser/element-index.ts";
 import { harnessClick, harnessPress, harnessScroll, harnessType } from "../browser/harness-actions.ts";
-import { readScreenText, type ScreenText } from "../browser/screen-text.ts";
 import { giveKeyFocus, type KeyFocus, pressWatched } from "../browser/key-focus.ts";
+import { readScreenText, type ScreenText } from "../browser/screen-text.ts";
 import { atRestTimings, RequestsInFlight, readPageActivity, type SettleProbe, type SettleRecord, stillnessScreen, waitUntilAtRest } from "../browser/settle.ts";
+import { collectTextBlocks, type TextBlock } from "../browser/text-blocks.ts";
 import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
@@ -239,6 +240,7 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
       const indexed = await surface.withTimeout("index elements", limit, () => indexInteractiveElements(page));
       // The harness's grounding sees only the top-most elements near the viewport; an index outside them "does not exist".
       const elements = style.grounding === "harness" ? harnessVisibleElements(indexed) : indexed;
+      let textBlocks: Promise<TextBlock[]> | undefined;
       const context: GroundingContext = {
         elements,
         // The harness sends the whole tree; ours is capped so a huge page cannot crowd out the prompt.
@@ -246,6 +248,8 @@ async function runAction(surface: ReplaySurface, action: ReplayAction, grounder:
           surface.withTimeout("accessibility tree", limit, () =>
             accessibilityTreeText(page, style.grounding === "harness" ? { maxChars: Number.POSITIVE_INFINITY } : {}),
           ),
+        // Read once per action, and only when a description places its target next to some words.
+        textBlocks: () => (textBlocks ??= surface.withTimeout("text blocks", limit, () => collectTextBlocks(page))),
         highlightedScreenshot: async () => {
           await surface.withTimeout("highlight", limit, () => showHighlights(page, elements));
           try {

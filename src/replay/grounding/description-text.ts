@@ -8,7 +8,7 @@
 const QUOTED = [/"([^"\n]{1,120})"/g, /“([^”\n]{1,120})”/g, /‘([^’\n]{1,120})’/g, /(?<![\p{L}\p{N}])'([^'\n]{1,120}?)'(?![\p{L}\p{N}])/gu];
 
 /** Every quoted string with where it stands in `text` (start and end of the quotes). */
-function* quotedSpansOf(text: string): Generator<{ text: string; start: number; end: number }> {
+export function* quotedSpansOf(text: string): Generator<{ text: string; start: number; end: number }> {
   for (const pattern of QUOTED) {
     for (const match of text.matchAll(pattern)) {
       const inner = match[1]?.trim();

@@ -1,121 +1,62 @@
 /**
  * Offline, deterministic grounding: ranks the page's interactive elements by how well
- * their visible text and labels match the action's description. No model call, so the
- * same candidate always gets the same element; calibration and CI run on it.
+ * they fit the action's description. No model call, so the same candidate always gets
+ * the same element; calibration and CI run on it. Every answer says why (`why`).
  *
- * Evidence, strongest first: a quoted string of the description equal to (or inside)
- * an element's text or label (symbols such as '+' or '×' compared as written); words
- * of the description in the text/labels; words in id/name/class. Only this "own"
- * evidence can make an element the described one. Ranking also uses the text around
- * the element (its card or row: "the 'Add' button under the Canvas Daypack"), the kind
- * of control named ("button", "field"), colour words, and positions ("the second card
- * in the third row").
+ * How a description is read (description-parts.ts) and the rules, strongest first:
+ *
+ * 1. Named by its own words. A quoted string equal to (or inside) an element's text or
+ *    label (symbols such as '+' or '×' compared as written), words of the description in
+ *    its text and labels, words in its id, name and class. An element that shows no words
+ *    (an icon) is named by what it shows: its icon's class, sprite and file names and its
+ *    own class and id count as fully as text would, and so do the icon's usual names
+ *    ("the delete button" is the one with `fa-trash`, "close" the one showing ×:
+ *    icon-names.ts). Only this evidence can make an element the described one by name.
+ * 2. Among elements named equally well, the description's look (colour of the element,
+ *    of the box it sits in, round) and the words around it (its card: "the 'Add' button
+ *    under the Lantern") rank them, then where it is chooses (placement.ts): the large or
+ *    small one, the one next to some words, at a side of its card, at a place on the page,
+ *    in a grid place, or by order.
+ * 3. Named by kind and place. When no element's words name it but the description names a
+ *    kind ("photo", "button", "icon", "field") and says which one by place, size or look
+ *    ("the third photo in the top row", "the large photo", "the round button at the right
+ *    of a card", "the red button"), the choice is among the visible elements of that kind,
+ *    and a place rule that finds nothing fails it. Words that only say a kind or a place
+ *    ("photo", "top", "third") never name an element on their own.
+ * 4. The only element of the named kind ("the search box" on a page with one), unless the
+ *    description quotes words that are not on the page.
  */
 
 import { distance } from "fastest-levenshtein";
 import { normalizeKey } from "../../browser/actions.ts";
 import type { InteractiveElement } from "../../browser/element-index.ts";
-import { normalizeText, quotedStrings, STOP_WORDS, stem, typedTextOf, words } from "./description-text.ts";
+import { bigramsOf, contentSequence, type DescriptionParts, namesALook, namesAPlace, parseDescription, type QuotedPart } from "./description-parts.ts";
+import { normalizeText, quotedStrings, stem, typedTextOf, words } from "./description-text.ts";
+import { meaningsOfText, meaningsOfWord } from "./icon-names.ts";
+import { narrowByPlacement } from "./placement.ts";
 import type { Grounder, GroundingAnswer, GroundingContext, GroundingQuery, KeyAnswer } from "./types.ts";
 
-/** Below this much own text/label evidence an element is not the described one (as a model's -1). */
+/** Below this much own evidence an element is not the described one by name (as a model's -1). */
 export const HEURISTIC_MIN_EVIDENCE = 0.75;
+/**
+ * The rules' version, part of the evaluator's settings key (as a prompt's hash is for the
+ * llm grounder): results grounded by older rules are scored again, not reused.
+ */
+export const HEURISTIC_RULES_VERSION = "2: kinds, icons, places, neighbours, looks";
 
-const ROLE_WORDS: Record<string, readonly string[]> = {
-  button: ["button"],
-  btn: ["button"],
-  icon: ["button", "link"],
-  key: ["button"],
-  link: ["link"],
-  hyperlink: ["link"],
-  input: ["textbox", "searchbox", "combobox"],
-  field: ["textbox", "searchbox", "combobox"],
-  textbox: ["textbox", "searchbox"],
-  textarea: ["textbox"],
-  box: ["textbox", "searchbox", "checkbox"],
-  searchbox: ["searchbox", "textbox"],
-  bar: ["searchbox", "textbox"],
-  checkbox: ["checkbox"],
-  check: ["checkbox"],
-  radio: ["radio"],
-  tab: ["tab"],
-  dropdown: ["combobox", "button"],
-  select: ["combobox"],
-  option: ["option"],
-  toggle: ["switch", "checkbox", "button"],
-  switch: ["switch", "checkbox"],
-  slider: ["slider"],
-  menuitem: ["menuitem"],
-  item: ["menuitem", "option", "link", "button"],
-};
-const KIND_ONLY_WORDS = new Set(["button", "btn", "input", "field", "link", "hyperlink", "box", "textbox", "textarea", "searchbox", "checkbox"]);
-const COLOUR_WORDS = new Set(["black", "white", "gray", "grey", "red", "orange", "yellow", "green", "teal", "blue", "purple", "pink", "brown"]);
-const ORDINALS: Record<string, number> = { first: 0, second: 1, third: 2, fourth: 3, fifth: 4, sixth: 5, top: 0, last: -1, bottom: -1, middle: -2 };
-const POSITION = /\b(first|second|third|fourth|fifth|sixth|top|middle|bottom|last)\s+(row|column)\b/gi;
-const ITEM_ORDINAL = /\b(first|second|third|fourth|fifth|sixth|last)\b(?!\s+(?:row|column)\b)/i;
 const TEXT_ENTRY_ROLES = new Set(["textbox", "searchbox", "combobox"]);
-
-interface ParsedDescription {
-  quoted: Array<{ raw: string; normalized: string }>;
-  contentWords: string[];
-  /** Adjacent content words ("second card", "third row"): word order tells "the second card in the third row" from "the third card in the second row". */
-  bigrams: Set<string>;
-  roles: Set<string>;
-  colours: Set<string>;
-  /** "the second card": position among equally good elements, in reading order. */
-  itemOrdinal?: number;
-  row?: number;
-  column?: number;
-}
-
-function bigramsOf(sequence: readonly string[]): Set<string> {
-  const pairs = new Set<string>();
-  for (let index = 1; index < sequence.length; index++) pairs.add(`${sequence[index - 1]} ${sequence[index]}`);
-  return pairs;
-}
-
-/** Content words of a text in order: stop words out, stemmed. */
-function contentSequence(text: string): string[] {
-  return words(text)
-    .filter((word) => !STOP_WORDS.has(word))
-    .map(stem);
-}
-
-function parseDescription(description: string): ParsedDescription {
-  const quoted = quotedStrings(description).map((raw) => ({ raw: raw.toLowerCase(), normalized: normalizeText(raw) }));
-  const quotedWords = new Set(quoted.flatMap((q) => q.normalized.split(" ")));
-  const roles = new Set<string>();
-  const colours = new Set<string>();
-  const contentWords: string[] = [];
-  for (const word of words(description)) {
-    if (STOP_WORDS.has(word)) continue;
-    const roleKinds = ROLE_WORDS[word] ?? ROLE_WORDS[stem(word)];
-    if (roleKinds) for (const role of roleKinds) roles.add(role);
-    if (COLOUR_WORDS.has(word) && !quotedWords.has(word)) {
-      colours.add(word === "grey" ? "gray" : word);
-      continue;
-    }
-    // Generic control words only say what kind of element it is; words like "menu" or "tab" are also content.
-    if (KIND_ONLY_WORDS.has(word)) continue;
-    contentWords.push(stem(word));
-  }
-  const parsed: ParsedDescription = { quoted, contentWords: [...new Set(contentWords)], bigrams: bigramsOf(contentWords), roles, colours };
-  const unquoted = quoted.reduce((text, q) => text.replace(q.raw, " "), description.toLowerCase());
-  for (const match of unquoted.matchAll(POSITION)) {
-    const place = ORDINALS[match[1]?.toLowerCase() ?? ""];
-    if (match[2]?.toLowerCase() === "row") parsed.row = place;
-    else parsed.column = place;
-  }
-  const item = ITEM_ORDINAL.exec(unquoted.replace(POSITION, " "));
-  if (item?.[1]) parsed.itemOrdinal = ORDINALS[item[1].toLowerCase()];
-  return parsed;
-}
+/** Equal scores within this are ties, broken by place or order. */
+const TIE = 0.05;
 
 export interface ScoredElement {
   element: InteractiveElement;
-  /** Evidence from the element's own text and attributes (decides "found"). */
+  /** Own text and attributes naming it (decides "found by name"). */
+  nameEvidence: number;
+  /** nameEvidence plus the kind, order and place words it also shows (0.5 each). */
   evidence: number;
   score: number;
+  /** How much of the named neighbour ("under the Lantern") its surroundings hold; not in the score. */
+  neighbourInContext: number;
 }
 
 function primaryTexts(el: InteractiveElement): string[] {
@@ -130,8 +71,38 @@ function secondaryTexts(el: InteractiveElement): string[] {
   return [el.id, el.name, classes].map((text) => words(text).join(" ")).filter(Boolean);
 }
 
+/** An element that shows no words: an icon, a picture, a symbol such as × or +. */
+function showsNoWords(el: InteractiveElement): boolean {
+  return !/[\p{L}\p{N}]/u.test(el.text);
+}
+
+function isPicture(el: InteractiveElement): boolean {
+  return el.role === "img" || el.media === "img" || el.media === "background";
+}
+
+function isIcon(el: InteractiveElement): boolean {
+  return showsNoWords(el) && (el.media !== "" || el.iconWords !== "" || el.text !== "");
+}
+
+function isButtonLike(el: InteractiveElement): boolean {
+  return el.role === "button" || /(^|\s)btn(\s|$)/.test(el.className);
+}
+
+/** Whether the element is of a kind the description names (a photo, an icon, a button, a field...). */
+function fitsKind(el: InteractiveElement, parts: DescriptionParts, query: GroundingQuery): boolean {
+  if (query.actionType === "Type") return TEXT_ENTRY_ROLES.has(el.role);
+  if (parts.picture && isPicture(el)) return true;
+  if (parts.icon && isIcon(el)) return true;
+  if (parts.roles.has(el.role) || (parts.roles.has("button") && isButtonLike(el))) return true;
+  return false;
+}
+
+function namesAKind(parts: DescriptionParts, query: GroundingQuery): boolean {
+  return query.actionType === "Type" || parts.picture || parts.icon || parts.roles.size > 0;
+}
+
 /** How well one quoted string matches one text: exact 6, whole-phrase inside up to 5, near-miss 3. */
-function quotedMatch(quoted: { raw: string; normalized: string }, rawText: string): number {
+function quotedMatch(quoted: QuotedPart, rawText: string): number {
   const text = normalizeText(rawText);
   if (!quoted.normalized) {
     // Symbols only ('+', '×', '↑'): compared as written.
@@ -146,141 +117,208 @@ function quotedMatch(quoted: { raw: string; normalized: string }, rawText: strin
   return 0;
 }
 
-function scoreElement(el: InteractiveElement, parsed: ParsedDescription, query: GroundingQuery): ScoredElement {
+function scoreElement(el: InteractiveElement, parts: DescriptionParts, query: GroundingQuery): ScoredElement {
   const primary = primaryTexts(el);
   const secondary = secondaryTexts(el);
   const context = normalizeText(el.context);
-  let evidence = 0;
+  const iconOnly = showsNoWords(el);
+  // What an icon shows is its name: its icon's words, and its own class and id.
+  const glyph = iconOnly ? [...secondary, words(el.iconWords).join(" ")].filter(Boolean) : [];
+  const glyphMeanings = iconOnly ? meaningsOfText([...primary, ...glyph, el.iconWords, el.className, el.id].join(" ")) : new Set<string>();
+  let nameEvidence = 0;
+  let weakEvidence = 0;
   let around = 0;
-  for (const quoted of parsed.quoted) {
-    const own = Math.max(0, ...primary.map((text) => quotedMatch(quoted, text)));
+  for (const quoted of parts.quoted) {
+    const own = Math.max(0, ...primary.map((text) => quotedMatch(quoted, text)), ...glyph.map((text) => quotedMatch(quoted, text)));
     const weak = Math.max(0, ...secondary.map((text) => quotedMatch(quoted, text))) * 0.4;
-    evidence += Math.max(own, weak);
+    // A quoted symbol or icon name ('×', 'trash') on an icon that shows it by another name.
+    const meant = iconOnly && [...meaningsOfText(quoted.raw)].some((meaning) => glyphMeanings.has(meaning)) ? 3 : 0;
+    nameEvidence += Math.max(own, weak, meant);
     // A quoted name of what the element sits in ("under the 'Red Lentil Soup' card").
     if (own === 0 && quoted.normalized && ` ${context} `.includes(` ${quoted.normalized} `)) around += 2;
   }
+  for (const quoted of parts.contextQuotes) if (quoted.normalized && ` ${context} `.includes(` ${quoted.normalized} `)) around += 2;
   const primaryWords = new Set(primary.flatMap((text) => words(text)).map(stem));
+  const glyphWords = new Set(glyph.flatMap((text) => text.split(" ")).map(stem));
   const secondaryWords = new Set(secondary.flatMap((text) => text.split(" ")).map(stem));
   const contextWords = new Set(context.split(" ").map(stem));
   let matched = 0;
-  for (const word of parsed.contentWords) {
-    if (primaryWords.has(word)) {
-      evidence += 1;
+  let meant = false;
+  for (const word of parts.contentWords) {
+    if (primaryWords.has(word) || glyphWords.has(word)) {
+      nameEvidence += 1;
       matched += 1;
     } else if (secondaryWords.has(word)) {
-      evidence += 0.6;
-    } else if (contextWords.has(word)) {
-      around += 0.3;
+      nameEvidence += 0.6;
+    } else {
+      // An icon named by what it does or shows, in other words than its own ("remove" for a trash can).
+      if (iconOnly && meaningsOfWord(word).some((meaning) => glyphMeanings.has(meaning))) meant = true;
+      if (contextWords.has(word)) around += 0.3;
     }
   }
+  if (meant) nameEvidence += 0.8;
+  for (const word of parts.weakWords) if (primaryWords.has(word) || glyphWords.has(word)) weakEvidence += 0.5;
+  for (const word of parts.contextWords) if (contextWords.has(word)) around += 0.5;
+  // The neighbour's words in its surroundings ("under the Lantern": the Lantern's card) only break ties the geometry leaves (placement.ts).
+  let neighbourInContext = 0;
+  const neighbour = parts.relation;
+  if (neighbour?.quoted?.normalized && ` ${context} `.includes(` ${neighbour.quoted.normalized} `)) neighbourInContext += 2;
+  for (const word of neighbour?.words ?? []) if (contextWords.has(word)) neighbourInContext += 0.5;
   for (const text of primary) {
-    for (const pair of bigramsOf(contentSequence(text))) if (parsed.bigrams.has(pair)) evidence += 0.5;
+    for (const pair of bigramsOf(contentSequence(text))) if (parts.bigrams.has(pair)) nameEvidence += 0.5;
   }
   // Precision: among elements sharing the words, the one with the fewest other words is the named one.
   const precision = primaryWords.size > 0 ? matched / primaryWords.size : 0;
+  const evidence = nameEvidence + weakEvidence;
   let score = evidence + around + 0.5 * precision;
-  const buttonLike = el.role === "button" || /(^|\s)btn(\s|$)/.test(el.className);
-  if (parsed.roles.has(el.role) || (parsed.roles.has("button") && buttonLike)) score += 0.5;
-  if (el.backgroundColor && parsed.colours.has(el.backgroundColor)) score += 0.4;
-  else if (el.textColor && parsed.colours.has(el.textColor)) score += 0.2;
+  if (parts.roles.has(el.role) || (parts.roles.has("button") && isButtonLike(el))) score += 0.5;
+  else if ((parts.picture && isPicture(el)) || (parts.icon && isIcon(el))) score += 0.5;
+  if (el.backgroundColor && parts.colours.has(el.backgroundColor)) score += 0.4;
+  else if (el.textColor && parts.colours.has(el.textColor)) score += 0.2;
+  if (parts.boxColour && el.boxColor === parts.boxColour) score += 0.3;
+  if (parts.round && el.round) score += 0.3;
   if (query.actionType === "Type" && !TEXT_ENTRY_ROLES.has(el.role)) score -= 1;
   if (el.disabled) score -= 0.5;
   if (!el.inViewport) score -= 0.1;
-  return { element: el, evidence, score };
+  return { element: el, nameEvidence, evidence, score, neighbourInContext };
 }
 
 /** Ranks elements, best first; among equals, document order decides (deterministic). */
-export function rankElements(query: GroundingQuery, elements: readonly InteractiveElement[]): ScoredElement[] {
-  const parsed = parseDescription(query.description);
-  return elements.map((el) => scoreElement(el, parsed, query)).sort((a, b) => b.score - a.score || a.element.index - b.element.index);
-}
-
-function nth<T>(items: readonly T[], place: number): T | undefined {
-  if (place === -1) return items[items.length - 1];
-  if (place === -2) return items[Math.floor((items.length - 1) / 2)];
-  return items[place];
-}
-
-/** Groups boxes into rows (top to bottom), each row left to right. */
-function rowsOf(peers: readonly ScoredElement[]): ScoredElement[][] {
-  const centreY = (s: ScoredElement) => s.element.box.y + s.element.box.height / 2;
-  const sorted = [...peers].sort((a, b) => centreY(a) - centreY(b) || a.element.box.x - b.element.box.x);
-  const rows: ScoredElement[][] = [];
-  for (const scored of sorted) {
-    const row = rows[rows.length - 1];
-    const first = row?.[0];
-    if (row && first && Math.abs(centreY(scored) - centreY(first)) < Math.max(4, Math.min(first.element.box.height, scored.element.box.height) / 2)) {
-      row.push(scored);
-    } else {
-      rows.push([scored]);
-    }
-  }
-  return rows.map((row) => row.sort((a, b) => a.element.box.x - b.element.box.x));
-}
-
-/** Among elements that match equally well, the one the description's ordinal or grid position names. */
-function pickByPosition(ranked: ScoredElement[], parsed: ParsedDescription): ScoredElement | undefined {
-  const best = ranked[0];
-  if (!best) return undefined;
-  const peers = ranked.filter((s) => s.score >= best.score - 0.05);
-  if (peers.length < 2) return best;
-  if (parsed.row !== undefined || parsed.column !== undefined) {
-    let pool = peers;
-    if (parsed.row !== undefined) pool = nth(rowsOf(pool), parsed.row) ?? [];
-    if (parsed.column !== undefined) {
-      pool = pool.filter((s) => {
-        const row = rowsOf(peers).find((r) => r.includes(s)) ?? [];
-        return nth(row, parsed.column ?? 0) === s;
-      });
-    }
-    const sorted = [...pool].sort((a, b) => a.element.box.x - b.element.box.x);
-    return (parsed.itemOrdinal !== undefined ? nth(sorted, parsed.itemOrdinal) : sorted[0]) ?? best;
-  }
-  if (parsed.itemOrdinal === undefined) return best;
-  const inOrder = [...peers].sort((a, b) => a.element.index - b.element.index);
-  return nth(inOrder, parsed.itemOrdinal) ?? best;
-}
-
-/** The only element of the named kind, when the description names a kind but no words match ("the search box"). */
-function soleOfKind(parsed: ParsedDescription, elements: readonly InteractiveElement[]): InteractiveElement | undefined {
-  if (parsed.roles.size === 0 || parsed.quoted.length > 0) return undefined;
-  const ofKind = elements.filter((el) => parsed.roles.has(el.role) && !el.disabled);
-  return ofKind.length === 1 ? ofKind[0] : undefined;
+function rankElements(query: GroundingQuery, parts: DescriptionParts, elements: readonly InteractiveElement[]): ScoredElement[] {
+  return elements.map((el) => scoreElement(el, parts, query)).sort((a, b) => b.score - a.score || a.element.index - b.element.index);
 }
 
 function round(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
+function describe(el: InteractiveElement): string {
+  const name = el.text || el.ariaLabel || el.label || el.title || el.alt || el.placeholder;
+  return `<${el.tag}${el.className ? ` class="${el.className}"` : ""}>${name ? ` "${name.slice(0, 40)}"` : ""}`;
+}
+
+interface Choice {
+  chosen?: ScoredElement;
+  why: string;
+  failed?: string;
+}
+
+/** Text path: the best-named elements, ties broken by look (in the score) and then by place (lenient). */
+async function chooseByName(pool: ScoredElement[], parts: DescriptionParts, context: GroundingContext, basis: string): Promise<Choice> {
+  const best = pool[0]!;
+  const peers = pool.filter((scored) => scored.score >= best.score - TIE);
+  const placed = await narrowByPlacement({
+    items: peers,
+    elementOf: (scored) => scored.element,
+    neighbourInContext: (scored) => scored.neighbourInContext,
+    parts,
+    blocks: () => context.textBlocks?.() ?? Promise.resolve([]),
+    allElements: context.elements,
+    strict: false,
+  });
+  const chosen = placed.items[0] ?? best;
+  const tie =
+    peers.length > 1 ? `; ${peers.length} fit equally well${placed.notes.length ? `: ${placed.notes.join(", ")}` : ", the first in reading order"}` : "";
+  return { chosen, why: `${basis} (evidence ${round(chosen.evidence)}) ${describe(chosen.element)}${tie}` };
+}
+
+/** Kind path: no words name it; the visible elements of the named kind, narrowed by look and place (strict). */
+async function chooseByKind(
+  ranked: ScoredElement[],
+  parts: DescriptionParts,
+  query: GroundingQuery,
+  context: GroundingContext,
+  requirePlace: boolean,
+): Promise<Choice | undefined> {
+  const named = namesAPlace(parts) || namesALook(parts);
+  if (requirePlace && !named) return undefined;
+  let pool = ranked.filter((scored) => fitsKind(scored.element, parts, query) && !scored.element.disabled);
+  // What a person sees: uncovered elements in the viewport, when there are any.
+  for (const visible of [(el: InteractiveElement) => el.topMost !== false, (el: InteractiveElement) => el.inViewport]) {
+    const shown = pool.filter((scored) => visible(scored.element));
+    if (shown.length > 0) pool = shown;
+  }
+  if (pool.length === 0) return undefined;
+  const kind = parts.picture ? "photo/image" : parts.icon ? "icon" : query.actionType === "Type" ? "text field" : [...parts.roles].join("/");
+  const best = pool[0]!;
+  const peers = pool.filter((scored) => scored.score >= best.score - TIE);
+  if (!named) {
+    if (pool.length === 1) return { chosen: best, why: `no element's words name it; the only ${kind} on the page ${describe(best.element)}` };
+    return undefined;
+  }
+  const placed = await narrowByPlacement({
+    items: peers,
+    elementOf: (scored) => scored.element,
+    neighbourInContext: (scored) => scored.neighbourInContext,
+    parts,
+    blocks: () => context.textBlocks?.() ?? Promise.resolve([]),
+    allElements: context.elements,
+    strict: true,
+  });
+  const basis = `no element's words name it; by kind (${kind}: ${pool.length} visible${peers.length < pool.length ? `, ${peers.length} with the look described` : ""})`;
+  if (placed.failed) return { why: basis, failed: placed.failed };
+  const chosen = placed.items[0];
+  if (!chosen) return undefined;
+  const rest = placed.items.length > 1 ? `; ${placed.items.length} remain, the first in reading order` : "";
+  return { chosen, why: `${basis}${placed.notes.length ? `, ${placed.notes.join(", ")}` : ""}${rest} ${describe(chosen.element)}` };
+}
+
 export function createHeuristicGrounder(): Grounder {
   return {
     kind: "heuristic",
-    promptHashes: {},
+    promptHashes: { "heuristic-grounding-rules": HEURISTIC_RULES_VERSION },
     async locate(asked: GroundingQuery, context: GroundingContext): Promise<GroundingAnswer> {
       // A Type line without its text (the real dataset's): the text is read off the description, and the target is what remains.
       const typed = asked.actionType === "Type" ? typedTextOf(asked.description, asked.text) : undefined;
       const query: GroundingQuery = typed ? { ...asked, description: typed.target, text: typed.text } : asked;
-      const parsed = parseDescription(query.description);
-      const ranked = rankElements(query, context.elements);
-      const chosen = pickByPosition(ranked, parsed);
-      const runner = ranked.find((s) => s !== chosen);
-      const runnerUp = runner ? { index: runner.element.index, score: round(runner.score) } : undefined;
+      const parts = parseDescription(query.description);
+      const ranked = rankElements(query, parts, context.elements);
       const text = query.actionType === "Type" ? { text: query.text ?? "" } : {};
-      if (chosen && chosen.evidence >= HEURISTIC_MIN_EVIDENCE) {
-        return { index: chosen.element.index, ...text, method: "heuristic", score: round(chosen.score), ...(runnerUp ? { runnerUp } : {}), exchanges: [] };
+      const answer = (choice: Choice): GroundingAnswer => {
+        const chosen = choice.chosen!;
+        const runner = ranked.find((scored) => scored !== chosen);
+        return {
+          index: chosen.element.index,
+          ...text,
+          method: "heuristic",
+          score: round(chosen.score),
+          ...(runner ? { runnerUp: { index: runner.element.index, score: round(runner.score) } } : {}),
+          why: choice.why,
+          exchanges: [],
+        };
+      };
+
+      const byName = ranked.filter((scored) => scored.nameEvidence >= HEURISTIC_MIN_EVIDENCE);
+      if (byName.length > 0) return answer(await chooseByName(byName, parts, context, "named by its own text, labels or icon"));
+      // Quoted words that are on no element say the target is missing; kind and place must not stand in for them.
+      const kindAllowed = namesAKind(parts, query) && parts.quoted.length === 0;
+      let failed: Choice | undefined;
+      if (kindAllowed) {
+        const byKind = await chooseByKind(ranked, parts, query, context, true);
+        if (byKind?.chosen) return answer(byKind);
+        failed = byKind;
       }
-      const sole = soleOfKind(parsed, context.elements);
-      if (sole) return { index: sole.index, ...text, method: "heuristic", score: 0, ...(runnerUp ? { runnerUp } : {}), exchanges: [] };
+      // Words of kind and place an element shows ("Top photos") name it only when nothing quoted is missing and no place rule refused.
+      const byWeakWords = parts.quoted.length === 0 && !failed ? ranked.filter((scored) => scored.evidence >= HEURISTIC_MIN_EVIDENCE) : [];
+      if (byWeakWords.length > 0) return answer(await chooseByName(byWeakWords, parts, context, "named by kind and place words it shows"));
+      if (kindAllowed && !failed) {
+        const sole = await chooseByKind(ranked, parts, query, context, false);
+        if (sole?.chosen) return answer(sole);
+      }
+      const best = ranked[0];
+      const runner = ranked[1];
       return {
         index: -1,
         method: "heuristic",
-        ...(chosen ? { score: round(chosen.score) } : {}),
-        ...(runnerUp ? { runnerUp } : {}),
+        ...(best ? { score: round(best.score) } : {}),
+        ...(runner ? { runnerUp: { index: runner.element.index, score: round(runner.score) } } : {}),
         exchanges: [],
         reason:
           context.elements.length === 0
             ? "the page has no interactive elements"
-            : `no element matches the description well enough (best evidence ${round(chosen?.evidence ?? 0)} < ${HEURISTIC_MIN_EVIDENCE})`,
+            : failed?.failed
+              ? `${failed.why}: ${failed.failed}`
+              : `no element matches the description well enough (best evidence ${round(Math.max(0, ...ranked.map((s) => s.evidence)))} < ${HEURISTIC_MIN_EVIDENCE})`,
       };
     },
     async nameKey(description: string): Promise<KeyAnswer> {

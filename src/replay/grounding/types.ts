@@ -5,6 +5,7 @@
  * fallback) and `heuristic` (offline and deterministic, for calibration and CI).
  */
 import type { InteractiveElement } from "../../browser/element-index.ts";
+import type { TextBlock } from "../../browser/text-blocks.ts";
 
 export type GrounderKind = "llm" | "heuristic";
 
@@ -14,6 +15,8 @@ export interface GroundingContext {
   accessibilityTree(): Promise<string>;
   /** A viewport screenshot with every element's number drawn on it. */
   highlightedScreenshot(): Promise<Buffer>;
+  /** The page's visible text with its boxes (the heuristic reads it for "under 'Total'"); absent, relations use element texts only. */
+  textBlocks?(): Promise<readonly TextBlock[]>;
 }
 
 export interface GroundingQuery {
@@ -41,6 +44,8 @@ export interface GroundingAnswer {
   /** Heuristic only: the winning score and the runner-up, for reading calibration results. */
   score?: number;
   runnerUp?: { index: number; score: number };
+  /** Heuristic only: why this element, in words (which rule decided, what narrowed the candidates). */
+  why?: string;
   exchanges: GroundingExchange[];
   /** Why nothing was found, when index is -1. */
   reason?: string;
