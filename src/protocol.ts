@@ -65,6 +65,11 @@ export interface ProfileRules {
   judgeAttempts: number;
   /** Reply parse: the harness's (JSON, else the substring "Yes" before "No") or ours (JSON, fenced, embedded, whole words). */
   judgeParse: "harness" | "iwr";
+  /**
+   * An assertion of only whitespace: `judged` as the harness does (any non-empty string is
+   * sent to the judge), or `skipped` like an empty one (it states nothing to check).
+   */
+  blankAssertion: "judged" | "skipped";
   /** Score visual-list entries that the success_step + 1 cut drops (the harness scores, then truncates). */
   scoreCutEntries: boolean;
   /** The benchmark mean: over tasks that have an index.html, or over every task (a missing page scores 0). */
@@ -129,6 +134,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     judgeFailure: "error",
     judgeAttempts: 1,
     judgeParse: "harness",
+    blankAssertion: "judged",
     scoreCutEntries: true,
     averageOver: "tasks-with-page",
     frameCount: "floor",
@@ -155,6 +161,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     judgeFailure: "no",
     judgeAttempts: 3,
     judgeParse: "iwr",
+    blankAssertion: "skipped",
     scoreCutEntries: false,
     averageOver: "all-tasks",
     frameCount: "ceil",

@@ -222,7 +222,7 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       timings: { slotWaitMs: 0, openMs: 0, replayMs: 0, judgeWaitMs: 0 },
     };
   }
-  const queue = new AssertionQueue(evaluator.judge, task.truth.actions, evaluator.judgeRepeats ?? 1);
+  const queue = new AssertionQueue(evaluator.judge, task.truth.actions, evaluator.judgeRepeats ?? 1, profileRules(evaluator.profile).blankAssertion);
   const prefetch = checkpointPrefetcher(task.truth.checkpointPaths);
   let hosted: Awaited<ReturnType<typeof replayHostedCandidate>>;
   try {
