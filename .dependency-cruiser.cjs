@@ -53,6 +53,15 @@ module.exports = {
       to: { path: "^src/(tasks/(?!inputs\\.ts$)|evaluator/|calibration/|mutants/|recorder/|run/|experiment/|cli/)" },
     },
     {
+      name: "oracle-feedback-only-through-the-agent-runner",
+      severity: "error",
+      comment:
+        "Oracle feedback (the evaluator's verdict on an agent's drafts: the task's truth) is wired in by the agent runner's switch alone; " +
+        "nothing else may reach it, so the normal agent cannot get it by accident.",
+      from: { path: "^(src|agents)/", pathNot: "^src/run/agent\\.ts$" },
+      to: { path: "^src/run/oracle-feedback\\.ts$" },
+    },
+    {
       name: "shared-engines-below-their-callers",
       severity: "error",
       comment: "The measuring engines (OCR, DINO, SSIM, text similarity) serve the evaluator and the self-check alike and know neither.",

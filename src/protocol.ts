@@ -87,6 +87,11 @@ export interface ProfileRules {
   judgeAttempts: number;
   /** Reply parse: the harness's (JSON, else the substring "Yes" before "No") or ours (JSON, fenced, embedded, whole words). */
   judgeParse: "harness" | "iwr";
+  /**
+   * An assertion of only whitespace: `judged` as the harness does (any non-empty string is
+   * sent to the judge), or `skipped` like an empty one (it states nothing to check).
+   */
+  blankAssertion: "judged" | "skipped";
   /** Score visual-list entries that the success_step + 1 cut drops (the harness scores, then truncates). */
   scoreCutEntries: boolean;
   /**
@@ -163,6 +168,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     judgeFailure: "error",
     judgeAttempts: 1,
     judgeParse: "harness",
+    blankAssertion: "judged",
     scoreCutEntries: true,
     textlessPairs: "text-similarity",
     averageOver: "tasks-with-page",
@@ -191,6 +197,7 @@ export const PROFILE_RULES: Readonly<Record<ProtocolProfile, Readonly<ProfileRul
     judgeFailure: "no",
     judgeAttempts: 3,
     judgeParse: "iwr",
+    blankAssertion: "skipped",
     scoreCutEntries: false,
     textlessPairs: "visual-similarity",
     averageOver: "all-tasks",

@@ -17,6 +17,7 @@ import { buildReconstructionGraph } from "./graph.ts";
 import { type AgentSettingsInput, AgentSettingsSchema, recursionLimitFor, settingsHash } from "./settings.ts";
 import type { AgentContext, AgentProgressEvent, AgentValues } from "./state.ts";
 
+export type { FeedbackProvider } from "./feedback.ts";
 export { graphAsText } from "./graph.ts";
 export { writePageTo } from "./pages.ts";
 export { selfCheckFeedback } from "./self-check-feedback.ts";

@@ -228,7 +228,13 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
   }
   // The offline judge reads the page's screen text and, when the task recorded them, the true page's states around each action.
   const offline = evaluator.judge.kind === "heuristic";
-  const queue = new AssertionQueue(evaluator.judge, task.truth.actions, evaluator.judgeRepeats ?? 1, offline ? task.truth.actionStatePaths : undefined);
+  const queue = new AssertionQueue(
+    evaluator.judge,
+    task.truth.actions,
+    evaluator.judgeRepeats ?? 1,
+    profileRules(evaluator.profile).blankAssertion,
+    offline ? task.truth.actionStatePaths : undefined,
+  );
   const prefetch = checkpointPrefetcher(task.truth.checkpointPaths);
   let hosted: Awaited<ReturnType<typeof replayHostedCandidate>>;
   try {

@@ -3,11 +3,13 @@
  * is taken, the assertion of the action that led to it (if it has one) is sent to the
  * judge with the evalpoint before it, so judging runs while the replay waits out its
  * settle times. A judge that throws is that step's recorded failure ("No"), never an
- * unhandled rejection.
+ * unhandled rejection. An empty assertion is never judged; one of only whitespace is
+ * judged or skipped as the profile says (the harness judges any non-empty string).
  */
 import fs from "node:fs/promises";
 import type { ScreenText } from "../browser/screen-text.ts";
 import { toErrorRecord } from "../errors.ts";
+import type { ProfileRules } from "../protocol.ts";
 import type { Action } from "../tasks/schema.ts";
 import type { AssertionInput, AssertionJudge, AssertionVerdict } from "./judge/types.ts";
 
@@ -35,12 +37,18 @@ export class AssertionQueue {
     private readonly actions: readonly Action[],
     /** Judgements per assertion (default 1): the first is scored, the others measure the judge's spread. */
     private readonly repeats = 1,
+    /** An assertion of only whitespace: judged (the harness) or skipped. */
+    private readonly blankAssertion: ProfileRules["blankAssertion"] = "skipped",
     /**
      * The true page's recorded states, when the task has them and the judge reads them: index 0
      * the initial state, index i the state after action i (the offline judge's evidence).
      */
     private readonly truthStates?: readonly string[],
   ) {}
+
+  private isJudged(assertion: string): boolean {
+    return this.blankAssertion === "judged" ? assertion.length > 0 : assertion.trim().length > 0;
+  }
 
   /** The true page before and after action `actionIndex`, read from the task's states (none when it has none). */
   private async truthAround(actionIndex: number): Promise<{ before: Buffer; after: Buffer } | undefined> {
@@ -60,7 +68,7 @@ export class AssertionQueue {
     this.texts[index] = text;
     const action = this.actions[index - 1];
     const before = this.shots[index - 1];
-    if (index === 0 || !action || !before || !action.logical_assertion.trim()) return;
+    if (index === 0 || !action || !before || !this.isJudged(action.logical_assertion)) return;
     const assertion = action.logical_assertion;
     const beforeText = this.texts[index - 1];
     const base: AssertionInput = {

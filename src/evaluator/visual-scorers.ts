@@ -12,8 +12,8 @@
 import fs from "node:fs/promises";
 import sharp from "sharp";
 import { errorMessage, IwrError } from "../errors.ts";
-import type { DinoLocation } from "../metrics/dino.ts";
 import { unloadDinoModels } from "../metrics/dino.ts";
+import type { DinoLocation } from "../metrics/dino-location.ts";
 import { compareOcr, type OcrEngineInfo, ocrEngineInfo, shutdownOcr } from "../metrics/ocr.ts";
 import { createVisualMetric, type VisualMetric } from "../metrics/visual.ts";
 import type { EvalSettings } from "./eval-record.ts";

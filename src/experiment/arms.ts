@@ -11,6 +11,8 @@ import type { PageGenerator } from "../../agents/module-contract.ts";
 import { settleWithin } from "../browser/deadline.ts";
 import { referencePageHtml, stageReferenceSiteFiles, writeCalibrationCandidate } from "../calibration/calibration.ts";
 import { IwrError, toErrorRecord } from "../errors.ts";
+import type { Evaluator } from "../evaluator/evaluate-task.ts";
+import type { PairingMode } from "../evaluator/settings.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { assetsBasePath } from "../generation/page-from-reply.ts";
 import { redactString } from "../log/redact.ts";
@@ -33,7 +35,7 @@ import { agentFiles, type CellFolder, candidateFiles, modelFolderName, RECORD_EN
 import { runAgentRun } from "../run/agent.ts";
 import { runGeneration } from "../run/generate.ts";
 import type { Task } from "../tasks/schema.ts";
-import type { Arm } from "./config.ts";
+import { type Arm, armFeedback } from "./config.ts";
 import { pageOfReply } from "./module-arm.ts";
 
 export type ProduceOutcome = CellOutcome;
@@ -51,6 +53,8 @@ export interface ArmResources {
   moduleTimeoutMs: number;
   /** The run's protocol profile: single-pass arms generate under its rules (the harness's under official). */
   protocol: ProtocolProfile;
+  /** The run's fixed evaluator and pairing, for agent arms with oracle feedback (they are told its verdict on each draft). */
+  oracle?: { evaluator: () => Promise<Evaluator>; pairing: PairingMode };
 }
 
 export interface Cell {
@@ -69,7 +73,7 @@ export function cellFolderOf(arm: Arm, modelName?: string): CellFolder {
     case "single-pass":
       return { kind: "model", model: modelName ?? arm.model ?? "" };
     case "agent":
-      return { kind: "agent", model: modelName ?? arm.model ?? "" };
+      return { kind: "agent", model: modelName ?? arm.model ?? "", feedback: armFeedback(arm) };
     case "reference":
     case "blank":
       return { kind: "named", folder: arm.parsed.type };
@@ -126,12 +130,15 @@ async function produceSinglePass(cell: Cell, resources: ArmResources): Promise<O
 
 async function produceAgent(cell: Cell, resources: ArmResources): Promise<Omit<ProduceOutcome, "wallMs">> {
   const { drafter, critic } = resources.specs.get(cell.arm.name)!;
+  const { feedback = "self-check", ...settings } = cell.arm.agent ?? {};
   const [result] = await runAgentRun({
     tasks: [cell.task],
     resultDir: cell.resultDir,
     drafter,
     ...(critic ? { critic } : {}),
-    settings: cell.arm.agent ?? {},
+    settings,
+    feedback,
+    ...(feedback === "oracle" && resources.oracle ? { oracle: resources.oracle } : {}),
     cacheMode: resources.cacheMode,
     ...(resources.cacheDir ? { cacheDir: resources.cacheDir } : {}),
     ...(resources.statesCacheDir ? { statesCacheDir: resources.statesCacheDir } : {}),

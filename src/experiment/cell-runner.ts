@@ -38,17 +38,6 @@ export interface CellRunner {
 
 export async function openCellRunner(plan: ExperimentPlan, options: CellRunnerOptions): Promise<CellRunner> {
   const { config } = plan;
-  const resources: ArmResources = {
-    specs: plan.specs,
-    modules: plan.modules,
-    cacheMode: config.cache,
-    ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
-    ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
-    signal: options.signal,
-    log: (message) => logger.info(message),
-    moduleTimeoutMs: options.moduleTimeoutMs ?? 10 * 60_000,
-    protocol: config.evaluator.protocol,
-  };
   let evaluator: Promise<Evaluator> | undefined;
   const openEvaluator = () =>
     (evaluator ??= createEvaluator({
@@ -61,6 +50,19 @@ export async function openCellRunner(plan: ExperimentPlan, options: CellRunnerOp
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
       workers: options.evaluatorWorkers ?? config.evaluatorWorkers,
     }));
+  const resources: ArmResources = {
+    specs: plan.specs,
+    modules: plan.modules,
+    cacheMode: config.cache,
+    ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+    ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
+    signal: options.signal,
+    log: (message) => logger.info(message),
+    moduleTimeoutMs: options.moduleTimeoutMs ?? 10 * 60_000,
+    protocol: config.evaluator.protocol,
+    // Agent arms with oracle feedback are told the very evaluator's verdict on their drafts.
+    oracle: { evaluator: openEvaluator, pairing: config.evaluator.pairing },
+  };
   const selfCheck =
     config.selfCheck === "given"
       ? { metric: await createVisualMetric(), ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}) }

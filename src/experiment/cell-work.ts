@@ -15,7 +15,7 @@ import { replayActionOf } from "../replay/replay.ts";
 import { agentFiles, candidateFiles } from "../results/layout.ts";
 import { runSelfCheck } from "../selfcheck/self-check.ts";
 import { type ArmResources, type Cell, producePage } from "./arms.ts";
-import { isCalibrationArm } from "./config.ts";
+import { armFeedback, isCalibrationArm } from "./config.ts";
 
 export interface CellWorkOptions {
   cells: ReadonlyMap<string, Cell>;
@@ -45,8 +45,13 @@ export function cellWork(options: CellWorkOptions): CellWork {
           model: draft ? `${cell.arm.name}#draft-${draft.draft}` : cell.arm.name,
           pairing: options.pairing,
           candidateDir: draft?.dir ?? cell.dir,
-          // A draft's scores go beside the agent's work folder, never into it.
-          ...(draft ? { recordDir: agentFiles(cell.dir).draftScores(draft.draft) } : {}),
+          // A draft's scores go beside the agent's work folder, never into it. An agent with oracle feedback had
+          // each draft scored by this same evaluator while it ran: those records are read back, not made again.
+          ...(draft
+            ? {
+                recordDir: armFeedback(cell.arm) === "oracle" ? agentFiles(cell.dir).oracleScores(draft.draft) : agentFiles(cell.dir).draftScores(draft.draft),
+              }
+            : {}),
           calibration: isCalibrationArm(cell.arm.parsed.type),
         },
         await options.evaluator(),

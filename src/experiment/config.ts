@@ -25,6 +25,7 @@ import { folderNameProblem } from "../files/safe-name.ts";
 import { CACHE_MODES } from "../models/cache.ts";
 import { type MutantSpec, parseMutantSpec } from "../mutants/operators.ts";
 import { DEFAULT_EXPERIMENT_PROFILE, PROTOCOL_PROFILES, type ProtocolProfile, profileRules } from "../protocol.ts";
+import { AGENT_FEEDBACK_KINDS, type AgentFeedbackKind } from "../results/tracks.ts";
 import { INTERACTION_CLASSES, VISUAL_CLASSES } from "../tasks/schema.ts";
 
 const FIXED_KINDS = ["single-pass", "agent", "reference", "blank"] as const;
@@ -81,8 +82,12 @@ const ArmSchema = z.strictObject({
   prompt: z.string().min(1).optional(),
   /** single-pass: the model's sampling temperature for this arm. */
   temperature: z.number().min(0).max(2).optional(),
-  /** agent: every switch of the agent graph (agents/reconstruct/settings.ts). */
-  agent: AgentSettingsSchema.optional(),
+  /**
+   * agent: every switch of the agent graph (agents/reconstruct/settings.ts), and its
+   * feedback: `self-check` (the default) or `oracle`, the fixed evaluator's verdict on each
+   * draft — the task's truth, a separate track labelled "oracle feedback (uses the task's truth)".
+   */
+  agent: AgentSettingsSchema.extend({ feedback: z.enum(AGENT_FEEDBACK_KINDS).optional() }).optional(),
 });
 export type ArmConfig = z.infer<typeof ArmSchema>;
 
@@ -219,6 +224,17 @@ function parseKind(kind: string, resolve: (file: string) => string): ArmKind {
 
 const MODEL_FILE = /\.ya?ml$/i;
 
+function withoutDefaultFeedback<T extends { feedback?: AgentFeedbackKind }>(agent: T): T {
+  if (agent.feedback !== "self-check") return agent;
+  const { feedback: _default, ...rest } = agent;
+  return rest as T;
+}
+
+/** Which feedback an agent arm runs with (self-check unless `agent: { feedback: oracle }`). */
+export function armFeedback(arm: Pick<Arm, "agent">): AgentFeedbackKind {
+  return arm.agent?.feedback ?? "self-check";
+}
+
 const article = (word: string) => (/^[aeiou]/i.test(word) ? "an" : "a");
 
 /** The checks that span keys (zod checks each value alone). */
@@ -334,6 +350,8 @@ export function loadExperimentConfig(file: string, options: ConfigLoadOptions & 
         // A model given as a YAML file is a path like any other in the config.
         ...(arm.model && MODEL_FILE.test(arm.model) ? { model: resolve(arm.model) } : {}),
         ...(arm.critic && MODEL_FILE.test(arm.critic) ? { critic: resolve(arm.critic) } : {}),
+        // The default feedback is left unsaid, so a self-check arm's key is the same with or without `feedback: self-check`.
+        ...(arm.agent ? { agent: withoutDefaultFeedback(arm.agent) } : {}),
         parsed: parseKind(arm.kind, resolve),
       })),
     skippedArms: data.arms.filter((arm) => arm.skipWithoutModel && !arm.model).map((arm) => ({ name: arm.name, reason: "no model configured" })),

@@ -25,11 +25,12 @@ import { canonicalJson, loadModelSpec, type ModelSpec, NO_USAGE, preflightModel 
 import { profileRules } from "../protocol.ts";
 import { CELL_RECORD_VERSION, type CellOutcome, type CellRecord, readCellRecord } from "../results/cell-record.ts";
 import { modelFolderName, RESULT_FILES, type RunFiles, runFiles } from "../results/layout.ts";
+import { armKindLabel } from "../results/tracks.ts";
 import { publicModelSpec } from "../run/generate.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
 import { type Cell, cellFolderOf } from "./arms.ts";
-import type { Arm, ExperimentConfig } from "./config.ts";
+import { type Arm, armFeedback, type ExperimentConfig } from "./config.ts";
 import { loadModuleGenerator } from "./module-arm.ts";
 import { reproducibilityRecord } from "./provenance.ts";
 
@@ -197,7 +198,8 @@ export async function preflightModels(plan: ExperimentPlan, keys: readonly strin
 
 /** Which cell a record is of. */
 function cellIdentity(key: string, cell: Cell) {
-  return { version: CELL_RECORD_VERSION, cellKey: key, arm: cell.arm.name, kind: cell.arm.kind, repeat: cell.repeat, taskId: cell.task.id } as const;
+  const kind = armKindLabel(cell.arm.kind, armFeedback(cell.arm));
+  return { version: CELL_RECORD_VERSION, cellKey: key, arm: cell.arm.name, kind, repeat: cell.repeat, taskId: cell.task.id } as const;
 }
 
 /** A cell's record from what its graph produced. */

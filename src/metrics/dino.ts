@@ -5,16 +5,14 @@
  * The model is an ONNX export in a local folder (config.json, preprocessor_config.json,
  * onnx/model.onnx — the layout of the hub's ONNX exports), loaded by transformers.js
  * with remote downloads switched off, once per process per folder. Preprocessing is
- * ours (dino-preprocess.ts). Where the folder: `IWR_DINO_MODEL_DIR`, else
- * `<transformers cache>/facebook/dinov2-base`, else `<transformers localModelPath>/facebook/dinov2-base`.
+ * ours (dino-preprocess.ts). Where the folder is: dino-location.ts.
  */
 import { createHash } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import { AutoModel, env, type PreTrainedModel, Tensor } from "@huggingface/transformers";
 import { errorMessage, IwrError } from "../errors.ts";
+import { type DinoLocation, findDinoModel } from "./dino-location.ts";
 import { type DinoPreprocessing, preprocessForDino, readDinoPreprocessing } from "./dino-preprocess.ts";
-import { METRIC_SETTINGS } from "./settings.ts";
 
 const EMBEDDING_CACHE_ENTRIES = 4096;
 
@@ -26,31 +24,9 @@ export interface DinoModel {
   embed(image: Buffer): Promise<Float32Array>;
 }
 
-export type DinoLocation = { found: true; modelDir: string } | { found: false; reason: string };
-
-function hasModelFiles(dir: string): boolean {
-  return fs.existsSync(path.join(dir, "config.json")) && fs.existsSync(path.join(dir, METRIC_SETTINGS.dino.onnxFile));
-}
-
-/** Where the DINO model folder is, or why there is none. Never downloads anything. */
+/** Where the DINO model folder is (dino-location.ts), with transformers.js's folders as this process has them. */
 export function locateDinoModel(environment: NodeJS.ProcessEnv = process.env): DinoLocation {
-  const settings = METRIC_SETTINGS.dino;
-  const explicit = environment[settings.modelDirEnv];
-  if (explicit) {
-    if (hasModelFiles(explicit)) return { found: true, modelDir: path.resolve(explicit) };
-    return { found: false, reason: `${settings.modelDirEnv}=${explicit} does not hold config.json and ${settings.onnxFile}` };
-  }
-  const candidates = [env.cacheDir, env.localModelPath]
-    .filter((root): root is string => typeof root === "string" && root.length > 0)
-    .map((root) => path.join(root, settings.modelId));
-  const hit = candidates.find(hasModelFiles);
-  if (hit) return { found: true, modelDir: path.resolve(hit) };
-  return {
-    found: false,
-    reason:
-      `no ${settings.modelId} ONNX model: set ${settings.modelDirEnv} to a folder with config.json and ${settings.onnxFile} ` +
-      `(looked in ${candidates.join(", ")})`,
-  };
+  return findDinoModel(environment, { cacheDir: env.cacheDir, localModelPath: env.localModelPath });
 }
 
 function l2(vector: Float32Array): number {

@@ -4,7 +4,8 @@
  * is part of the result so no table mixes the two unknowingly.
  */
 import { IwrError } from "../errors.ts";
-import { clippedCosine, type DinoLocation, dinoSimilarity, loadDinoModel, locateDinoModel } from "./dino.ts";
+import { clippedCosine, dinoSimilarity, loadDinoModel, locateDinoModel } from "./dino.ts";
+import type { DinoLocation } from "./dino-location.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 import { greyPixels, meanSsim, ssimSimilarity } from "./ssim.ts";
 

@@ -153,7 +153,10 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
   return {
     spec,
     async invoke(messages: BaseMessage[], invokeOptions: InvokeOptions = {}): Promise<ModelCallResult> {
-      const request = describeRequest(spec, messages, invokeOptions.sample ? { sample: invokeOptions.sample } : {});
+      const request = describeRequest(spec, messages, {
+        ...(invokeOptions.sample ? { sample: invokeOptions.sample } : {}),
+        ...(invokeOptions.track ? { track: invokeOptions.track } : {}),
+      });
       if (request.imageCount > spec.maxImages && !invokeOptions.allowOverImageCap) {
         throw new IwrError("MODEL", `request for model '${spec.name}' has ${request.imageCount} images; its maxImages is ${spec.maxImages}`, {
           model: spec.name,
@@ -186,4 +189,13 @@ export function forRepeat(client: ModelClient, repeat: number): ModelClient {
     spec: client.spec,
     invoke: (messages, options = {}) => client.invoke(messages, { ...options, sample: repeat * SAMPLES_PER_REPEAT + (options.sample ?? 0) }),
   };
+}
+
+/**
+ * The same client, every request keyed under a labelled track (cache key only, nothing
+ * sent changes): a track's answers are never replayed to the usual one, nor the usual
+ * one's to it, though their requests are the same.
+ */
+export function forTrack(client: ModelClient, track: string): ModelClient {
+  return { spec: client.spec, invoke: (messages, options = {}) => client.invoke(messages, { ...options, track }) };
 }

@@ -8,7 +8,7 @@ export {
   parseCacheMode,
 } from "./cache.ts";
 export { cacheStats, clearCache } from "./cache-admin.ts";
-export { createModelClient, forRepeat, SAMPLES_PER_REPEAT } from "./client.ts";
+export { createModelClient, forRepeat, forTrack, SAMPLES_PER_REPEAT } from "./client.ts";
 export { displayURL, resolveBaseURL } from "./endpoint.ts";
 export { harnessLimitsFor, withHarnessLimits } from "./harness-limits.ts";
 export { preflightModel } from "./preflight.ts";

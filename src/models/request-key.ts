@@ -42,6 +42,12 @@ export interface RequestSummary {
    * of the first. Absent for the first sample, so earlier keys stay valid.
    */
   sample?: number;
+  /**
+   * A labelled track whose answers must never be shared with the usual one (the agent with
+   * oracle feedback sends, at first, the very requests a self-checking agent sends): part
+   * of the key only, never sent. Absent for the usual track, so earlier keys stay valid.
+   */
+  track?: string;
 }
 
 export interface DescribedRequest {
@@ -109,7 +115,7 @@ export function summarizeMessages(messages: readonly BaseMessage[]): MessageSumm
   });
 }
 
-export function describeRequest(spec: ModelSpec, messages: readonly BaseMessage[], options: { sample?: number } = {}): DescribedRequest {
+export function describeRequest(spec: ModelSpec, messages: readonly BaseMessage[], options: { sample?: number; track?: string } = {}): DescribedRequest {
   const summarized = summarizeMessages(messages);
   const summary: RequestSummary = {
     keyVersion: REQUEST_KEY_VERSION,
@@ -119,6 +125,7 @@ export function describeRequest(spec: ModelSpec, messages: readonly BaseMessage[
     extraParams: spec.extraParams,
     messages: summarized,
     ...(options.sample ? { sample: options.sample } : {}),
+    ...(options.track ? { track: options.track } : {}),
   };
   const imageCount = summarized.reduce((count, message) => count + message.content.filter((part) => part.type === "image").length, 0);
   return { name: spec.name, summary, hash: requestHash(summary), imageCount };

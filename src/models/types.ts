@@ -25,6 +25,8 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** The sample index of a request sent several times on purpose (see RequestSummary.sample); 0 or absent for the first. */
   sample?: number;
+  /** A labelled track's name, part of the cache key only (see RequestSummary.track). */
+  track?: string;
   /**
    * The harness's ways, for the official profile: send every image even past the spec's
    * maxImages (it sends all sheets when they alone exceed the cap), and hand back an

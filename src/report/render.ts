@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import sharp from "sharp";
-import type { ArmSummary, ReportData } from "./report-data.ts";
+import type { ArmSummary, Comparison, FeedbackBound, ReportData } from "./report-data.ts";
 
 const pct = (value: number) => (value * 100).toFixed(1);
 const fixed = (value: number | null) => (value === null ? "–" : value.toFixed(3));
@@ -42,6 +42,10 @@ export function terminalTable(data: ReportData): string {
       `Final(${a}) − Final(${b}): ${pct(meanDifference)} points over ${tasks} task(s), 95 % bootstrap interval [${pct(ci95[0])}, ${pct(ci95[1])}]`,
     );
   }
+  for (const bound of data.feedbackBounds ?? []) {
+    const overall = boundColumns(bound).map((column) => `${column.title} ${pct(column.pick(bound.overall) ?? 0)}`);
+    lines.push("", `Final, overall: ${overall.join("; ")}`, ...bound.comparisons.map(differenceLine));
+  }
   if (data.judgeNoise) lines.push("", judgeNoiseLine(data));
   if (data.selfCheck) {
     const agreement = data.selfCheck;
@@ -53,6 +57,40 @@ export function terminalTable(data: ReportData): string {
   }
   return lines.join("\n");
 }
+
+function differenceLine(c: Comparison): string {
+  return `Final(${c.a}) − Final(${c.b}): ${pct(c.meanDifference)} points over ${c.tasks} task(s), 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}]`;
+}
+
+/** The columns of a feedback bound's table: single pass, agent with self-check feedback, agent with oracle feedback. */
+function boundColumns(bound: FeedbackBound): Array<{ title: string; pick: (row: FeedbackBound["overall"]) => number | undefined }> {
+  return [
+    ...(bound.arms.singlePass ? [{ title: `single pass (${bound.arms.singlePass})`, pick: (row: FeedbackBound["overall"]) => row.singlePass }] : []),
+    ...(bound.arms.selfCheck
+      ? [{ title: `agent, self-check feedback (${bound.arms.selfCheck})`, pick: (row: FeedbackBound["overall"]) => row.selfCheck }]
+      : []),
+    { title: `agent, ${bound.label} (${bound.arms.oracle})`, pick: (row: FeedbackBound["overall"]) => row.oracle },
+  ];
+}
+
+function boundRows(bound: FeedbackBound): { header: string[]; rows: string[][] } {
+  const columns = boundColumns(bound);
+  const cell = (value: number | undefined) => (value === undefined ? "–" : pct(value));
+  return {
+    header: ["task", ...columns.map((column) => column.title)],
+    rows: [
+      ...bound.perTask.map((row) => [String(row.taskId), ...columns.map((column) => cell(column.pick(row)))]),
+      ["overall", ...columns.map((column) => cell(column.pick(bound.overall)))],
+    ],
+  };
+}
+
+const ORACLE_NOTE = "oracle feedback: it uses the task's truth";
+const isOracleArm = (data: ReportData, arm: string) => (data.feedbackBounds ?? []).some((bound) => bound.arms.oracle === arm);
+
+const BOUND_INTRO =
+  "Final of the single pass, the agent with its self-check feedback, and the agent told the fixed evaluator's verdict on each draft " +
+  "(which step failed, the judge's reason, the reference checkpoints): what refinement gains when its feedback is perfect.";
 
 function judgeNoiseLine(data: ReportData): string {
   const noise = data.judgeNoise!;
@@ -127,11 +165,17 @@ export function reportMarkdown(data: ReportData): string {
       "",
     );
   }
+  for (const bound of data.feedbackBounds ?? []) {
+    const { header, rows } = boundRows(bound);
+    parts.push(`## ${bound.arms.oracle}: ${bound.label}`, "", `${BOUND_INTRO} Scores in percent.`, "", markdownTable(header, rows), "");
+    parts.push(...bound.comparisons.map((c) => `- ${differenceLine(c)} (${c.resamples} resamples)`), "");
+  }
   if (data.judgeNoise) parts.push("## The judge's own noise", "", judgeNoiseLine(data), "");
   for (const curve of data.curves) {
     parts.push(
       `## ${curve.arm}: score by iteration`,
       "",
+      ...(isOracleArm(data, curve.arm) ? [`This arm's score of each draft is the evaluator's Final, fed back to it (${ORACLE_NOTE}).`, ""] : []),
       markdownTable(
         ["round", "evaluator Final (best self-scored draft so far)", "self-score", "tasks"],
         curve.rounds.map((round) => [String(round.round), pct(round.final), pct(round.selfScore), String(round.tasks)]),
@@ -344,6 +388,17 @@ export async function reportHtml(data: ReportData): Promise<string> {
       ),
     );
   }
+  for (const bound of data.feedbackBounds ?? []) {
+    const { header, rows } = boundRows(bound);
+    sections.push(
+      `<h2>${escapeHtml(bound.arms.oracle)}: ${escapeHtml(bound.label)}</h2><p>${escapeHtml(BOUND_INTRO)}</p>`,
+      htmlTable(
+        header.map(escapeHtml),
+        rows.map((row) => row.map(escapeHtml)),
+      ),
+      `<ul>${bound.comparisons.map((c) => `<li>${escapeHtml(differenceLine(c))} (${c.resamples} resamples)</li>`).join("")}</ul>`,
+    );
+  }
   if (data.judgeNoise) {
     sections.push(
       `<h2>The judge's own noise</h2><p>${escapeHtml(judgeNoiseLine(data))}. ` +
@@ -365,7 +420,9 @@ export async function reportHtml(data: ReportData): Promise<string> {
   for (const curve of data.curves) {
     sections.push(
       `<h2>${escapeHtml(curve.arm)}: score by iteration</h2>` +
-        "<p>The evaluator's Final of each draft the agent saved, scored after the agent finished (never fed back to it).</p>",
+        (isOracleArm(data, curve.arm)
+          ? `<p>The evaluator's Final of each draft the agent saved, fed back to it while it ran (${escapeHtml(ORACLE_NOTE)}).</p>`
+          : "<p>The evaluator's Final of each draft the agent saved, scored after the agent finished (never fed back to it).</p>"),
     );
     sections.push(
       xyChart(

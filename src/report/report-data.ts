@@ -13,9 +13,16 @@
  * in Final between two arms, with a percentile bootstrap 95 % interval over tasks. For
  * agent arms: the evaluator's Final of each saved draft by round (the score-by-iteration
  * curve, never fed back to the agent) and the agent's self-score beside it.
+ *
+ * When an agent arm ran with oracle feedback (the evaluator's verdict on each draft: the
+ * task's truth, a separate track), the report sets it beside the usual agent and the single
+ * pass of the same model: per task and overall Final of the three, and the paired
+ * differences (oracle − self-check, self-check − single pass, oracle − single pass) with
+ * their bootstrap intervals — how much better refinement does when its feedback is perfect.
  */
 import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import type { CellRecord } from "../results/cell-record.ts";
+import { type AgentFeedbackKind, ORACLE_FEEDBACK_LABEL } from "../results/tracks.ts";
 import { trackingOf } from "../selfcheck/tracking.ts";
 import type { Task } from "../tasks/schema.ts";
 import { type CellScores, cellScores } from "./cell-scores.ts";
@@ -76,6 +83,18 @@ export interface SelfCheckAgreement {
   points: Array<{ arm: string; taskId: number; selfScore: number; final: number }>;
 }
 
+/** An oracle-feedback agent arm beside the usual agent and the single pass (see the module comment). */
+export interface FeedbackBound {
+  label: string;
+  arms: { oracle: string; selfCheck?: string; singlePass?: string };
+  /** Final per task (a task's repeats averaged first), for the tasks the oracle arm has. */
+  perTask: Array<{ taskId: number; oracle: number; selfCheck?: number; singlePass?: number }>;
+  /** Mean Final over the tasks each arm has (as in the arm table). */
+  overall: { oracle: number; selfCheck?: number; singlePass?: number };
+  /** Paired differences: oracle − self-check, self-check − single pass, oracle − single pass (those whose arms exist). */
+  comparisons: Comparison[];
+}
+
 /** The judge's own noise, per arm, when the evaluator judged each assertion several times. */
 export interface JudgeNoise {
   repeats: number;
@@ -92,6 +111,8 @@ export interface ReportData {
   cells: CellScores[];
   byClass: { interaction: Record<string, Record<string, number>>; visual: Record<string, Record<string, number>> };
   comparison?: Comparison;
+  /** One per agent arm with oracle feedback. */
+  feedbackBounds?: FeedbackBound[];
   curves: IterationCurve[];
   selfCheck?: SelfCheckAgreement;
   judgeNoise?: JudgeNoise;
@@ -171,10 +192,77 @@ function selfCheckAgreement(cells: readonly CellScores[]): SelfCheckAgreement | 
   };
 }
 
+/** The paired per-task difference in Final between two arms, with its bootstrap interval. */
+function pairedComparison(cells: readonly CellScores[], a: string, b: string, resamples: number): Comparison {
+  const finalsA = perTask(cells, a, (cell) => cell.final);
+  const finalsB = perTask(cells, b, (cell) => cell.final);
+  const shared = [...finalsA.keys()].filter((taskId) => finalsB.has(taskId)).sort((x, y) => x - y);
+  const rows = shared.map((taskId) => ({
+    taskId,
+    a: finalsA.get(taskId)!,
+    b: finalsB.get(taskId)!,
+    difference: finalsA.get(taskId)! - finalsB.get(taskId)!,
+  }));
+  const differences = rows.map((row) => row.difference);
+  return { a, b, tasks: rows.length, meanDifference: mean(differences), ci95: bootstrapMeanInterval(differences, resamples), resamples, perTask: rows };
+}
+
+/** An arm as the report reads it from run.json: its kind as shown, and what the feedback bound needs. */
+export interface ReportArm {
+  name: string;
+  /** As shown (an oracle-feedback agent says so: armKindLabel). */
+  kind: string;
+  /** single-pass and agent arms: which generator, and for agents which feedback. */
+  generator?: "single-pass" | "agent";
+  feedback?: AgentFeedbackKind;
+  model?: string;
+}
+
+function feedbackBounds(arms: readonly ReportArm[], cells: readonly CellScores[], resamples: number): FeedbackBound[] {
+  const oracles = arms.filter((arm) => arm.generator === "agent" && arm.feedback === "oracle");
+  // The partner of the same model when there is one, else the first of its kind.
+  const partner = (oracle: ReportArm, pick: (arm: ReportArm) => boolean) => arms.find((arm) => pick(arm) && arm.model === oracle.model) ?? arms.find(pick);
+  return oracles.map((oracle) => {
+    const selfCheck = partner(oracle, (arm) => arm.generator === "agent" && arm.feedback !== "oracle");
+    const singlePass = partner(oracle, (arm) => arm.generator === "single-pass");
+    const finals = (arm: ReportArm | undefined) => (arm ? perTask(cells, arm.name, (cell) => cell.final) : undefined);
+    const [oracleFinals, selfFinals, singleFinals] = [finals(oracle)!, finals(selfCheck), finals(singlePass)];
+    const overall = (values: Map<number, number> | undefined) => (values ? mean([...values.values()]) : undefined);
+    const comparisons = [
+      selfCheck ? pairedComparison(cells, oracle.name, selfCheck.name, resamples) : undefined,
+      selfCheck && singlePass ? pairedComparison(cells, selfCheck.name, singlePass.name, resamples) : undefined,
+      singlePass ? pairedComparison(cells, oracle.name, singlePass.name, resamples) : undefined,
+    ].filter((entry): entry is Comparison => entry !== undefined);
+    const selfOverall = overall(selfFinals);
+    const singleOverall = overall(singleFinals);
+    return {
+      label: ORACLE_FEEDBACK_LABEL,
+      arms: { oracle: oracle.name, ...(selfCheck ? { selfCheck: selfCheck.name } : {}), ...(singlePass ? { singlePass: singlePass.name } : {}) },
+      perTask: [...oracleFinals.keys()]
+        .sort((a, b) => a - b)
+        .map((taskId) => {
+          const [self, single] = [selfFinals?.get(taskId), singleFinals?.get(taskId)];
+          return {
+            taskId,
+            oracle: oracleFinals.get(taskId)!,
+            ...(self !== undefined ? { selfCheck: self } : {}),
+            ...(single !== undefined ? { singlePass: single } : {}),
+          };
+        }),
+      overall: {
+        oracle: overall(oracleFinals)!,
+        ...(selfOverall !== undefined ? { selfCheck: selfOverall } : {}),
+        ...(singleOverall !== undefined ? { singlePass: singleOverall } : {}),
+      },
+      comparisons,
+    };
+  });
+}
+
 export function buildReportData(input: {
   name: string;
   evaluator: Record<string, unknown>;
-  arms: ReadonlyArray<{ name: string; kind: string }>;
+  arms: readonly ReportArm[];
   tasks: readonly Task[];
   records: ReadonlyArray<{ record: CellRecord; dir: string }>;
   compare?: [string, string];
@@ -230,29 +318,8 @@ export function buildReportData(input: {
   };
 
   const pair = input.compare ?? (input.arms.length >= 2 ? [input.arms[0]!.name, input.arms[1]!.name] : undefined);
-  let comparison: Comparison | undefined;
-  if (pair) {
-    const [a, b] = pair;
-    const finalsA = perTask(cells, a, (cell) => cell.final);
-    const finalsB = perTask(cells, b, (cell) => cell.final);
-    const shared = [...finalsA.keys()].filter((taskId) => finalsB.has(taskId)).sort((x, y) => x - y);
-    const rows = shared.map((taskId) => ({
-      taskId,
-      a: finalsA.get(taskId)!,
-      b: finalsB.get(taskId)!,
-      difference: finalsA.get(taskId)! - finalsB.get(taskId)!,
-    }));
-    const differences = rows.map((row) => row.difference);
-    comparison = {
-      a,
-      b,
-      tasks: rows.length,
-      meanDifference: mean(differences),
-      ci95: bootstrapMeanInterval(differences, input.resamples),
-      resamples: input.resamples,
-      perTask: rows,
-    };
-  }
+  const comparison = pair ? pairedComparison(cells, pair[0], pair[1], input.resamples) : undefined;
+  const bounds = feedbackBounds(input.arms, cells, input.resamples);
 
   const records = input.records.map(({ record }) => record);
   const selfCheck = selfCheckAgreement(cells);
@@ -295,6 +362,7 @@ export function buildReportData(input: {
     cells,
     byClass: { interaction: classTable((task) => task.meta.interactionComplexity), visual: classTable((task) => task.meta.visualComplexity) },
     ...(comparison ? { comparison } : {}),
+    ...(bounds.length > 0 ? { feedbackBounds: bounds } : {}),
     curves,
     ...(selfCheck ? { selfCheck } : {}),
     ...(judgeNoise ? { judgeNoise } : {}),
@@ -304,6 +372,13 @@ export function buildReportData(input: {
       "Final at α: α·IFS + (1 − α)·VFS; the benchmark's is α = 0.7.",
       "VFS (all checkpoints): our extra metric, unreached checkpoints counted as 0; the published VFS averages reached steps only.",
       "Interval: percentile bootstrap over tasks of the mean paired difference in Final (seeded).",
+      ...(bounds.length > 0
+        ? [
+            `An agent arm with ${ORACLE_FEEDBACK_LABEL} was told the fixed evaluator's verdict on each of its drafts (which step failed and why, ` +
+              "the reference checkpoints): an upper bound of what refinement gains with perfect feedback, not a generator; " +
+              "its score-by-iteration curve is the score it was fed back.",
+          ]
+        : []),
       "Judge noise (with judge repeats): per cell, IFS recomputed with each repeat's verdicts; its SD, times IFS's weight in Final (0.7), " +
         "is the part of Final's spread the judge alone causes (visual scores are not re-judged).",
       "Self-check agreement (when run): per task, Spearman ρ and pairwise order agreement between the self-check's score " +

@@ -12,15 +12,16 @@ import { redactString } from "../log/redact.ts";
 import { PROTOCOL_PROFILES, type ProtocolProfile, profileRules } from "../protocol.ts";
 import { type CellRecord, readCellRecord } from "../results/cell-record.ts";
 import { RESULT_FILES, runFiles } from "../results/layout.ts";
+import { AGENT_FEEDBACK_KINDS, armKindLabel } from "../results/tracks.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import { reportHtml, reportMarkdown } from "./render.ts";
-import { buildReportData, type ReportData } from "./report-data.ts";
+import { buildReportData, type ReportArm, type ReportData } from "./report-data.ts";
 
 interface RunRecord {
   name: string;
   tasks: { file: string };
   evaluator: Record<string, unknown>;
-  arms: Array<{ name: string; kind: string }>;
+  arms: Array<{ name: string; kind: string; model?: string; agent?: { feedback?: string } }>;
   compare?: [string, string];
   bootstrapResamples?: number;
   /** The keys of the config's cells (written by iwr run): cells of an earlier config left in the folder are not counted. */
@@ -45,6 +46,19 @@ function cellRecords(runDir: string): Array<{ record: CellRecord; dir: string }>
     }
   }
   return found;
+}
+
+/** An arm of run.json as the report reads it: an agent arm with oracle feedback is labelled as such wherever it appears. */
+function reportArm(arm: RunRecord["arms"][number]): ReportArm {
+  const generator = arm.kind === "single-pass" || arm.kind === "agent" ? arm.kind : undefined;
+  const feedback = generator === "agent" ? (AGENT_FEEDBACK_KINDS.find((kind) => kind === arm.agent?.feedback) ?? "self-check") : undefined;
+  return {
+    name: arm.name,
+    kind: armKindLabel(arm.kind, feedback),
+    ...(generator ? { generator } : {}),
+    ...(feedback ? { feedback } : {}),
+    ...(arm.model ? { model: arm.model } : {}),
+  };
 }
 
 export async function writeReport(
@@ -73,7 +87,7 @@ export async function writeReport(
   const data = buildReportData({
     name: run.name,
     evaluator: run.evaluator,
-    arms: run.arms,
+    arms: run.arms.map(reportArm),
     tasks,
     records,
     ...(compare ? { compare } : {}),

@@ -24,6 +24,9 @@
  *     draft-scores/<draft>/{eval.json, evalpoints/, replay.json, ...}
  *                                               the evaluator on each draft, after the agent has finished
  *                                               (outside work/: the truth never sits where the agent works)
+ *   <result>/<id>/<model-dir>@agent-oracle/     the agent with oracle feedback (uses the task's truth), a
+ *                                               separate track: the same files, plus
+ *     oracle-scores/<draft>/{eval.json, ...}    the evaluator on each draft while the agent runs, fed back to it
  *   <result>/reports/<model-dir>_metrics.md
  *
  * An experiment's run folder (`iwr run`) holds one such results folder per arm and repeat:
@@ -40,6 +43,7 @@
  */
 import path from "node:path";
 import { modelFolderName, safeFolderName } from "../files/safe-name.ts";
+import type { AgentFeedbackKind } from "./tracks.ts";
 
 export { modelDirName, modelFolderName } from "../files/safe-name.ts";
 
@@ -62,6 +66,7 @@ export const RESULT_FILES = Object.freeze({
   agentCheckpoints: "agent.sqlite",
   agentWork: "work",
   draftScores: "draft-scores",
+  oracleScores: "oracle-scores",
   feedback: "feedback.json",
   cell: "cell.json",
   /** A page taken from another results folder: where from, and the asset links rebased. */
@@ -70,6 +75,9 @@ export const RESULT_FILES = Object.freeze({
 
 /** The agent's folder beside a model's single-pass folder: `<model-dir>@agent`. */
 export const AGENT_FOLDER_SUFFIX = "@agent";
+
+/** An agent with oracle feedback (the evaluator's findings: the task's truth) is a separate track with its own folder. */
+const AGENT_FOLDER_SUFFIXES: Readonly<Record<AgentFeedbackKind, string>> = { "self-check": AGENT_FOLDER_SUFFIX, oracle: "@agent-oracle" };
 
 export const REPORTS_DIR = "reports";
 
@@ -88,9 +96,9 @@ export const RECORD_ENTRIES: ReadonlySet<string> = new Set([
   `${RESULT_FILES.agentCheckpoints}-shm`,
 ]);
 
-/** `<result>/<id>/<model-dir>@agent/` for the drafting model's name. */
-export function agentDirFor(resultDir: string, taskId: number, model: string, source = "--model"): string {
-  return path.join(resultDir, String(taskId), safeFolderName(`${modelFolderName(model, source)}${AGENT_FOLDER_SUFFIX}`, source));
+/** `<result>/<id>/<model-dir>@agent/` for the drafting model's name (`@agent-oracle/` for the oracle-feedback track). */
+export function agentDirFor(resultDir: string, taskId: number, model: string, source = "--model", feedback: AgentFeedbackKind = "self-check"): string {
+  return path.join(resultDir, String(taskId), safeFolderName(`${modelFolderName(model, source)}${AGENT_FOLDER_SUFFIXES[feedback]}`, source));
 }
 
 /** Every file of an agent's work folder: what the graph reads and writes while it runs. */
@@ -117,6 +125,8 @@ export function agentFiles(dir: string) {
     iteration: work.iteration,
     /** Where the evaluator's records of a draft go: outside the work folder. */
     draftScores: (draft: number) => path.join(dir, RESULT_FILES.draftScores, String(draft)),
+    /** The oracle-feedback track: the evaluator's records of a draft made while the agent runs, outside the work folder too. */
+    oracleScores: (draft: number) => path.join(dir, RESULT_FILES.oracleScores, String(draft)),
   };
 }
 
@@ -179,7 +189,7 @@ export function metricsReportPath(resultDir: string, fileStem: string): string {
 }
 
 /** The candidate folder of an experiment cell, by arm kind (single-pass: the model's folder, agent: `<model-dir>@agent`, ...). */
-export type CellFolder = { kind: "model"; model: string } | { kind: "agent"; model: string } | { kind: "named"; folder: string };
+export type CellFolder = { kind: "model"; model: string } | { kind: "agent"; model: string; feedback?: AgentFeedbackKind } | { kind: "named"; folder: string };
 
 /** Every path of an experiment's run folder. */
 export function runFiles(runDir: string) {
@@ -197,7 +207,7 @@ export function runFiles(runDir: string) {
     cellDir(arm: string, repeat: number, taskId: number, folder: CellFolder): string {
       const results = armResults(arm, repeat);
       if (folder.kind === "model") return candidateDirFor(results, taskId, folder.model, `arm ${arm}: model`);
-      if (folder.kind === "agent") return agentDirFor(results, taskId, folder.model, `arm ${arm}: model`);
+      if (folder.kind === "agent") return agentDirFor(results, taskId, folder.model, `arm ${arm}: model`, folder.feedback);
       return candidateDirNamed(results, taskId, folder.folder);
     },
     /** `cell.json` in a cell's candidate folder. */

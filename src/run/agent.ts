@@ -8,6 +8,12 @@
  *                                                  hashes, switches, checkpoint sizes
  *   <result>/<id>/<model-dir>@agent/work/...       the agent's work folder: every draft and its self-check
  *
+ * With `feedback: "oracle"` (a separate, labelled track: "oracle feedback (uses the task's
+ * truth)") the agent's feedback is the fixed evaluator's verdict on each draft
+ * (oracle-feedback.ts) instead of the self-check, its folder is `<model-dir>@agent-oracle/`
+ * (the evaluator's records of the drafts in its `oracle-scores/`), and its model requests
+ * are keyed under their own track, so no response cached for one track answers the other.
+ *
  * A task is finished, and skipped, when its agent.json says so for the same settings and
  * models; `resume` continues an interrupted one from its checkpoint, otherwise it starts
  * afresh. agent.json is written before index.html, index.html is removed first: a run
@@ -15,6 +21,7 @@
  * in agent.json and the run goes on.
  */
 import fs from "node:fs";
+import path from "node:path";
 import pLimit from "p-limit";
 import {
   type AgentProgressEvent,
@@ -22,6 +29,7 @@ import {
   type AgentSettingsInput,
   AgentSettingsSchema,
   type AgentValues,
+  type FeedbackProvider,
   runReconstructionAgent,
   selfCheckFeedback,
   settingsHash,
@@ -30,18 +38,36 @@ import {
 } from "../../agents/reconstruct/index.ts";
 import { defaultPageMemoryLimitMiB } from "../browser/host.ts";
 import { closeSharedBrowser } from "../browser/launch.ts";
-import { type ErrorRecord, errorMessage, toErrorRecord } from "../errors.ts";
+import { type ErrorRecord, errorMessage, IwrError, toErrorRecord } from "../errors.ts";
+import type { Evaluator } from "../evaluator/evaluate-task.ts";
+import type { PairingMode } from "../evaluator/settings.ts";
 import { createPageSlots } from "../evaluator/task-pipeline.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../metrics/ocr.ts";
 import { createVisualMetric } from "../metrics/visual.ts";
-import { addUsage, type CacheMode, createModelClient, forRepeat, type ModelSpec, NO_USAGE, openResponseCache, preflightModel } from "../models/index.ts";
+import {
+  addUsage,
+  type CacheMode,
+  createModelClient,
+  forRepeat,
+  forTrack,
+  type ModelClient,
+  type ModelSpec,
+  NO_USAGE,
+  openResponseCache,
+  preflightModel,
+} from "../models/index.ts";
 import { replayActionOf } from "../replay/replay.ts";
 import { agentDirFor, agentFiles } from "../results/layout.ts";
+import { type AgentFeedbackKind, ORACLE_FEEDBACK_LABEL } from "../results/tracks.ts";
 import type { Task } from "../tasks/schema.ts";
 import { publicModelSpec } from "./generate.ts";
+import { oracleFeedback } from "./oracle-feedback.ts";
+
+/** The cache-key track of the oracle-feedback agent's model requests (see forTrack). */
+const ORACLE_TRACK = "oracle-feedback";
 
 export const AGENT_RECORD_VERSION = 1;
 
@@ -64,6 +90,13 @@ export interface AgentRunSettings {
   repeat?: number;
   /** Leave the shared browser and OCR workers open at the end (a caller that runs more work on them). */
   keepSharedResources?: boolean;
+  /**
+   * The agent's feedback: the self-check (the default), or `oracle`, the fixed evaluator's
+   * verdict on each draft — the task's truth, a separate labelled track (needs `oracle`).
+   */
+  feedback?: AgentFeedbackKind;
+  /** With feedback `oracle`: the fixed evaluator (opened on first use; the caller closes it) and its pairing. */
+  oracle?: { evaluator: () => Promise<Evaluator>; pairing: PairingMode };
 }
 
 export type AgentTaskStatus = "finished" | "stopped" | "failed" | "skipped";
@@ -100,6 +133,10 @@ export interface AgentRecord {
   status: "finished" | "stopped" | "failed";
   /** "given" results are a separate track: the task's action descriptions were provided. */
   track: "inferred" | "given-actions";
+  /** Which feedback the agent had (records made before the switch existed: the self-check). */
+  feedback: AgentFeedbackKind;
+  /** With oracle feedback: "oracle feedback (uses the task's truth)". */
+  feedbackLabel?: string;
   settings: AgentSettings;
   settingsHash: string;
   models: { drafter: Record<string, unknown>; critic: Record<string, unknown> };
@@ -141,16 +178,45 @@ function readRecord(file: string): Partial<AgentRecord> | undefined {
   }
 }
 
+const constant =
+  <T>(value: T) =>
+  (): T =>
+    value;
+
+/**
+ * The oracle track's feedback for one task: each draft (`work/iterations/<draft>/`) scored by
+ * the fixed evaluator into `oracle-scores/<draft>/`, outside the work folder.
+ */
+function oracleFeedbackFor(task: Task, dir: string, oracle: NonNullable<AgentRunSettings["oracle"]>): FeedbackProvider {
+  const verdictOf = oracleFeedback({
+    task,
+    evaluator: oracle.evaluator,
+    pairing: oracle.pairing,
+    model: path.basename(dir),
+    recordDirOf: (draftDir) => {
+      const draft = Number(path.basename(draftDir));
+      if (!Number.isInteger(draft) || draft < 0) throw new IwrError("EVALUATOR", `oracle feedback: ${draftDir} is not a draft's folder`);
+      return agentFiles(dir).oracleScores(draft);
+    },
+  });
+  return (request) => verdictOf(request.draftDir);
+}
+
 export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskResult[]> {
   const logger = log("agent");
   const settings = AgentSettingsSchema.parse(options.settings);
   const hash = settingsHash(settings);
+  const feedbackKind = options.feedback ?? "self-check";
+  const oracle = options.oracle;
+  if (feedbackKind === "oracle" && !oracle) throw new IwrError("CONFIG_INVALID", "oracle feedback needs the evaluator that scores the drafts");
   const criticSpec = options.critic ?? options.drafter;
   const cache = openResponseCache(options.cacheDir, options.cacheMode);
   const drafterSpec = settings.temperature !== undefined ? { ...options.drafter, temperature: settings.temperature } : options.drafter;
   const repeat = options.repeat ?? 0;
-  const drafter = forRepeat(createModelClient(drafterSpec, { cache }), repeat);
-  const critic = forRepeat(createModelClient(options.critic ?? options.drafter, { cache }), repeat);
+  // The oracle track's requests are keyed apart: its first drafts' requests are the self-check track's very requests.
+  const onTrack = (client: ModelClient) => (feedbackKind === "oracle" ? forTrack(client, ORACLE_TRACK) : client);
+  const drafter = onTrack(forRepeat(createModelClient(drafterSpec, { cache }), repeat));
+  const critic = onTrack(forRepeat(createModelClient(options.critic ?? options.drafter, { cache }), repeat));
   const models = { drafter: publicModelSpec(drafterSpec), critic: publicModelSpec(criticSpec) };
   const workers = Math.max(1, options.workers ?? 1);
 
@@ -160,14 +226,16 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
       !options.force &&
       record?.status === "finished" &&
       record.settingsHash === hash &&
+      (record.feedback ?? "self-check") === feedbackKind &&
       fs.existsSync(agentFiles(dir).page) &&
       JSON.stringify(record.models) === JSON.stringify(models)
     );
   };
-  const pending = options.tasks.filter((task) => !isFinished(agentDirFor(options.resultDir, task.id, options.drafter.name)));
+  const dirOf = (task: Task) => agentDirFor(options.resultDir, task.id, options.drafter.name, "--model", feedbackKind);
+  const pending = options.tasks.filter((task) => !isFinished(dirOf(task)));
   const results: AgentTaskResult[] = options.tasks
     .filter((task) => !pending.includes(task))
-    .map((task) => ({ id: task.id, status: "skipped", dir: agentDirFor(options.resultDir, task.id, options.drafter.name) }));
+    .map((task) => ({ id: task.id, status: "skipped", dir: dirOf(task) }));
   if (pending.length === 0) return results.sort((a, b) => a.id - b.id);
   if (options.cacheMode !== "replay") {
     await preflightModel(drafterSpec);
@@ -175,15 +243,26 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
   }
 
   setOcrPoolSize(ocrPoolSizeFor(workers));
-  const metric = await createVisualMetric();
   // Drafts of one task are checked at once: room for a whole breadth of pages per worker.
   const pageSlots = createPageSlots(workers * settings.breadth);
+  // The oracle track is wired in here and only here, by the switch; otherwise every task shares one self-check.
+  const feedbackFor: (task: Task, dir: string) => FeedbackProvider =
+    feedbackKind === "oracle" && oracle
+      ? (task, dir) => oracleFeedbackFor(task, dir, oracle)
+      : constant(
+          selfCheckFeedback({
+            metric: await createVisualMetric(),
+            pageSlots,
+            memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
+            ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
+          }),
+        );
   const limit = pLimit(workers);
   try {
     await Promise.all(
       pending.map((task) =>
         limit(async () => {
-          const dir = agentDirFor(options.resultDir, task.id, options.drafter.name);
+          const dir = dirOf(task);
           const files = agentFiles(dir);
           const started = new Date();
           const base = {
@@ -191,6 +270,8 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
             generator: "agent" as const,
             taskId: task.id,
             track: settings.trajectory === "given" ? ("given-actions" as const) : ("inferred" as const),
+            feedback: feedbackKind,
+            ...(feedbackKind === "oracle" ? { feedbackLabel: ORACLE_FEEDBACK_LABEL } : {}),
             settings,
             settingsHash: hash,
             models,
@@ -209,12 +290,7 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
                 critic,
                 // Its own folder inside the agent folder: records scored after the fact stay out of its reach.
                 workDir: files.work.dir,
-                feedback: selfCheckFeedback({
-                  metric,
-                  pageSlots,
-                  memoryLimitMiB: defaultPageMemoryLimitMiB(workers),
-                  ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
-                }),
+                feedback: feedbackFor(task, dir),
                 ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
               },
               {

@@ -82,4 +82,15 @@ describe("import rules", () => {
     // What a generator may see is allowed.
     expect(found.filter((line) => line.includes("src/tasks/inputs.ts"))).toEqual([]);
   });
+
+  it("report any module but the agent runner that reaches oracle feedback (the task's truth for an agent)", async () => {
+    const dir = tree({
+      "src/run/oracle-feedback.ts": "export const oracle = 1;\n",
+      "src/run/agent.ts": 'import { oracle } from "./oracle-feedback.ts";\nexport const run = oracle;\n',
+      "src/experiment/arms.ts": 'import { oracle } from "../run/oracle-feedback.ts";\nexport const arm = oracle;\n',
+      "agents/graph.ts": "export const graph = 4;\n",
+    });
+    const found = (await violationsIn(dir)).map((entry) => `${entry.rule.name}: ${entry.from} -> ${entry.to}`);
+    expect(found).toEqual(["oracle-feedback-only-through-the-agent-runner: src/experiment/arms.ts -> src/run/oracle-feedback.ts"]);
+  });
 });

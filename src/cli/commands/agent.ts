@@ -1,4 +1,5 @@
 import { type Command, Option } from "commander";
+import { DEFAULT_CLI_PROFILE } from "../../protocol.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
 
@@ -27,7 +28,17 @@ interface AgentCliOptions {
   force?: boolean;
   ids?: number[];
   graph?: boolean;
+  feedback: "self-check" | "oracle";
+  protocol?: "official" | "corrected";
+  judge?: "llm" | "heuristic";
+  grounding?: "llm" | "heuristic";
+  judgeModel?: string;
+  groundingModel?: string;
+  visualPairing?: "official" | "aligned";
 }
+
+/** The flags that choose the evaluator behind oracle feedback: meaningless without it. */
+const ORACLE_FLAGS = ["protocol", "judge", "grounding", "judgeModel", "groundingModel", "visualPairing"] as const;
 
 const nonNegativeInteger = (text: string): number => {
   const value = Number(text);
@@ -57,7 +68,7 @@ export function registerAgentCommand(program: Command): void {
     .option("--result <dir>", "results folder; required")
     .option("--model <name>", "drafting model: preset (configs/models/<name>.yaml), YAML file, or model id; required")
     .option("--critic-model <name>", "model for analysis and critique (default: --model)")
-    .option("--base-url <url>", "OpenAI-compatible endpoint (overrides the presets and OPENAI_BASE_URL)")
+    .option("--base-url <url>", "OpenAI-compatible endpoint of the models this command calls (overrides the presets and OPENAI_BASE_URL)")
     .addOption(
       new Option(
         "--trajectory <kind>",
@@ -83,6 +94,25 @@ export function registerAgentCommand(program: Command): void {
     .option("--resume", "continue interrupted tasks from their last checkpoint")
     .option("--force", "run every task again, also finished ones")
     .option("--ids <list>", "only these task ids, e.g. 1,2", taskIdList)
+    .addOption(
+      new Option(
+        "--feedback <kind>",
+        "what the agent learns about each draft: self-check (its own check against the video) or oracle (the fixed evaluator's verdict: " +
+          "oracle feedback (uses the task's truth), a separate track in <model-dir>@agent-oracle/ that bounds what refinement can gain)",
+      )
+        .choices(["self-check", "oracle"])
+        .default("self-check"),
+    )
+    .addOption(
+      new Option("--protocol <profile>", "with --feedback oracle: the evaluator's protocol profile (default official)").choices(["official", "corrected"]),
+    )
+    .addOption(new Option("--judge <kind>", "with --feedback oracle: the evaluator's assertion judge (default llm)").choices(["llm", "heuristic"]))
+    .addOption(new Option("--grounding <kind>", "with --feedback oracle: the evaluator's grounding (default llm)").choices(["llm", "heuristic"]))
+    .option("--judge-model <name>", "with --feedback oracle: the evaluator's judge model (default gpt-4o)")
+    .option("--grounding-model <name>", "with --feedback oracle: the evaluator's grounding model, when it differs from the judge's")
+    .addOption(
+      new Option("--visual-pairing <mode>", "with --feedback oracle: the evaluator's pairing (default: the profile's)").choices(["official", "aligned"]),
+    )
     .option("--graph", "print the graph's nodes and edges and exit")
     .action(async (options: AgentCliOptions) => {
       process.exitCode = await agentAction(options);
@@ -95,22 +125,31 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     console.log(await graphAsText());
     return 0;
   }
-  const [{ loadModelSpec, parseCacheMode }, { loadTasks }, { runAgentRun, usageSummaryLines }, { IwrError }, { modelFolderName }] = await Promise.all([
-    import("../../models/index.ts"),
-    import("../../tasks/loader.ts"),
-    import("../../run/agent.ts"),
-    import("../../errors.ts"),
-    import("../../results/layout.ts"),
-  ]);
+  const [{ loadModelSpec, parseCacheMode }, { loadTasks }, { runAgentRun, usageSummaryLines }, { IwrError }, { modelFolderName }, { profileRules }] =
+    await Promise.all([
+      import("../../models/index.ts"),
+      import("../../tasks/loader.ts"),
+      import("../../run/agent.ts"),
+      import("../../errors.ts"),
+      import("../../results/layout.ts"),
+      import("../../protocol.ts"),
+    ]);
   const missing = (["data", "result", "model"] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
   if (missing.length > 0) throw new IwrError("CONFIG_INVALID", `iwr agent needs ${missing.join(", ")} (or --graph alone)`);
+  const oracle = options.feedback === "oracle";
+  const stray = ORACLE_FLAGS.filter((flag) => options[flag] !== undefined);
+  if (!oracle && stray.length > 0) {
+    const names = stray.map((flag) => `--${flag.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`);
+    throw new IwrError("CONFIG_INVALID", `${names.join(", ")} choose the evaluator behind --feedback oracle; the self-check agent has none`);
+  }
+  const protocol = options.protocol ?? DEFAULT_CLI_PROFILE;
   const { data, result, model } = options as Required<Pick<AgentCliOptions, "data" | "result" | "model">>;
   const cacheMode = parseCacheMode(options.cache);
   if (!/\.ya?ml$/i.test(model)) modelFolderName(model, "--model");
   const drafter = loadModelSpec(model, { baseURL: options.baseUrl }, { source: "--model" });
   const critic = options.criticModel ? loadModelSpec(options.criticModel, { baseURL: options.baseUrl }, { source: "--critic-model" }) : undefined;
-  // The agent reads inputs only: checkpoints are not needed (and never opened).
-  let tasks = await loadTasks(data, { needsCheckpoints: false });
+  // The agent reads inputs only: checkpoints are not needed (and never opened), unless its feedback is the evaluator's.
+  let tasks = await loadTasks(data, oracle ? { resolutionFallback: profileRules(protocol).missingResolution } : { needsCheckpoints: false });
   if (options.ids) {
     const unknown = options.ids.filter((id) => !tasks.some((task) => task.id === id));
     if (unknown.length > 0) throw new IwrError("CONFIG_INVALID", `--ids: no task with id ${unknown.join(", ")} in ${data}`);
@@ -125,6 +164,7 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const evaluator = oracle ? await oracleEvaluator(options, protocol) : undefined;
   try {
     const results = await runAgentRun({
       tasks,
@@ -151,6 +191,9 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
       ...(options.resume ? { resume: true } : {}),
       ...(options.force ? { force: true } : {}),
       shouldStop: () => stopRequested,
+      ...(evaluator
+        ? { feedback: "oracle" as const, oracle: { evaluator: async () => evaluator, pairing: options.visualPairing ?? profileRules(protocol).pairing } }
+        : {}),
       onProgress: (taskId, event) => {
         const score = event.bestSelfScore ?? event.selfScore;
         const tokens =
@@ -163,7 +206,8 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
       },
     });
     for (const result of results) {
-      const score = result.bestSelfScore !== undefined ? `, best self-score ${result.bestSelfScore.toFixed(4)}` : "";
+      const scoreName = oracle ? "best draft's Final (its oracle score)" : "best self-score";
+      const score = result.bestSelfScore !== undefined ? `, ${scoreName} ${result.bestSelfScore.toFixed(4)}` : "";
       const why = result.stopReason ? ` (${result.stopReason})` : "";
       console.error(
         `task ${result.id}: ${result.status}${why}${score}${result.error ? `: ${result.error.code}: ${result.error.message}` : ""} → ${result.dir}`,
@@ -176,5 +220,30 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    await evaluator?.close?.();
   }
+}
+
+/** The fixed evaluator behind oracle feedback, as `iwr evaluate` would make it from the same flags. */
+async function oracleEvaluator(options: AgentCliOptions, protocol: "official" | "corrected") {
+  const [{ createEvaluator }, { ORACLE_FEEDBACK_LABEL }] = await Promise.all([
+    import("../../evaluator/create-evaluator.ts"),
+    import("../../results/tracks.ts"),
+  ]);
+  const judge = options.judge ?? "llm";
+  const grounding = options.grounding ?? "llm";
+  console.error(
+    `iwr agent: ${ORACLE_FEEDBACK_LABEL}: each draft is scored by the fixed evaluator (protocol ${protocol}, judge ${judge}, grounding ${grounding}) ` +
+      "and the agent is told which steps failed and why; its pages go to <model-dir>@agent-oracle/, a separate track",
+  );
+  return createEvaluator({
+    profile: protocol,
+    judge,
+    grounding,
+    ...(options.judgeModel ? { judgeModel: options.judgeModel } : {}),
+    ...(options.groundingModel ? { groundingModel: options.groundingModel } : {}),
+    ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+    ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+    workers: options.workers,
+  });
 }

@@ -3,6 +3,8 @@
  * then the same JSON inside a fenced block or surrounded by prose, then the bare words
  * Yes / No. Anything else is unparsable (and retried by the caller).
  */
+import { pythonJsonLoads, pythonSliceDropLast, pythonStrip } from "../python-rules.ts";
+
 export interface ParsedJudgeReply {
   result: "Yes" | "No";
   think?: string;
@@ -60,28 +62,32 @@ export function parseJudgeReply(reply: string): ParsedJudgeReply | undefined {
 }
 
 /**
- * The harness's parse (assertion_scorer.py), for the official profile: the text of the
- * first fenced block (or the whole reply) as JSON, whose `result` must be exactly "Yes"
- * or "No" (anything else is no verdict); when that text is not JSON, the substring "Yes"
- * anywhere wins, then "No" — case-sensitive, so "Not visible" reads as No and "Yesterday"
- * as Yes, as in the harness.
+ * The harness's parse (assertion_scorer.py), for the official profile, to the byte: the
+ * reply stripped as Python strips it; the text of the first ```json block (else of the
+ * first ``` block, else the whole reply) read by Python's `json.loads`; from a JSON object,
+ * its `result` when it is exactly "Yes" or "No" (anything else is no verdict, the
+ * harness's "Error"). When that text is not JSON, or is JSON but not an object (a string,
+ * a list, a number: the harness's `.get` fails inside the same try), the substring "Yes"
+ * anywhere in the reply wins, then "No" — case-sensitive, so "Not visible" reads as No and
+ * "Yesterday" as Yes, as in the harness. python-rules.ts says where Python's rules differ
+ * from JavaScript's (strip vs trim, NaN and Infinity, slicing by character).
  */
 export function parseJudgeReplyAsHarness(reply: string): ParsedJudgeReply | undefined {
-  const text = reply.trim();
+  const text = pythonStrip(reply);
   const fence = text.includes("```json") ? "```json" : text.includes("```") ? "```" : undefined;
   let jsonText = text;
   if (fence) {
     const start = text.indexOf(fence) + fence.length;
     const end = text.indexOf("```", start);
-    jsonText = (end < 0 ? text.slice(start, -1) : text.slice(start, end)).trim();
+    // Without a closing fence the harness slices to -1: the reply's last character is dropped.
+    jsonText = pythonStrip(end < 0 ? pythonSliceDropLast(text, start) : text.slice(start, end));
   }
-  const parsed = tryJson(jsonText);
-  if (parsed !== undefined) {
-    const record = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
-    if (!record) return undefined;
-    const result = record.result;
+  const parsed = pythonJsonLoads(jsonText);
+  const record = parsed.ok && typeof parsed.value === "object" && parsed.value !== null && !Array.isArray(parsed.value) ? parsed.value : undefined;
+  if (record) {
+    const result = Object.hasOwn(record, "result") ? (record as Record<string, unknown>).result : undefined;
     if (result !== "Yes" && result !== "No") return undefined;
-    const think = record.think;
+    const think = (record as Record<string, unknown>).think;
     return { result, ...(typeof think === "string" ? { think } : {}), via: fence ? "fenced-json" : "json" };
   }
   if (text.includes("Yes")) return { result: "Yes", via: "words" };
