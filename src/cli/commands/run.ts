@@ -183,5 +183,9 @@ export function registerRunCommand(program: Command): void {
       if (compare && compare.length !== 2) throw new Error(`--compare: expected two arm names as a,b, got '${options.compare}'`);
       const { data, files } = await writeReport(runDir, compare ? { compare: [compare[0]!, compare[1]!] } : {});
       console.log(`${terminalTable(data)}\n\nreport: ${files.reportHtml}`);
+      // A record that could not be read is a failed cell in the report (each named in a warning above).
+      const damaged = data.cells.filter((cell) => cell.damaged !== undefined).length;
+      if (damaged > 0) console.log(`${damaged} cell(s) have a damaged or missing record and count as failed; iwr run on the config recomputes them`);
+      process.exitCode = exitCodeForRun(damaged);
     });
 }
