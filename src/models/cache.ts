@@ -20,6 +20,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { errorMessage, IwrError } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import type { DescribedRequest, RequestSummary } from "./request-key.ts";
@@ -116,8 +117,8 @@ class DiskResponseCache implements ResponseCache {
       parsed = undefined;
     }
     if (isEntry(parsed, request.hash)) return parsed;
-    // Hand-edited or from an older version: say so, and treat it as absent (read-write mode replaces it).
-    this.logger.warn(`ignoring unreadable cache entry ${file}`);
+    // Truncated, hand-edited or from an older version: moved aside, saying so, and treated as absent (read-write mode fetches it again).
+    moveAside(file, parsed === undefined ? "not valid JSON" : "not a cache entry of this request and version", "the request is treated as not cached");
     return undefined;
   }
 

@@ -16,6 +16,7 @@
  */
 import fs from "node:fs";
 import pLimit from "p-limit";
+import { z } from "zod";
 import {
   type AgentProgressEvent,
   type AgentSettings,
@@ -33,6 +34,7 @@ import { closeSharedBrowser } from "../browser/launch.ts";
 import { type ErrorRecord, errorMessage, toErrorRecord } from "../errors.ts";
 import { createPageSlots } from "../evaluator/task-pipeline.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { moveAside, readVerifiedJson } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../metrics/ocr.ts";
@@ -134,11 +136,10 @@ function selfScoreByRound(drafts: AgentValues["drafts"]): number[] {
 }
 
 function readRecord(file: string): Partial<AgentRecord> | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, "utf8")) as Partial<AgentRecord>;
-  } catch {
-    return undefined;
-  }
+  const read = readVerifiedJson(file, z.record(z.string(), z.unknown()));
+  // A damaged agent.json cannot say the task finished: moved aside, and the task resumes from its checkpoint.
+  if (read.status === "corrupt") moveAside(file, read.reason, "the task resumes from its checkpoint");
+  return read.status === "ok" ? (read.value as Partial<AgentRecord>) : undefined;
 }
 
 export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskResult[]> {
