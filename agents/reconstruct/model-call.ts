@@ -16,6 +16,8 @@ export interface PromptedCall {
   /** Sample index of a request sent several times on purpose (breadth). */
   sample?: number;
   signal?: AbortSignal;
+  /** Whether a reply is an answer (the reason it is not): one that is not is never cached. */
+  accept?: (text: string) => string | undefined;
 }
 
 export interface PromptedReply {
@@ -35,6 +37,10 @@ export function promptedMessage(call: Pick<PromptedCall, "prompt" | "variables" 
 
 export async function callWithPrompt(model: ModelClient, call: PromptedCall): Promise<PromptedReply> {
   const { message, promptHash } = promptedMessage(call);
-  const result = await model.invoke([message], { ...(call.signal ? { signal: call.signal } : {}), ...(call.sample ? { sample: call.sample } : {}) });
+  const result = await model.invoke([message], {
+    ...(call.signal ? { signal: call.signal } : {}),
+    ...(call.sample ? { sample: call.sample } : {}),
+    ...(call.accept ? { accept: call.accept } : {}),
+  });
   return { result, promptHash, usage: usageOfCall(result, call.images.length) };
 }

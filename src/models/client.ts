@@ -217,7 +217,9 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
         });
       }
       const fetch = (): Promise<FreshReply> => fetchReply(messages, invokeOptions.signal, invokeOptions.allowEmptyReply === true);
-      const result = options.cache ? await options.cache.through(request, fetch) : { ...(await fetch()), cacheHit: false, requestHash: request.hash };
+      const result = options.cache
+        ? await options.cache.through(request, fetch, invokeOptions.accept)
+        : { ...(await fetch()), cacheHit: false, requestHash: request.hash };
       // Figures go in the text: the redactor masks any log field whose name contains "token".
       logger.debug(
         `${spec.name}: ${result.cacheHit ? "cache hit" : "answered"} ${request.hash.slice(0, 12)} in ${result.latencyMs} ms, ` +
