@@ -46,6 +46,8 @@ export interface ArmResources {
   cacheDir?: string;
   statesCacheDir?: string;
   signal: AbortSignal;
+  /** The hard stop, a grace period after `signal`: cancels the model calls and agent nodes still in flight. */
+  hardStop?: AbortSignal;
   log: (message: string) => void;
   /** A module generator's time limit per cell. */
   moduleTimeoutMs: number;
@@ -105,6 +107,7 @@ async function produceSinglePass(cell: Cell, resources: ArmResources): Promise<O
     ...(cell.repeat > 0 ? { sample: cell.repeat * SAMPLES_PER_REPEAT } : {}),
     protocol: resources.protocol,
     workers: 1,
+    ...(resources.hardStop ? { signal: resources.hardStop } : {}),
   });
   const result = summary.results[0];
   const reply = readJson(candidateFiles(cell.dir).generation)?.reply as
@@ -139,6 +142,7 @@ async function produceAgent(cell: Cell, resources: ArmResources): Promise<Omit<P
     repeat: cell.repeat,
     keepSharedResources: true,
     shouldStop: () => resources.signal.aborted,
+    ...(resources.hardStop ? { signal: resources.hardStop } : {}),
   });
   const agent = agentFiles(cell.dir);
   const record = readJson(agent.record);

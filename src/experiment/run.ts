@@ -37,6 +37,8 @@ export interface RunExperimentOptions {
   onEvent?: (event: RunEvent) => void;
   /** Set to stop starting new cells (SIGINT); cells in progress finish. */
   signal?: AbortSignal;
+  /** Set a grace period after `signal`: model calls and agent nodes still in flight are cancelled (their cells left unfinished). */
+  hardStop?: AbortSignal;
   /** A module generator's time limit per cell (default 10 minutes). */
   moduleTimeoutMs?: number;
   /** Run only this shard's share of the cells (`--shard i/n`); the folder then holds that share. */
@@ -70,6 +72,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
     options.signal?.addEventListener("abort", stop);
     const runner = await openCellRunner(plan, {
       signal: controller.signal,
+      ...(options.hardStop ? { hardStop: options.hardStop } : {}),
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
       ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
       ...(options.moduleTimeoutMs ? { moduleTimeoutMs: options.moduleTimeoutMs } : {}),

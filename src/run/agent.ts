@@ -47,6 +47,13 @@ import { publicModelSpec } from "./generate.ts";
 
 export const AGENT_RECORD_VERSION = 1;
 
+/**
+ * `--wall-time` starts no new round once it has passed; a round still running that long
+ * after it (a stalled model call, a slow self-check) is cut, and the task keeps the best
+ * draft it had.
+ */
+export const WALL_TIME_GRACE_MS = 5_000;
+
 export interface AgentRunSettings {
   tasks: readonly Task[];
   resultDir: string;
@@ -61,6 +68,12 @@ export interface AgentRunSettings {
   force?: boolean;
   statesCacheDir?: string;
   shouldStop?: () => boolean;
+  /**
+   * The hard stop: cancels a task's node in flight (a model call, a page being checked); the
+   * task ends as stopped, its checkpoint kept. A caller aborts it a grace period after the
+   * soft stop (`shouldStop`) when the node has not finished by then.
+   */
+  signal?: AbortSignal;
   onProgress?: (taskId: number, event: AgentProgressEvent) => void;
   /** Which repeat of an experiment this is (0 = the first): its requests are new samples (forRepeat). */
   repeat?: number;
@@ -201,6 +214,10 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
           let record: AgentRecord;
           let result: AgentTaskResult;
           let best: AgentValues["drafts"][number] | undefined;
+          // The wall time bounds the calls in flight too: past it and its grace, the node running is cancelled.
+          const wallTime = settings.wallTimeSec !== undefined ? AbortSignal.timeout(settings.wallTimeSec * 1000 + WALL_TIME_GRACE_MS) : undefined;
+          const stops = [options.signal, wallTime].filter((signal) => signal !== undefined);
+          const signal = stops.length > 0 ? AbortSignal.any(stops) : undefined;
           try {
             const outcome = await runReconstructionAgent(
               // What the agent may see: the task's inputs; in the "given" track also the line's action descriptions.
@@ -223,6 +240,7 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
                 ...(settings.trajectory === "given" ? { givenActions: task.line.action_sequence.map(replayActionOf) } : {}),
                 ...(options.resume ? { resume: true } : {}),
                 ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+                ...(signal ? { signal } : {}),
                 onProgress: (event) => options.onProgress?.(task.id, event),
               },
             );
@@ -230,14 +248,17 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
             best = state.drafts.find((draft) => draft.id === state.bestDraftId);
             const usage = totalUsage(state.usageByNode);
             const finishedAt = new Date();
-            const status = outcome.finished ? "finished" : "stopped";
+            // Cut by the wall time (not by a stop request): the best draft so far is the task's page, as at a round's end.
+            const cutByWallTime = !outcome.finished && wallTime?.aborted === true && !options.signal?.aborted && best?.page !== undefined;
+            const status = outcome.finished || cutByWallTime ? "finished" : "stopped";
+            const stopReason = state.stopReason ?? (cutByWallTime ? "wall-time" : undefined);
             record = {
               ...base,
               status,
               threadId: outcome.threadId,
               finishedAt: finishedAt.toISOString(),
               durationMs: finishedAt.getTime() - started.getTime(),
-              ...(state.stopReason ? { stopReason: state.stopReason } : {}),
+              ...(stopReason ? { stopReason } : {}),
               ...(best ? { bestDraft: best.id, ...(best.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}) } : {}),
               selfScoreByRound: selfScoreByRound(state.drafts),
               drafts: state.drafts,
@@ -254,7 +275,7 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
               status,
               dir,
               usageByNode: state.usageByNode,
-              ...(state.stopReason ? { stopReason: state.stopReason } : {}),
+              ...(stopReason ? { stopReason } : {}),
               ...(best?.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}),
             };
             if (status === "finished" && !best?.page) {

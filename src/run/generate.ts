@@ -67,6 +67,8 @@ export interface GenerateOptions {
    */
   protocol?: ProtocolProfile;
   onProgress?: (progress: GenerateProgress) => void;
+  /** Cancels the model calls in flight (a stop's grace period is over): their tasks fail with the cancellation. */
+  signal?: AbortSignal;
 }
 
 export type TaskStatus = "generated" | "failed" | "skipped";
@@ -234,7 +236,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
         const outputDir = taskOutputDir(resultDir, inputs.id, spec.name);
         const files = candidateFiles(outputDir);
         const startedAt = new Date();
-        const outcome = await runSinglePass(inputs, { model, outputDir, ...variant });
+        const outcome = await runSinglePass(inputs, { model, outputDir, ...variant }, options.signal ? { signal: options.signal } : {});
         const record = buildRecord(inputs, spec, outcome, startedAt, protocol);
         if (outcome.state.reply) progress.usage = addUsage(progress.usage, usageOfCall(outcome.state.reply));
         // The page goes first and comes back last: a run killed in between leaves a task

@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
+import { STOP_GRACE_MS } from "../process-guards.ts";
 
 interface AgentCliOptions {
   data?: string;
@@ -116,12 +117,15 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     if (unknown.length > 0) throw new IwrError("CONFIG_INVALID", `--ids: no task with id ${unknown.join(", ")} in ${data}`);
     tasks = tasks.filter((task) => options.ids!.includes(task.id));
   }
-  // First SIGINT/SIGTERM: stop at the next node boundary, checkpoint kept; a second one exits at once.
+  // First SIGINT/SIGTERM: stop at the next node boundary, checkpoint kept; a node still running after
+  // the grace period (a model call, a page) is cancelled; a second signal exits at once.
   let stopRequested = false;
+  const hardStop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopRequested) process.exit(130);
     stopRequested = true;
-    console.error(`${signal}: stopping after the current node (iwr agent --resume continues)`);
+    console.error(`${signal}: stopping after the current node; one still running in ${STOP_GRACE_MS / 1000} s is cancelled (iwr agent --resume continues)`);
+    setTimeout(() => hardStop.abort(), STOP_GRACE_MS).unref();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -151,6 +155,7 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
       ...(options.resume ? { resume: true } : {}),
       ...(options.force ? { force: true } : {}),
       shouldStop: () => stopRequested,
+      signal: hardStop.signal,
       onProgress: (taskId, event) => {
         const score = event.bestSelfScore ?? event.selfScore;
         const tokens =

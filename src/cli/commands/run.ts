@@ -4,6 +4,7 @@ import { IwrError } from "../../errors.ts";
 import type { RunEvent } from "../../experiment/run.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger } from "../options.ts";
+import { STOP_GRACE_MS } from "../process-guards.ts";
 
 function judgeRepeats(text: string): number {
   const value = positiveInteger(text);
@@ -65,16 +66,20 @@ export function registerRunCommand(program: Command): void {
       });
       // First SIGINT/SIGTERM: no new cell starts, agents stop at their next node (checkpoint kept); a second one exits at once.
       const controller = new AbortController();
+      // A grace period later, what is still in flight (a model call, an agent's node) is cancelled: those cells stay unfinished.
+      const hardStop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
         if (controller.signal.aborted) process.exit(130);
         if (!options.quiet) {
           console.error(
             options.queue
               ? `${signal}: the coordinator stops waiting; queued jobs stay with the workers (run again with --queue to collect them)`
-              : `${signal}: stopping: no new cell starts, the ones in progress finish or stop at a checkpoint (run again to resume)`,
+              : `${signal}: stopping: no new cell starts; the ones in progress finish or stop at a checkpoint, ` +
+                  `a model call still running in ${STOP_GRACE_MS / 1000} s is cancelled (run again to resume)`,
           );
         }
         controller.abort();
+        setTimeout(() => hardStop.abort(), STOP_GRACE_MS).unref();
       };
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
@@ -126,7 +131,7 @@ export function registerRunCommand(program: Command): void {
               ...(options.attempts ? { attempts: options.attempts } : {}),
               say: (line) => void (options.quiet || options.json || console.error(line)),
             })
-          : await runExperiment(config, { ...common, ...(shard ? { shard } : {}) });
+          : await runExperiment(config, { ...common, hardStop: hardStop.signal, ...(shard ? { shard } : {}) });
         if (shard && !options.quiet && !options.json)
           console.error(
             `shard ${shard.index}/${shard.count}: ${summary.cells.length} of its cells done; combine the shards' folders with iwr merge <dirs...> --out <dir>`,
