@@ -24,7 +24,8 @@ export type IwrErrorCode =
   | "EVALUATOR"
   | "CANDIDATE_MISSING"
   | "IO"
-  | "QUEUE";
+  | "QUEUE"
+  | "FOLDER_LOCKED";
 
 export class IwrError extends Error {
   readonly code: IwrErrorCode;

@@ -21,6 +21,7 @@ import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
 import { formatFieldPath } from "../config/zod-issues.ts";
 import { errorMessage } from "../errors.ts";
 import { PAIRING_MODES } from "../evaluator/settings.ts";
+import { outputFolderProblem } from "../files/output-folder.ts";
 import { folderNameProblem } from "../files/safe-name.ts";
 import { CACHE_MODES } from "../models/cache.ts";
 import { type MutantSpec, parseMutantSpec } from "../mutants/operators.ts";
@@ -265,6 +266,10 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
       if (problem) add(["arms", index, "model"], `'${arm.model}' cannot name a model folder: ${problem}`);
     }
   });
+  if (data.out !== undefined) {
+    const problem = outputFolderProblem(path.resolve(base, data.out));
+    if (problem) add(["out"], problem);
+  }
   if (data.name) {
     const problem = folderNameProblem(data.name);
     if (problem) add(["name"], `'${data.name}' cannot be used as the run folder's default name: ${problem}`);

@@ -18,9 +18,10 @@
  */
 import pLimit from "p-limit";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { lockFolder } from "../files/folder-lock.ts";
 import { redactString } from "../log/redact.ts";
 import type { CellOutcome, CellRecord } from "../results/cell-record.ts";
-import type { RunFiles } from "../results/layout.ts";
+import { RUN_LOCK, type RunFiles } from "../results/layout.ts";
 import { openCellRunner } from "./cell-runner.ts";
 import { CellTally, type RunEvent } from "./cell-tally.ts";
 import { type ExperimentConfig, isLocalArm } from "./config.ts";
@@ -59,6 +60,16 @@ export interface RunSummary {
 /** Runs the experiment; a config or environment problem throws before any work, a cell's failure is recorded and the run goes on. */
 export async function runExperiment(config: ExperimentConfig, options: RunExperimentOptions = {}): Promise<RunSummary> {
   const plan = await planExperiment(config);
+  // One run per folder: a second one would delete and rewrite this one's pages while they are scored.
+  const lock = lockFolder(plan.files.dir, { name: RUN_LOCK, command: `iwr run ${config.file}`, what: "run folder" });
+  try {
+    return await runPlanned(plan, config, options);
+  } finally {
+    lock.release();
+  }
+}
+
+async function runPlanned(plan: ExperimentPlan, config: ExperimentConfig, options: RunExperimentOptions): Promise<RunSummary> {
   const share = shareOf(plan.order, options.shard);
   const tally = new CellTally(plan, share.cells, options);
   const { pending } = tally;

@@ -127,6 +127,9 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     console.error(`${signal}: stopping after the current node; one still running in ${STOP_GRACE_MS / 1000} s is cancelled (iwr agent --resume continues)`);
     setTimeout(() => hardStop.abort(), STOP_GRACE_MS).unref();
   };
+  const { lockResults } = await import("../result-lock.ts");
+  const { AGENT_FOLDER_SUFFIX } = await import("../../results/layout.ts");
+  const lock = lockResults(result, `${drafter.name}${AGENT_FOLDER_SUFFIX}`, `iwr agent --model ${drafter.name}`);
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
@@ -179,6 +182,7 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     const failed = results.filter((result) => result.status === "failed" || result.status === "stopped").length;
     return exitCodeForRun(failed);
   } finally {
+    lock.release();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import { IwrError } from "../../errors.ts";
 import type { RunEvent } from "../../experiment/run.ts";
+import { checkOutputFolder } from "../../files/output-folder.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger } from "../options.ts";
 import { STOP_GRACE_MS } from "../process-guards.ts";
@@ -60,6 +61,8 @@ export function registerRunCommand(program: Command): void {
           "--shard needs --out: give each shard its own run folder (e.g. runs/x/shard-$JOB_COMPLETION_INDEX), then iwr merge them",
         );
       const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
+      // `--out ''` is refused, not read as "no --out" (the config's folder would be used without a word).
+      if (options.out !== undefined) checkOutputFolder(options.out, "--out");
       const config = loadExperimentConfig(configFile, {
         ...(options.out ? { out: options.out } : {}),
         ...(options.judgeRepeats ? { judgeRepeats: options.judgeRepeats } : {}),
@@ -164,8 +167,19 @@ export function registerRunCommand(program: Command): void {
         import("../../report/report.ts"),
         import("../../report/render.ts"),
       ]);
-      const merged = mergeRuns(dirs, options.out);
-      const { data, files } = await writeReport(merged.out);
+      checkOutputFolder(options.out, "--out");
+      const { lockFolder } = await import("../../files/folder-lock.ts");
+      const { RUN_LOCK } = await import("../../results/layout.ts");
+      const lock = lockFolder(options.out, { name: RUN_LOCK, command: "iwr merge", what: "merged run folder" });
+      let merged: ReturnType<typeof mergeRuns>;
+      let report: Awaited<ReturnType<typeof writeReport>>;
+      try {
+        merged = mergeRuns(dirs, options.out);
+        report = await writeReport(merged.out);
+      } finally {
+        lock.release();
+      }
+      const { data, files } = report;
       console.log(`${terminalTable(data)}\n`);
       console.log(
         `merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ` +
