@@ -56,6 +56,14 @@ export function toErrorRecord(error: unknown): ErrorRecord {
   return { code: "Error", message: String(error) };
 }
 
+/** At most this much of a value a user gave is quoted back in a message. */
+export const QUOTED_CHARS = 200;
+
+/** A value quoted for a message: 'value', or its first QUOTED_CHARS characters and its length. */
+export function quoted(value: string, max = QUOTED_CHARS): string {
+  return value.length > max ? `'${value.slice(0, max)}…' (${value.length} characters)` : `'${value}'`;
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

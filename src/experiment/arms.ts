@@ -12,6 +12,7 @@ import { settleWithin } from "../browser/deadline.ts";
 import { referencePageHtml, stageReferenceSiteFiles, writeCalibrationCandidate } from "../calibration/calibration.ts";
 import { IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { linksLeaving } from "../files/links-leaving.ts";
 import { assetsBasePath } from "../generation/page-from-reply.ts";
 import { redactString } from "../log/redact.ts";
 import {
@@ -279,6 +280,14 @@ async function produceFromResults(cell: Cell): Promise<Omit<ProduceOutcome, "wal
   if (!fs.existsSync(sourcePage)) {
     return { status: "failed", error: { code: "CANDIDATE_MISSING", message: `no page at ${sourcePage}` }, usage: NO_USAGE };
   }
+  // A link out of the folder appearing since the plan checked it: refused here too, never copied.
+  const leaving = linksLeaving(sourceDir);
+  if (leaving.length > 0)
+    return {
+      status: "failed",
+      error: { code: "CONFIG_INVALID", message: `${sourceDir} holds symbolic links out of it: ${leaving.join(", ")}` },
+      usage: NO_USAGE,
+    };
   // The folder's other files come along (a page may load its own scripts or styles); records stay behind.
   for (const entry of fs.readdirSync(sourceDir, { withFileTypes: true })) {
     if (entry.name === RESULT_FILES.page || RECORD_ENTRIES.has(entry.name) || entry.name.startsWith(".")) continue;

@@ -21,6 +21,7 @@ import { type ErrorRecord, errorMessage, IwrError } from "../errors.ts";
 import { taskKey } from "../evaluator/eval-keys.ts";
 import { verifyEvalRecord } from "../evaluator/eval-record.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { linksLeaving } from "../files/links-leaving.ts";
 import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
@@ -103,6 +104,16 @@ async function loadArmResources(config: ExperimentConfig) {
       if (arm.parsed.type === "module") modules.set(arm.name, await loadModuleGenerator(arm.parsed.file, `arms[${index}].kind`));
       if (arm.parsed.type === "results" && !fs.existsSync(arm.parsed.dir))
         throw new IwrError("CONFIG_INVALID", `arms[${index}].kind: results folder ${arm.parsed.dir} does not exist`);
+      if (arm.parsed.type === "results") {
+        // Its files are copied into the run: a link out of the folder would bring whatever it points at.
+        const leaving = linksLeaving(arm.parsed.dir);
+        if (leaving.length > 0)
+          throw new IwrError(
+            "CONFIG_INVALID",
+            `arms[${index}].kind: results folder ${arm.parsed.dir} holds symbolic links that lead out of it (${leaving.join(", ")}); ` +
+              "copy the files themselves into it",
+          );
+      }
     } catch (error) {
       problems.push({
         where: config.where(["arms", index, arm.parsed.type === "module" || arm.parsed.type === "results" ? "kind" : "model"]),

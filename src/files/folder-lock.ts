@@ -64,7 +64,8 @@ function removeIfOurs(file: string, ours: string): void {
  * IwrError("FOLDER_LOCKED") naming the holder when another live run has it.
  */
 export function lockFolder(dir: string, options: { name: string; command: string; what: string }): FolderLock {
-  fs.mkdirSync(dir, { recursive: true });
+  // A folder made here only to hold the lock is removed with it when nothing else was written (a run refused before any work).
+  const made = fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, options.name);
   const record: LockRecord = { pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString(), command: options.command };
   const text = `${JSON.stringify(record, null, 2)}\n`;
@@ -103,7 +104,25 @@ export function lockFolder(dir: string, options: { name: string; command: string
       }
     });
   }
-  return { file, release: () => removeIfOurs(file, text) };
+  return {
+    file,
+    release: () => {
+      removeIfOurs(file, text);
+      if (made !== undefined) removeEmptyFolders(path.resolve(made), dir);
+    },
+  };
+}
+
+/** Removes `dir` and its parents up to `top` (the first folder mkdir made) while they are empty. */
+function removeEmptyFolders(top: string, dir: string): void {
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    try {
+      fs.rmdirSync(current);
+    } catch {
+      return;
+    }
+    if (current === top || path.dirname(current) === current) return;
+  }
 }
 
 function refusal(file: string, dir: string, what: string, holder: LockRecord | undefined): IwrError {

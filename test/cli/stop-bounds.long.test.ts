@@ -67,7 +67,8 @@ describe("a model call that never ends", () => {
     const config = path.join(dir, "run.yaml");
     fs.writeFileSync(
       config,
-      `tasks:\n  file: ${DATA}\n  ids: [1]\nout: ${runDir}\n${evaluatorBlock}arms:\n  - name: single\n    kind: single-pass\n    model: gpt-4o\n    baseURL: ${server.baseURL}\n`,
+      `tasks:\n  file: ${DATA}\n  ids: [1]\nout: ${runDir}\n${evaluatorBlock}` +
+        `arms:\n  - name: single\n    kind: single-pass\n    model: gpt-4o\n    baseURL: ${server.baseURL}\n`,
     );
     const run = startIwr(["run", config], env("run"));
     await until("the cell's model call", () => server.chatRequests().length > 0, 180_000);

@@ -43,7 +43,8 @@ describe("two commands on one folder", () => {
     const config = path.join(dir, "single.yaml");
     fs.writeFileSync(
       config,
-      `tasks:\n  file: ${DATA}\n  ids: [1]\nout: ${runDir}\n${evaluatorBlock}arms:\n  - name: single\n    kind: single-pass\n    model: gpt-4o\n    baseURL: ${server.baseURL}\n`,
+      `tasks:\n  file: ${DATA}\n  ids: [1]\nout: ${runDir}\n${evaluatorBlock}` +
+        `arms:\n  - name: single\n    kind: single-pass\n    model: gpt-4o\n    baseURL: ${server.baseURL}\n`,
     );
     const first = startIwr(["run", config], env);
     await until("the first run's model call", () => server.chatRequests().length > 0, 180_000);

@@ -96,7 +96,8 @@ describe("the folder lock", () => {
 
   it("is removed when its process exits without releasing it", () => {
     const target = folder("exit");
-    const script = `import("${path.resolve("src/files/folder-lock.ts")}").then(({ lockFolder }) => lockFolder(${JSON.stringify(target)}, ${JSON.stringify(options)}))`;
+    const module = path.resolve("src/files/folder-lock.ts");
+    const script = `import("${module}").then(({ lockFolder }) => lockFolder(${JSON.stringify(target)}, ${JSON.stringify(options)}))`;
     const child = spawnSync(process.execPath, ["--import", "tsx", "-e", script], { encoding: "utf8" });
     expect(child.status, child.stderr).toBe(0);
     expect(fs.existsSync(target)).toBe(true);
