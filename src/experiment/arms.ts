@@ -215,8 +215,8 @@ async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<
       ),
       resources.moduleTimeoutMs,
     );
-    if (settled.status === "timed-out") throw new IwrError("MODEL", `the generator in ${file} did not finish within ${resources.moduleTimeoutMs / 1000} s`);
     if (settled.status === "failed") throw settled.error;
+    if (settled.status !== "done") throw new IwrError("MODEL", `the generator in ${file} did not finish within ${resources.moduleTimeoutMs / 1000} s`);
     const reply = settled.value;
     const html = pageOfReply(reply, file);
     const record = {
