@@ -24,7 +24,8 @@ export type IwrErrorCode =
   | "EVALUATOR"
   | "CANDIDATE_MISSING"
   | "IO"
-  | "QUEUE";
+  | "QUEUE"
+  | "FOLDER_LOCKED";
 
 export class IwrError extends Error {
   readonly code: IwrErrorCode;
@@ -53,6 +54,14 @@ export function toErrorRecord(error: unknown): ErrorRecord {
   }
   if (error instanceof Error) return { code: error.name || "Error", message: error.message };
   return { code: "Error", message: String(error) };
+}
+
+/** At most this much of a value a user gave is quoted back in a message. */
+export const QUOTED_CHARS = 200;
+
+/** A value quoted for a message: 'value', or its first QUOTED_CHARS characters and its length. */
+export function quoted(value: string, max = QUOTED_CHARS): string {
+  return value.length > max ? `'${value.slice(0, max)}…' (${value.length} characters)` : `'${value}'`;
 }
 
 export function errorMessage(error: unknown): string {

@@ -11,10 +11,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { writeFileAtomicSync } from "../../src/files/atomic.ts";
 import type { ReplayAction } from "../../src/replay/replay.ts";
 import { agentWorkFiles, RESULT_FILES } from "../../src/results/layout.ts";
 import type { TaskInputs } from "../../src/tasks/inputs.ts";
+import { writeAgentFile } from "./agent-files.ts";
 import type { AgentSettings } from "./settings.ts";
 
 /** One thing wrong with a draft, ranked by what fixing it would win back at most. */
@@ -56,7 +56,7 @@ export interface FeedbackRequest {
 export type FeedbackProvider = (request: FeedbackRequest) => Promise<DraftFeedback>;
 
 export function writeFeedback(draftDir: string, feedback: DraftFeedback): void {
-  writeFileAtomicSync(path.join(draftDir, RESULT_FILES.feedback), `${JSON.stringify(feedback, null, 2)}\n`);
+  writeAgentFile(path.join(draftDir, RESULT_FILES.feedback), `${JSON.stringify(feedback, null, 2)}\n`);
 }
 
 /** A draft's feedback, or none when it was never checked or its file is unreadable. */

@@ -8,6 +8,8 @@
  * "sync"`): `resume` continues an interrupted run from its last completed node, and a
  * finished node's model calls are not sent again. `shouldStop` is asked after each node
  * finishes; when it says so, the run stops there, its checkpoint kept for a resume.
+ * `signal` is the hard stop: it cancels the node in flight (its model call, its page), and
+ * the run ends at the last completed node's checkpoint, as a stopped one.
  */
 import fs from "node:fs";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
@@ -88,13 +90,19 @@ export async function runReconstructionAgent(inputs: TaskInputs, context: AgentC
             settings,
             ...(settings.trajectory === "given" && options.givenActions ? { givenActions: options.givenActions.map((action) => ({ ...action })) } : {}),
           };
-      const stream = await graph.stream(input, config);
-      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-        if (mode === "custom") options.onProgress?.(chunk as AgentProgressEvent);
-        else if (options.shouldStop?.()) {
-          stopped = true;
-          break;
+      try {
+        const stream = await graph.stream(input, config);
+        for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+          if (mode === "custom") options.onProgress?.(chunk as AgentProgressEvent);
+          else if (options.shouldStop?.()) {
+            stopped = true;
+            break;
+          }
         }
+      } catch (error) {
+        // Cancelled by the hard stop: the node in flight is dropped, every completed one is in the checkpoint.
+        if (!options.signal?.aborted) throw error;
+        stopped = true;
       }
     }
     const snapshot = await graph.getState({ configurable: { thread_id: threadId } });

@@ -9,6 +9,16 @@ import { IwrError } from "../../src/errors.ts";
 
 const JSON_FENCE = /```[ \t]*json\b[^\n]*\n([\s\S]*?)(?:```|$)/i;
 
+/** For a model call's `accept`: why `reply` is not such a JSON object, or undefined when it is. */
+export function jsonReplyProblem(reply: string, schema: z.ZodType, what: string): string | undefined {
+  try {
+    parseJsonReply(reply, schema, what);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 export function parseJsonReply<Schema extends z.ZodType>(reply: string, schema: Schema, what: string): z.infer<Schema> {
   const fenced = JSON_FENCE.exec(reply)?.[1];
   const start = reply.indexOf("{");

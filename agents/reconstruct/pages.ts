@@ -4,29 +4,28 @@
  * for the folder it is written to, as the single-pass generator resolves its own.
  */
 import fs from "node:fs";
-import { writeFileAtomicSync } from "../../src/files/atomic.ts";
 import { assetsBasePath, extractPageFromReply } from "../../src/generation/page-from-reply.ts";
-import { redactString } from "../../src/log/redact.ts";
 import { agentWorkFiles, candidateFiles } from "../../src/results/layout.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
+import { writeAgentFile } from "./agent-files.ts";
 import type { StoredFile } from "./state.ts";
 import { readStoredText, storeFile } from "./store.ts";
 
 /** The page inside a reply, placeholder kept, in the store. Throws MODEL_REPLY when there is none. */
 export function storePageFromReply(workDir: string, reply: string): StoredFile {
-  // A reply may quote the API key (a model echoing its instructions): pages are redacted like every record.
-  return storeFile(workDir, redactString(extractPageFromReply(reply, ASSET_PLACEHOLDER)), "html");
+  // A reply may quote the API key (a model echoing its instructions): storeFile redacts every text it keeps.
+  return storeFile(workDir, extractPageFromReply(reply, ASSET_PLACEHOLDER), "html");
 }
 
 export function storePage(workDir: string, html: string): StoredFile {
-  return storeFile(workDir, redactString(html), "html");
+  return storeFile(workDir, html, "html");
 }
 
 /** Writes a stored page as `<dir>/index.html`, its asset paths resolved for that folder. */
 export function writePageTo(dir: string, page: StoredFile, assetsDir: string): string {
   const html = readStoredText(page).split(ASSET_PLACEHOLDER).join(assetsBasePath(dir, assetsDir));
   const file = candidateFiles(dir).page;
-  writeFileAtomicSync(file, html);
+  writeAgentFile(file, html);
   return file;
 }
 

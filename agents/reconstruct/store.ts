@@ -1,17 +1,19 @@
 /**
  * The run's content-addressed store, `<agent folder>/store/<sha256>.<ext>`: frames,
  * storyboards, critiques and pages. State keeps the path and the hash; a resumed node
- * that writes the same bytes again writes the same file (writes are idempotent).
+ * that writes the same bytes again writes the same file (writes are idempotent). Text is
+ * redacted on its way in (agent-files.ts), and the hash is the redacted text's.
  */
 import fs from "node:fs";
 import { IwrError } from "../../src/errors.ts";
 import { sha256Of, storeByContent } from "../../src/media/image-store.ts";
 import { agentWorkFiles } from "../../src/results/layout.ts";
+import { agentText } from "./agent-files.ts";
 import type { StoredFile } from "./state.ts";
 
-/** Stores `data` under its hash in the agent's store; returns its path and hash. */
+/** Stores `data` under its hash in the agent's store (text redacted first); returns its path and hash. */
 export function storeFile(workDir: string, data: string | Buffer, extension: string): StoredFile {
-  return storeByContent(agentWorkFiles(workDir).store, data, extension);
+  return storeByContent(agentWorkFiles(workDir).store, agentText(data), extension);
 }
 
 /** Reads a stored file back, checking it is the one state names. */

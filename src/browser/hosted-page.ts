@@ -123,6 +123,7 @@ export class HostedPage implements SandboxedPage {
   private closing = false;
   private shutdown?: Promise<void>;
   private readonly died: Promise<{ status: "died" }>;
+  private readonly death = new AbortController();
   private markDied: () => void = () => undefined;
   private readonly memoryRecord: PageMemoryRecord;
   private memoryTimer?: NodeJS.Timeout;
@@ -135,7 +136,11 @@ export class HostedPage implements SandboxedPage {
     this.server = parts.server;
     this.timeouts = Object.freeze({ ...parts.timeouts });
     this.died = new Promise((resolve) => {
-      this.markDied = () => resolve({ status: "died" });
+      this.markDied = () => {
+        resolve({ status: "died" });
+        // Waits raced against the death are over: their timers go with the page.
+        this.death.abort();
+      };
     });
     this.memoryRecord = { limitMiB: parts.memory.limitMiB };
     this.watchMemory();
@@ -246,7 +251,7 @@ export class HostedPage implements SandboxedPage {
   async load(): Promise<void> {
     const { navigationMs } = this.timeouts;
     const opening = openEntry(this.context, this.page, this.url, navigationMs);
-    const settled = await this.raceDeath(settleWithin(opening, navigationMs + this.parts.limits.probeMs));
+    const settled = await this.raceDeath(settleWithin(opening, navigationMs + this.parts.limits.probeMs, { cancel: this.death.signal }));
     if (this.tornDown) {
       this.loadError = this.tornDown;
       return;
@@ -281,7 +286,7 @@ export class HostedPage implements SandboxedPage {
 
   async withTimeout<T>(label: string, ms: number, run: () => Promise<T>): Promise<T> {
     this.throwIfUnusable();
-    const settled = await this.raceDeath(settleWithin(Promise.resolve().then(run), ms));
+    const settled = await this.raceDeath(settleWithin(Promise.resolve().then(run), ms, { cancel: this.death.signal }));
     if (settled.status === "done") return settled.value;
     this.throwIfUnusable();
     if (settled.status === "failed" && !isTimeout(settled.error)) throw settled.error;

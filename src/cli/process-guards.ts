@@ -14,6 +14,13 @@ import { EXIT_CODES } from "./exit-codes.ts";
 const PLAYWRIGHT_STALE_EVENT = /^Object with guid \S+ was not bound in the connection$/;
 let installed = false;
 
+/**
+ * After the first Ctrl-C or SIGTERM, how long work in flight (a model call, a page being
+ * replayed) may take to finish before it is cancelled; its checkpoint is kept and the
+ * cell or task is left unfinished, for a rerun to resume.
+ */
+export const STOP_GRACE_MS = 5_000;
+
 export function installProcessGuards(): void {
   if (installed) return;
   installed = true;

@@ -49,10 +49,25 @@ const REFERENCE = /\$\$\{|\$\{([^}]*)\}|\$\{/g;
 const REFERENCE_BODY = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s;
 const SOLE_REFERENCE = /^\$\{[^}]*\}$/;
 
+/**
+ * A YAML file this reader takes at most: configs, presets and action scripts are a few
+ * kilobytes; a file of megabytes is a mistake or an attack (a 50 MB config of 1.5 million
+ * arms ran V8 out of memory), refused before it is parsed.
+ */
+export const MAX_YAML_BYTES = 1024 * 1024;
+/** Problems listed at most, and characters of each: a hostile file must not flood the terminal. */
+const MAX_PROBLEMS_SHOWN = 30;
+const MAX_PROBLEM_CHARS = 500;
+
 function failWith(code: IwrErrorCode, name: string, problems: ReadonlyArray<{ where: string; message: string }>): never {
-  const lines = problems.map((problem) => `${problem.where}: ${problem.message}`);
+  const lines = problems.map((problem) => {
+    const line = `${problem.where}: ${problem.message}`;
+    return line.length > MAX_PROBLEM_CHARS ? `${line.slice(0, MAX_PROBLEM_CHARS)}… (${line.length} characters)` : line;
+  });
+  const shown = lines.slice(0, MAX_PROBLEMS_SHOWN);
+  if (lines.length > shown.length) shown.push(`… and ${lines.length - shown.length} more`);
   const header = problems.length === 1 ? "" : `${name}: ${problems.length} problems\n`;
-  throw new IwrError(code, `${header}${lines.join("\n")}`, { file: name, problems: lines });
+  throw new IwrError(code, `${header}${shown.join("\n")}`, { file: name, problems: shown });
 }
 
 function locate(name: string, lineCounter: LineCounter, offset: number | undefined): string {
@@ -191,8 +206,16 @@ export function parseYamlSource(text: string, name: string, options: YamlReadOpt
 export function readYamlSource(file: string, options: YamlReadOptions & { what?: string }): YamlSource {
   let text: string;
   try {
+    const { size } = fs.statSync(file);
+    if (size > MAX_YAML_BYTES)
+      throw new IwrError(
+        options.code,
+        `${file}: the ${options.what ?? "file"} is ${(size / 1024 / 1024).toFixed(1)} MiB; at most ${MAX_YAML_BYTES / 1024 / 1024} MiB is read`,
+        { file, bytes: size },
+      );
     text = fs.readFileSync(file, "utf8");
   } catch (error) {
+    if (error instanceof IwrError) throw error;
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : ((error as NodeJS.ErrnoException).code ?? errorMessage(error));
     throw new IwrError(options.code, `${file}: cannot read the ${options.what ?? "file"}: ${reason}`, { file }, { cause: error });
   }

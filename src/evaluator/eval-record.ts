@@ -11,6 +11,7 @@ import fs from "node:fs";
 import { z } from "zod";
 import { ErrorRecordSchema, IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { readVerifiedJson, type VerifiedRead } from "../files/verified-read.ts";
 import { redactString } from "../log/redact.ts";
 import { PROTOCOL_PROFILES } from "../protocol.ts";
 import { aggregateTask } from "./aggregate.ts";
@@ -152,6 +153,11 @@ export function readJsonFile(file: string): unknown {
   } catch (error) {
     throw new IwrError("EVALUATOR", `${file}: not valid JSON (${error instanceof Error ? error.message : String(error)})`, { file });
   }
+}
+
+/** eval.json verified: there, absent, or damaged (unparsable, of another shape or version) with the reason. */
+export function verifyEvalRecord(file: string): VerifiedRead<EvalRecord> {
+  return readVerifiedJson(file, EvalRecordSchema);
 }
 
 export function readEvalRecord(file: string): EvalRecord {

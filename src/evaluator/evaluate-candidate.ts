@@ -6,13 +6,14 @@
 import fs from "node:fs";
 import { type ErrorRecord, errorMessage, toErrorRecord } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import type { ProtocolProfile } from "../protocol.ts";
 import { candidateDirFor, candidateFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
 import { sameInputs } from "./eval-keys.ts";
-import { readEvalRecord } from "./eval-record.ts";
+import { verifyEvalRecord } from "./eval-record.ts";
 import { type Evaluator, evaluateTask, evaluationInputs, type TaskEvaluation } from "./evaluate-task.ts";
 import type { PairingMode } from "./settings.ts";
 
@@ -32,15 +33,11 @@ export interface TaskRunOutcome {
   wallMs: number;
 }
 
-/** Whether the finished eval.json scored exactly these inputs (false when it is absent, unreadable or stale). */
+/** Whether the finished eval.json scored exactly these inputs (false when it is absent or stale; a damaged one is moved aside, saying so). */
 function unchangedRecord(file: string, current: Awaited<ReturnType<typeof evaluationInputs>>): boolean {
-  if (!fs.existsSync(file)) return false;
-  try {
-    return sameInputs(readEvalRecord(file).inputs, current);
-  } catch (error) {
-    logger.warn(`${file}: ${errorMessage(error)}; the task is evaluated again`);
-    return false;
-  }
+  const read = verifyEvalRecord(file);
+  if (read.status === "corrupt") moveAside(file, read.reason, "the task is evaluated again");
+  return read.status === "ok" && sameInputs(read.value.inputs, current);
 }
 
 /** A page generated under one profile and scored under the other is legitimate, but should not go unnoticed. */

@@ -14,6 +14,7 @@ import { IwrError, toErrorRecord } from "../errors.ts";
 import type { Evaluator } from "../evaluator/evaluate-task.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { linksLeaving } from "../files/links-leaving.ts";
 import { assetsBasePath } from "../generation/page-from-reply.ts";
 import { redactString } from "../log/redact.ts";
 import {
@@ -48,6 +49,8 @@ export interface ArmResources {
   cacheDir?: string;
   statesCacheDir?: string;
   signal: AbortSignal;
+  /** The hard stop, a grace period after `signal`: cancels the model calls and agent nodes still in flight. */
+  hardStop?: AbortSignal;
   log: (message: string) => void;
   /** A module generator's time limit per cell. */
   moduleTimeoutMs: number;
@@ -109,6 +112,7 @@ async function produceSinglePass(cell: Cell, resources: ArmResources): Promise<O
     ...(cell.repeat > 0 ? { sample: cell.repeat * SAMPLES_PER_REPEAT } : {}),
     protocol: resources.protocol,
     workers: 1,
+    ...(resources.hardStop ? { signal: resources.hardStop } : {}),
   });
   const result = summary.results[0];
   const reply = readJson(candidateFiles(cell.dir).generation)?.reply as
@@ -146,6 +150,7 @@ async function produceAgent(cell: Cell, resources: ArmResources): Promise<Omit<P
     repeat: cell.repeat,
     keepSharedResources: true,
     shouldStop: () => resources.signal.aborted,
+    ...(resources.hardStop ? { signal: resources.hardStop } : {}),
   });
   const agent = agentFiles(cell.dir);
   const record = readJson(agent.record);
@@ -217,8 +222,8 @@ async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<
       ),
       resources.moduleTimeoutMs,
     );
-    if (settled.status === "timed-out") throw new IwrError("MODEL", `the generator in ${file} did not finish within ${resources.moduleTimeoutMs / 1000} s`);
     if (settled.status === "failed") throw settled.error;
+    if (settled.status !== "done") throw new IwrError("MODEL", `the generator in ${file} did not finish within ${resources.moduleTimeoutMs / 1000} s`);
     const reply = settled.value;
     const html = pageOfReply(reply, file);
     const record = {
@@ -282,6 +287,14 @@ async function produceFromResults(cell: Cell): Promise<Omit<ProduceOutcome, "wal
   if (!fs.existsSync(sourcePage)) {
     return { status: "failed", error: { code: "CANDIDATE_MISSING", message: `no page at ${sourcePage}` }, usage: NO_USAGE };
   }
+  // A link out of the folder appearing since the plan checked it: refused here too, never copied.
+  const leaving = linksLeaving(sourceDir);
+  if (leaving.length > 0)
+    return {
+      status: "failed",
+      error: { code: "CONFIG_INVALID", message: `${sourceDir} holds symbolic links out of it: ${leaving.join(", ")}` },
+      usage: NO_USAGE,
+    };
   // The folder's other files come along (a page may load its own scripts or styles); records stay behind.
   for (const entry of fs.readdirSync(sourceDir, { withFileTypes: true })) {
     if (entry.name === RESULT_FILES.page || RECORD_ENTRIES.has(entry.name) || entry.name.startsWith(".")) continue;

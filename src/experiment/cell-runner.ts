@@ -22,6 +22,8 @@ export interface CellRunnerOptions {
   statesCacheDir?: string;
   /** Stops agents at their next node and module generators at once. */
   signal: AbortSignal;
+  /** Cancels model calls and agent nodes still in flight (a grace period after `signal`). */
+  hardStop?: AbortSignal;
   /** A module generator's time limit per cell (default 10 minutes). */
   moduleTimeoutMs?: number;
   /** Pages the evaluator replays at once (default: the config's evaluatorWorkers). */
@@ -57,6 +59,7 @@ export async function openCellRunner(plan: ExperimentPlan, options: CellRunnerOp
     ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
     ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
     signal: options.signal,
+    ...(options.hardStop ? { hardStop: options.hardStop } : {}),
     log: (message) => logger.info(message),
     moduleTimeoutMs: options.moduleTimeoutMs ?? 10 * 60_000,
     protocol: config.evaluator.protocol,

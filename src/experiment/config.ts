@@ -19,8 +19,9 @@ import { z } from "zod";
 import { AgentSettingsSchema } from "../../agents/reconstruct/settings.ts";
 import { readYamlSource, type YamlSource } from "../config/yaml-source.ts";
 import { formatFieldPath } from "../config/zod-issues.ts";
-import { errorMessage } from "../errors.ts";
+import { errorMessage, quoted } from "../errors.ts";
 import { PAIRING_MODES } from "../evaluator/settings.ts";
+import { outputFolderProblem } from "../files/output-folder.ts";
 import { folderNameProblem } from "../files/safe-name.ts";
 import { CACHE_MODES } from "../models/cache.ts";
 import { type MutantSpec, parseMutantSpec } from "../mutants/operators.ts";
@@ -29,6 +30,13 @@ import { AGENT_FEEDBACK_KINDS, type AgentFeedbackKind } from "../results/tracks.
 import { INTERACTION_CLASSES, VISUAL_CLASSES } from "../tasks/schema.ts";
 
 const FIXED_KINDS = ["single-pass", "agent", "reference", "blank"] as const;
+
+/**
+ * Arms in one config at most: a comparison of many more is a sweep of several runs (each
+ * arm multiplies the cells, and its name is a folder). With the YAML reader's 1 MiB file
+ * limit, this keeps a hostile config from planning millions of cells.
+ */
+export const MAX_ARMS = 100;
 const PREFIXED_KINDS = ["mutant:", "module:", "results:"] as const;
 
 /** A URL, or nothing: an empty value (`\${IWR_BASE_URL:-}` unset) means the default endpoint. */
@@ -49,7 +57,7 @@ const ArmSchema = z.strictObject({
     if (!prefix) {
       context.addIssue({
         code: "custom",
-        message: `unknown arm kind '${kind}': expected one of ${FIXED_KINDS.join(", ")}, mutant:<operator>, module:<path>, results:<dir>`,
+        message: `unknown arm kind ${quoted(kind)}: expected one of ${FIXED_KINDS.join(", ")}, mutant:<operator>, module:<path>, results:<dir>`,
       });
       return;
     }
@@ -57,7 +65,7 @@ const ArmSchema = z.strictObject({
     if (rest.trim() === "")
       context.addIssue({
         code: "custom",
-        message: `'${kind}' names no ${prefix === "mutant:" ? "operator" : prefix === "module:" ? "module file" : "results folder"}`,
+        message: `${quoted(kind)} names no ${prefix === "mutant:" ? "operator" : prefix === "module:" ? "module file" : "results folder"}`,
       });
     else if (prefix === "mutant:") {
       try {
@@ -146,7 +154,7 @@ export const ExperimentConfigSchema = z.strictObject({
    * report how well its self-score tracks the evaluator's Final over each task's arms.
    */
   selfCheck: z.enum(["off", "given"]).default("off"),
-  arms: z.array(ArmSchema).min(1),
+  arms: z.array(ArmSchema).min(1).max(MAX_ARMS),
 });
 
 export type ArmKind =
@@ -254,7 +262,7 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
   const seen = new Map<string, number>();
   data.arms.forEach((arm, index) => {
     const lower = arm.name.toLowerCase();
-    if (seen.has(lower)) add(["arms", index, "name"], `'${arm.name}' is also arm ${seen.get(lower)}'s name (names, as folders, must differ beyond case)`);
+    if (seen.has(lower)) add(["arms", index, "name"], `${quoted(arm.name)} is also arm ${seen.get(lower)}'s name (names, as folders, must differ beyond case)`);
     seen.set(lower, index);
     const needsModel = arm.kind === "single-pass" || arm.kind === "agent";
     if (needsModel && !arm.model && !arm.skipWithoutModel)
@@ -278,16 +286,20 @@ function crossChecks(source: YamlSource, data: z.infer<typeof ExperimentConfigSc
       add(["arms", index, "prompt"], `prompt file ${path.resolve(base, arm.prompt)} does not exist`);
     if (family(arm) === "results" && arm.model) {
       const problem = folderNameProblem(arm.model.toLowerCase().replace(/\//g, "__"));
-      if (problem) add(["arms", index, "model"], `'${arm.model}' cannot name a model folder: ${problem}`);
+      if (problem) add(["arms", index, "model"], `${quoted(arm.model)} cannot name a model folder: ${problem}`);
     }
   });
+  if (data.out !== undefined) {
+    const problem = outputFolderProblem(path.resolve(base, data.out));
+    if (problem) add(["out"], problem);
+  }
   if (data.name) {
     const problem = folderNameProblem(data.name);
-    if (problem) add(["name"], `'${data.name}' cannot be used as the run folder's default name: ${problem}`);
+    if (problem) add(["name"], `${quoted(data.name)} cannot be used as the run folder's default name: ${problem}`);
   }
   const names = new Set(data.arms.map((arm) => arm.name));
   data.report.compare?.forEach((name, index) => {
-    if (!names.has(name)) add(["report", "compare", index], `no arm is named '${name}' (arms: ${[...names].join(", ")})`);
+    if (!names.has(name)) add(["report", "compare", index], `no arm is named ${quoted(name)} (arms: ${quoted([...names].join(", "))})`);
   });
   return problems;
 }

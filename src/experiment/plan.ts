@@ -19,12 +19,16 @@ import type { CellValues } from "../../agents/experiment/graph.ts";
 import type { PageGenerator } from "../../agents/module-contract.ts";
 import { type ErrorRecord, errorMessage, IwrError } from "../errors.ts";
 import { taskKey } from "../evaluator/eval-keys.ts";
+import { verifyEvalRecord } from "../evaluator/eval-record.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { linksLeaving } from "../files/links-leaving.ts";
+import { moveAside } from "../files/verified-read.ts";
+import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { canonicalJson, loadModelSpec, type ModelSpec, NO_USAGE, preflightModel } from "../models/index.ts";
 import { profileRules } from "../protocol.ts";
-import { CELL_RECORD_VERSION, type CellOutcome, type CellRecord, readCellRecord } from "../results/cell-record.ts";
-import { modelFolderName, RESULT_FILES, type RunFiles, runFiles } from "../results/layout.ts";
+import { CELL_RECORD_VERSION, type CellOutcome, type CellRecord, verifyCellRecord } from "../results/cell-record.ts";
+import { candidateFiles, modelFolderName, RESULT_FILES, type RunFiles, runFiles } from "../results/layout.ts";
 import { armKindLabel } from "../results/tracks.ts";
 import { publicModelSpec } from "../run/generate.ts";
 import { loadTasks } from "../tasks/loader.ts";
@@ -101,6 +105,16 @@ async function loadArmResources(config: ExperimentConfig) {
       if (arm.parsed.type === "module") modules.set(arm.name, await loadModuleGenerator(arm.parsed.file, `arms[${index}].kind`));
       if (arm.parsed.type === "results" && !fs.existsSync(arm.parsed.dir))
         throw new IwrError("CONFIG_INVALID", `arms[${index}].kind: results folder ${arm.parsed.dir} does not exist`);
+      if (arm.parsed.type === "results") {
+        // Its files are copied into the run: a link out of the folder would bring whatever it points at.
+        const leaving = linksLeaving(arm.parsed.dir);
+        if (leaving.length > 0)
+          throw new IwrError(
+            "CONFIG_INVALID",
+            `arms[${index}].kind: results folder ${arm.parsed.dir} holds symbolic links that lead out of it (${leaving.join(", ")}); ` +
+              "copy the files themselves into it",
+          );
+      }
     } catch (error) {
       problems.push({
         where: config.where(["arms", index, arm.parsed.type === "module" || arm.parsed.type === "results" ? "kind" : "model"]),
@@ -153,10 +167,28 @@ export async function planExperiment(config: ExperimentConfig): Promise<Experime
   return { config, files, tasks, specs, modules, cells, order, runKey };
 }
 
-/** The cell's record when it is finished for this plan (a failed one counts as finished unless `retryErrors`). */
+/**
+ * The cell's record when it is finished for this plan (a failed one counts as finished unless `retryErrors`).
+ * Verified, never trusted: a damaged cell.json, or a finished cell whose eval.json (where its
+ * scores are) is damaged or gone, is moved aside with a warning and the cell runs again. Its
+ * parts resume on their own terms: the page is kept, only the scoring is redone.
+ */
 export function finishedRecord(plan: ExperimentPlan, key: string, retryErrors = false): CellRecord | undefined {
-  const record = readCellRecord(plan.files.cellRecord(plan.cells.get(key)!.dir));
-  return record?.cellKey === key && (record.status === "finished" || !retryErrors) ? record : undefined;
+  const cell = plan.cells.get(key)!;
+  const file = plan.files.cellRecord(cell.dir);
+  const read = verifyCellRecord(file);
+  if (read.status === "corrupt") moveAside(file, read.reason, "the cell runs again");
+  if (read.status !== "ok") return undefined;
+  const record = read.value;
+  if (record.cellKey !== key || (record.status !== "finished" && retryErrors)) return undefined;
+  if (record.produced.status === "made" && record.evaluation.status !== "failed") {
+    const evalFile = candidateFiles(cell.dir).eval;
+    const scores = verifyEvalRecord(evalFile);
+    if (scores.status === "corrupt") moveAside(evalFile, scores.reason, "the cell is scored again");
+    else if (scores.status === "missing") log("experiment").warn(`${evalFile} is missing although ${file} says the cell was scored; the cell is scored again`);
+    if (scores.status !== "ok") return undefined;
+  }
+  return record;
 }
 
 /** Which share of a run a folder holds: all of it, or one shard of n. */

@@ -18,9 +18,10 @@
  */
 import pLimit from "p-limit";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { lockFolder } from "../files/folder-lock.ts";
 import { redactString } from "../log/redact.ts";
 import type { CellOutcome, CellRecord } from "../results/cell-record.ts";
-import type { RunFiles } from "../results/layout.ts";
+import { RUN_LOCK, type RunFiles } from "../results/layout.ts";
 import { openCellRunner } from "./cell-runner.ts";
 import { CellTally, type RunEvent } from "./cell-tally.ts";
 import { type ExperimentConfig, isLocalArm } from "./config.ts";
@@ -37,6 +38,8 @@ export interface RunExperimentOptions {
   onEvent?: (event: RunEvent) => void;
   /** Set to stop starting new cells (SIGINT); cells in progress finish. */
   signal?: AbortSignal;
+  /** Set a grace period after `signal`: model calls and agent nodes still in flight are cancelled (their cells left unfinished). */
+  hardStop?: AbortSignal;
   /** A module generator's time limit per cell (default 10 minutes). */
   moduleTimeoutMs?: number;
   /** Run only this shard's share of the cells (`--shard i/n`); the folder then holds that share. */
@@ -57,6 +60,16 @@ export interface RunSummary {
 /** Runs the experiment; a config or environment problem throws before any work, a cell's failure is recorded and the run goes on. */
 export async function runExperiment(config: ExperimentConfig, options: RunExperimentOptions = {}): Promise<RunSummary> {
   const plan = await planExperiment(config);
+  // One run per folder: a second one would delete and rewrite this one's pages while they are scored.
+  const lock = lockFolder(plan.files.dir, { name: RUN_LOCK, command: `iwr run ${config.file}`, what: "run folder" });
+  try {
+    return await runPlanned(plan, config, options);
+  } finally {
+    lock.release();
+  }
+}
+
+async function runPlanned(plan: ExperimentPlan, config: ExperimentConfig, options: RunExperimentOptions): Promise<RunSummary> {
   const share = shareOf(plan.order, options.shard);
   const tally = new CellTally(plan, share.cells, options);
   const { pending } = tally;
@@ -70,6 +83,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
     options.signal?.addEventListener("abort", stop);
     const runner = await openCellRunner(plan, {
       signal: controller.signal,
+      ...(options.hardStop ? { hardStop: options.hardStop } : {}),
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
       ...(options.statesCacheDir ? { statesCacheDir: options.statesCacheDir } : {}),
       ...(options.moduleTimeoutMs ? { moduleTimeoutMs: options.moduleTimeoutMs } : {}),

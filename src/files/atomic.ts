@@ -44,7 +44,8 @@ export function parseTempName(name: string): TempName | undefined {
   return { target: match[1] ?? "", host: match[2] ?? "", pid: Number(match[3]), createdMs: Number(match[4]) };
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process of this pid runs on this machine. */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -59,7 +60,7 @@ export const FOREIGN_TEMP_AGE_MS = 24 * 3600 * 1000;
 
 /** Whether a temp of this name was abandoned: its writer on this machine is gone, or it is a day old from another machine. */
 export function isAbandonedTemp(temp: TempName, nowMs = Date.now()): boolean {
-  if (temp.host === HOST_TAG) return temp.pid !== process.pid && !processAlive(temp.pid);
+  if (temp.host === HOST_TAG) return temp.pid !== process.pid && !isProcessAlive(temp.pid);
   return nowMs - temp.createdMs > FOREIGN_TEMP_AGE_MS;
 }
 

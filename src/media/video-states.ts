@@ -17,8 +17,10 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
+import { z } from "zod";
 import { errorMessage, IwrError } from "../errors.ts";
 import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
+import { moveAside, readVerifiedJson } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { findFfmpeg } from "../setup/find-tools.ts";
 import type { FrameSize } from "./ffmpeg-log.ts";
@@ -73,14 +75,62 @@ async function writePng(dir: string, rgb: Buffer, width: number, height: number)
   return { file, sha256 };
 }
 
-function readCached(file: string, videoPath: string): VideoStates | undefined {
+/** What states.json must hold to be used (the fields a reader relies on). */
+const CachedStatesSchema = z.looseObject({
+  version: z.literal(VIDEO_STATE_SETTINGS.version),
+  video: z.looseObject({ sha256: z.string(), durationSec: z.number(), width: z.number().int().positive(), height: z.number().int().positive() }),
+  states: z.array(
+    z.object({
+      index: z.number().int().nonnegative(),
+      startSec: z.number(),
+      endSec: z.number(),
+      frameSec: z.number(),
+      framePath: z.string().min(1),
+      frameSha256: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+  ),
+  transitions: z.number().int().nonnegative(),
+  findings: z.array(z.string()),
+});
+
+/** Why a state's frame cannot be used (missing, other bytes than recorded, not a decodable image), or undefined when it can. */
+async function frameProblem(state: VideoState): Promise<string | undefined> {
+  let png: Buffer;
   try {
-    const cached = JSON.parse(fs.readFileSync(file, "utf8")) as VideoStates;
-    if (cached.version !== VIDEO_STATE_SETTINGS.version || !cached.states.every((state) => fs.existsSync(state.framePath))) return undefined;
-    return { ...cached, video: { ...cached.video, path: videoPath }, cached: true };
-  } catch {
+    png = await fs.promises.readFile(state.framePath);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `unreadable (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`;
+  }
+  if (createHash("sha256").update(png).digest("hex") !== state.frameSha256) return `its bytes are not those recorded (${png.length} bytes)`;
+  try {
+    await sharp(png).raw().toBuffer();
+  } catch (error) {
+    return `not a decodable image (${errorMessage(error)})`;
+  }
+  return undefined;
+}
+
+/**
+ * The cached states, verified: states.json parses and has the record's shape, and every
+ * state's frame is there with the bytes recorded and decodes. A damaged states.json or
+ * frame is moved aside with a warning naming it, and the states are computed again.
+ */
+async function readCached(file: string, videoPath: string): Promise<VideoStates | undefined> {
+  const read = readVerifiedJson(file, CachedStatesSchema);
+  if (read.status === "missing") return undefined;
+  if (read.status === "corrupt") {
+    moveAside(file, read.reason, "the video's states are computed again");
     return undefined;
   }
+  const cached = read.value as unknown as VideoStates;
+  for (const state of cached.states) {
+    const problem = await frameProblem(state);
+    if (problem === undefined) continue;
+    // A frame written by a killed pass is simply missing: computed again without a warning.
+    if (problem !== "missing") moveAside(state.framePath, `the frame of state ${state.index}: ${problem}`, "the video's states are computed again");
+    return undefined;
+  }
+  return { ...cached, video: { ...cached.video, path: videoPath }, cached: true };
 }
 
 /**
@@ -100,7 +150,7 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   const settingsHash = createHash("sha256").update(JSON.stringify(VIDEO_STATE_SETTINGS)).digest("hex").slice(0, 16);
   const dir = path.join(options.cacheDir ?? defaultStatesCacheDir(), `${sha256}-${settingsHash}`);
   const recordFile = path.join(dir, "states.json");
-  const cached = readCached(recordFile, videoPath);
+  const cached = await readCached(recordFile, videoPath);
   if (cached) return cached;
 
   const ffmpeg = findFfmpeg();

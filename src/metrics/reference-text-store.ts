@@ -18,6 +18,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 
 const logger = log("evaluator");
@@ -57,7 +58,7 @@ export function openReferenceTextStore(dir: string): ReferenceTextStore {
       } catch {
         // Falls through: a damaged entry is read again and rewritten.
       }
-      logger.debug(`OCR text cache: ignoring a damaged entry ${entryPath(engineKey, sha256)}`);
+      moveAside(entryPath(engineKey, sha256), "not an OCR text entry of this image and engine", "the image is read again");
       return undefined;
     },
     async put(engineKey, sha256, text) {

@@ -20,6 +20,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { errorMessage, IwrError } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import type { DescribedRequest, RequestSummary } from "./request-key.ts";
@@ -50,8 +51,8 @@ export interface CacheEntry {
 export interface ResponseCache {
   readonly dir: string;
   readonly mode: CacheMode;
-  /** The answer for `request`: from disk, from an identical call in flight, or from `fetch` (then stored). */
-  through(request: DescribedRequest, fetch: () => Promise<FreshReply>): Promise<ModelCallResult>;
+  /** The answer for `request`: from disk, from an identical call in flight, or from `fetch` (then stored, when `accept` takes it). */
+  through(request: DescribedRequest, fetch: () => Promise<FreshReply>, accept?: (text: string) => string | undefined): Promise<ModelCallResult>;
   /** The stored entry for a request, if any (and readable). */
   read(request: DescribedRequest): Promise<CacheEntry | undefined>;
 }
@@ -116,12 +117,12 @@ class DiskResponseCache implements ResponseCache {
       parsed = undefined;
     }
     if (isEntry(parsed, request.hash)) return parsed;
-    // Hand-edited or from an older version: say so, and treat it as absent (read-write mode replaces it).
-    this.logger.warn(`ignoring unreadable cache entry ${file}`);
+    // Truncated, hand-edited or from an older version: moved aside, saying so, and treated as absent (read-write mode fetches it again).
+    moveAside(file, parsed === undefined ? "not valid JSON" : "not a cache entry of this request and version", "the request is treated as not cached");
     return undefined;
   }
 
-  async through(request: DescribedRequest, fetch: () => Promise<FreshReply>): Promise<ModelCallResult> {
+  async through(request: DescribedRequest, fetch: () => Promise<FreshReply>, accept?: (text: string) => string | undefined): Promise<ModelCallResult> {
     const started = Date.now();
     if (this.mode === "off") return { ...(await fetch()), cacheHit: false, requestHash: request.hash };
     // Registered before the first await, so a second identical call arriving while
@@ -132,7 +133,7 @@ class DiskResponseCache implements ResponseCache {
       const { reply } = await running;
       return { ...reply, latencyMs: Date.now() - started, cacheHit: true, requestHash: request.hash };
     }
-    const lookup = this.readOrFetch(request, fetch);
+    const lookup = this.readOrFetch(request, fetch, accept);
     inFlight.set(flightKey, lookup);
     try {
       const { reply, fromDisk } = await lookup;
@@ -142,8 +143,14 @@ class DiskResponseCache implements ResponseCache {
     }
   }
 
-  private async readOrFetch(request: DescribedRequest, fetch: () => Promise<FreshReply>): Promise<Lookup> {
-    const stored = await this.read(request);
+  private async readOrFetch(request: DescribedRequest, fetch: () => Promise<FreshReply>, accept?: (text: string) => string | undefined): Promise<Lookup> {
+    let stored = await this.read(request);
+    const refused = stored && accept?.(stored.reply.text);
+    if (stored && refused !== undefined) {
+      // Stored before replies were checked, or by a caller that took any text: not an answer, so not replayed.
+      moveAside(entryPath(this.dir, request.name, request.hash), `the stored reply is not an answer: ${refused}`, "the request is sent again");
+      stored = undefined;
+    }
     if (stored) return { fromDisk: true, reply: { text: stored.reply.text, usage: stored.usage, costUsd: stored.costUsd, latencyMs: stored.latencyMs } };
     if (this.mode === "replay") {
       throw new IwrError(
@@ -153,11 +160,17 @@ class DiskResponseCache implements ResponseCache {
         { model: request.summary.model, key: request.hash, dir: this.dir },
       );
     }
-    return { fromDisk: false, reply: await this.fetchAndStore(request, fetch) };
+    return { fromDisk: false, reply: await this.fetchAndStore(request, fetch, accept) };
   }
 
-  private async fetchAndStore(request: DescribedRequest, fetch: () => Promise<FreshReply>): Promise<FreshReply> {
+  private async fetchAndStore(request: DescribedRequest, fetch: () => Promise<FreshReply>, accept?: (text: string) => string | undefined): Promise<FreshReply> {
     const fresh = await fetch();
+    const refused = accept?.(fresh.text);
+    if (refused !== undefined) {
+      // The caller records what the model said; the cache keeps answers only.
+      this.logger.debug(`not caching a ${request.summary.model} reply that is not an answer (${refused})`);
+      return fresh;
+    }
     const entry: CacheEntry = {
       version: CACHE_ENTRY_VERSION,
       key: request.hash,

@@ -17,6 +17,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { IwrError, type IwrErrorCode } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import type { ResponseCache } from "./cache.ts";
+import { type BrokenLimit, defaultIdleBodyMs, limitedFetch, maxReplyBytes, withCallLimits } from "./call-limits.ts";
 import { resolveEndpoint } from "./endpoint.ts";
 import { endpointLimiter } from "./limiter.ts";
 import { describeRequest } from "./request-key.ts";
@@ -28,6 +29,19 @@ export interface ModelClientOptions {
   cache?: ResponseCache;
   /** A ready chat model to use instead of ChatOpenAI (no endpoint, key or concurrency limit involved). */
   chatModel?: BaseChatModel;
+  /** No byte of a reply's body for this long ends the call (default 30 s, or IWR_MODEL_IDLE_MS; at most timeoutMs). */
+  idleBodyMs?: number;
+}
+
+/** An attempt ended by one of its limits (call-limits.ts), with the SDK's own error as the cause. */
+class CallLimitError extends Error {
+  constructor(
+    readonly limit: BrokenLimit,
+    cause: unknown,
+  ) {
+    super(`call limit: ${limit.kind}`, { cause });
+    this.name = "CallLimitError";
+  }
 }
 
 type Invoker = (messages: BaseMessage[], signal: AbortSignal | undefined) => Promise<AIMessageChunk>;
@@ -58,6 +72,7 @@ function failureError(spec: ModelSpec, connection: Connection, last: AttemptFail
   if (last.cause instanceof IwrError) return last.cause;
   const { failure, attempt } = last;
   const who = `model '${spec.name}' at ${connection.where}`;
+  if (last.cause instanceof CallLimitError) return limitError(spec, who, last.cause);
   const tries = attempt > 1 ? ` after ${attempt} attempts` : "";
   const details = { model: spec.name, endpoint: connection.where, kind: failure.kind, status: failure.status, attempts: attempt };
   let code: IwrErrorCode = "MODEL";
@@ -87,12 +102,37 @@ function failureError(spec: ModelSpec, connection: Connection, last: AttemptFail
   return new IwrError(code, message, details, { cause: last.cause });
 }
 
+/** The error of an attempt one of its limits ended: never retried (the same request would most likely end the same way). */
+function limitError(spec: ModelSpec, who: string, error: CallLimitError): IwrError {
+  const { limit } = error;
+  const details = { model: spec.name, limit: limit.kind };
+  switch (limit.kind) {
+    case "deadline":
+      return new IwrError("MODEL", `${who}: no reply within ${seconds(limit.ms)} (timeoutMs); the call was not retried`, details, { cause: error.cause });
+    case "idle":
+      return new IwrError(
+        "MODEL",
+        `${who}: no byte of the reply for ${seconds(limit.ms)} after its headers (a stalled reply); the call was not retried`,
+        details,
+        { cause: error.cause },
+      );
+    case "size":
+      return new IwrError(
+        "MODEL_REPLY",
+        `${who}: the reply is larger than max_tokens ${limit.maxTokens} allows (over ${limit.bytes.toLocaleString("en-US")} bytes); refused, not retried`,
+        { ...details, maxBytes: limit.bytes },
+        { cause: error.cause },
+      );
+  }
+}
+
 function openAIConnection(spec: ModelSpec): Connection {
   const endpoint = resolveEndpoint(spec);
   const chat = new ChatOpenAI({
     model: apiModelId(spec),
     apiKey: endpoint.apiKey,
-    configuration: { baseURL: endpoint.baseURL },
+    // Our fetch: the attempt's deadline, idle-body and size limits reach the wire (call-limits.ts).
+    configuration: { baseURL: endpoint.baseURL, fetch: limitedFetch },
     // null means "send none": reasoning models reject any temperature but their own.
     temperature: spec.temperature ?? undefined,
     maxTokens: spec.maxTokens,
@@ -123,7 +163,15 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
   async function fetchReply(messages: BaseMessage[], signal: AbortSignal | undefined, allowEmpty: boolean): Promise<FreshReply> {
     const target = connect();
     const started = Date.now();
-    const reply = await withRetries(() => target.invoke(messages, signal), spec, {
+    const limits = { timeoutMs: spec.timeoutMs, idleMs: options.idleBodyMs ?? defaultIdleBodyMs(), maxTokens: spec.maxTokens };
+    const attempt = () =>
+      withCallLimits(limits, signal, (limited) =>
+        target.invoke(messages, limited.signal).catch((error: unknown) => {
+          const broken = limited.broken();
+          throw broken ? new CallLimitError(broken, error) : error;
+        }),
+      );
+    const reply = await withRetries(attempt, spec, {
       signal,
       onRetry: (failure, attempt, delayMs) =>
         logger.warn(
@@ -133,6 +181,14 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
       fail: (last) => failureError(spec, target, last),
     });
     const text = reply.text;
+    // The same size rule for any chat model (an injected one has no wire to watch).
+    if (Buffer.byteLength(text, "utf8") > maxReplyBytes(spec.maxTokens)) {
+      throw limitError(
+        spec,
+        `model '${spec.name}' at ${target.where}`,
+        new CallLimitError({ kind: "size", bytes: maxReplyBytes(spec.maxTokens), maxTokens: spec.maxTokens }, undefined),
+      );
+    }
     if (text.trim() === "" && !allowEmpty) {
       const finish = reply.response_metadata?.finish_reason;
       const why =
@@ -164,7 +220,9 @@ export function createModelClient(spec: ModelSpec, options: ModelClientOptions =
         });
       }
       const fetch = (): Promise<FreshReply> => fetchReply(messages, invokeOptions.signal, invokeOptions.allowEmptyReply === true);
-      const result = options.cache ? await options.cache.through(request, fetch) : { ...(await fetch()), cacheHit: false, requestHash: request.hash };
+      const result = options.cache
+        ? await options.cache.through(request, fetch, invokeOptions.accept)
+        : { ...(await fetch()), cacheHit: false, requestHash: request.hash };
       // Figures go in the text: the redactor masks any log field whose name contains "token".
       logger.debug(
         `${spec.name}: ${result.cacheHit ? "cache hit" : "answered"} ${request.hash.slice(0, 12)} in ${result.latencyMs} ms, ` +

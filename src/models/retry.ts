@@ -7,7 +7,9 @@
  *   server's `retry-after-ms` / `retry-after` (seconds or an HTTP date) asks, else
  *   exponential backoff with jitter; every wait capped at `retryMaxDelayMs`.
  * - A timeout is not retried: the limit is long (minutes) and a model that ran out
- *   of time once at temperature 0 will most likely do it again.
+ *   of time once at temperature 0 will most likely do it again. That includes the call's
+ *   own deadline and idle-body limit (client.ts) and the HTTP client's header and body
+ *   timeouts (undici's UND_ERR_HEADERS_TIMEOUT, UND_ERR_BODY_TIMEOUT).
  * - Anything else (400, 401, 403, 404, 422, a reply that is not Chat Completions
  *   JSON) fails at once.
  */
@@ -72,11 +74,21 @@ const TRANSPORT_CODES = new Set([
   "UND_ERR_CLOSED",
   "UND_ERR_ABORTED",
   "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
 ]);
+/** The HTTP client's own waits for a reply's headers or its next byte: the reply did not come in time, which is a timeout. */
+const HTTP_TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 /** What fetch (undici) says when a connection drops while the body is read, or cannot be made. */
 const TRANSPORT_MESSAGES = /^(terminated|fetch failed|other side closed|socket hang up|premature close)$/i;
+
+/** Whether the error, or one of its causes, carries one of these codes. */
+function hasCode(error: unknown, codes: ReadonlySet<string>): boolean {
+  for (let current: unknown = error, depth = 0; current !== null && typeof current === "object" && depth < 6; depth++) {
+    const code = "code" in current ? (current as { code?: unknown }).code : undefined;
+    if (typeof code === "string" && codes.has(code)) return true;
+    current = "cause" in current ? (current as { cause?: unknown }).cause : undefined;
+  }
+  return false;
+}
 
 /** Whether the error, or one of its causes, is a broken connection (the reply never arrived whole). */
 export function isTransportFailure(error: unknown): boolean {
@@ -95,8 +107,11 @@ export function classifyFailure(error: unknown): FailureInfo {
   if (error === null || typeof error !== "object") return { kind: "reply", retryable: false, detail };
   const name = error instanceof Error ? error.name : "";
   const constructorName = error.constructor?.name ?? "";
+  // The call's own limits (client.ts): its deadline and idle-body limit are timeouts, its size limit a refused reply.
+  if (name === "CallLimitError") return { kind: "timeout", retryable: false, detail };
   if (name === "AbortError" || constructorName === "APIUserAbortError") return { kind: "aborted", retryable: false, detail };
-  if (name === "TimeoutError" || constructorName === "APIConnectionTimeoutError") return { kind: "timeout", retryable: false, detail };
+  if (name === "TimeoutError" || constructorName === "APIConnectionTimeoutError" || hasCode(error, HTTP_TIMEOUT_CODES))
+    return { kind: "timeout", retryable: false, detail };
   const status = "status" in error && typeof error.status === "number" ? error.status : undefined;
   if (status !== undefined) {
     // OpenAI sends `retry-after-ms` (milliseconds) next to the standard `retry-after`.

@@ -34,6 +34,13 @@ export interface InvokeOptions {
    */
   allowOverImageCap?: boolean;
   allowEmptyReply?: boolean;
+  /**
+   * Whether a reply is an answer to this request (e.g. it parses as the JSON asked for): the
+   * reason it is not, or undefined. A reply that is not is handed back to the caller (who
+   * records it) but never stored in the response cache, and a stored one that is not is
+   * moved aside and asked again: a bad answer must not be replayed on the next round or run.
+   */
+  accept?: (text: string) => string | undefined;
 }
 
 export interface ModelClient {

@@ -4,9 +4,8 @@
  * tokens, cost and time, the per-step rows the HTML shows, and the judge's own spread when
  * each assertion was judged several times.
  */
-import fs from "node:fs";
 import path from "node:path";
-import { type EvalRecord, readEvalRecord } from "../evaluator/eval-record.ts";
+import { type EvalRecord, verifyEvalRecord } from "../evaluator/eval-record.ts";
 import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import type { CellRecord } from "../results/cell-record.ts";
 import { RESULT_FILES } from "../results/layout.ts";
@@ -31,6 +30,8 @@ export interface CellScores {
   taskId: number;
   status: CellRecord["status"];
   error?: string;
+  /** A record of the cell that could not be read (damaged or missing), and why: the cell counts as failed until a rerun recomputes it. */
+  damaged?: string;
   hasPage: boolean;
   ifs: number;
   lfs: number;
@@ -52,19 +53,24 @@ export interface CellScores {
   judge?: { repeats: number; judgedSteps: number; disagreeing: number; ifsSd: number };
 }
 
-function readEval(dir: string): EvalRecord | undefined {
+/**
+ * The cell's eval.json when the cell says it was scored, verified. A damaged or missing one
+ * is a problem to report (the cell fails with it), never a row of zeros: a rerun of the
+ * experiment scores the cell again.
+ */
+function readEval(record: CellRecord, dir: string): { evaluation?: EvalRecord; problem?: string } {
   const file = path.join(dir, RESULT_FILES.eval);
-  if (!fs.existsSync(file)) return undefined;
-  try {
-    return readEvalRecord(file);
-  } catch {
-    return undefined;
-  }
+  const scored = record.produced.status === "made" && record.evaluation.status !== "failed";
+  const read = verifyEvalRecord(file);
+  if (read.status === "ok") return { evaluation: read.value };
+  if (!scored) return {};
+  const what = read.status === "missing" ? "is missing" : `is damaged (${read.reason})`;
+  return { problem: `${file} ${what}: the cell's scores cannot be read; iwr run on the config scores it again` };
 }
 
-/** One cell's scores from its eval.json (zeros when the evaluator left none). */
+/** One cell's scores from its eval.json (zeros when the evaluator left none: the cell failed; a damaged eval.json fails it too, saying so). */
 export function cellScores(record: CellRecord, dir: string, task: Task): CellScores {
-  const evaluation = readEval(dir);
+  const { evaluation, problem } = readEval(record, dir);
   const checkpoints = task.truth.checkpointPaths.length;
   const scores = evaluation?.scores;
   const lists = evaluation?.lists ?? { ocr: [], dino: [], mllm: [] };
@@ -78,8 +84,11 @@ export function cellScores(record: CellRecord, dir: string, task: Task): CellSco
     arm: record.arm,
     repeat: record.repeat,
     taskId: record.taskId,
-    status: record.status,
-    ...(record.error ? { error: `${record.error.stage}: ${record.error.code}: ${record.error.message}` } : {}),
+    status: problem ? "failed" : record.status,
+    ...(problem ? { error: `evaluate: RECORD_DAMAGED: ${problem}`, damaged: problem } : {}),
+    ...(!problem && record.error ? { error: `${record.error.stage}: ${record.error.code}: ${record.error.message}` } : {}),
+    // The report's stand-in for a cell whose cell.json could not be read (report.ts).
+    ...(!problem && record.error?.code === "RECORD_DAMAGED" ? { damaged: record.error.message } : {}),
     hasPage: record.produced.status === "made",
     ifs: scores?.ifs ?? 0,
     lfs: scores?.lfs ?? 0,

@@ -4,9 +4,9 @@
  * finished cell and what reports read for cost, wall time, the agent's drafts and the
  * self-check; scores themselves come from eval.json.
  */
-import fs from "node:fs";
 import { z } from "zod";
 import { ErrorRecordSchema } from "../errors.ts";
+import { readVerifiedJson, type VerifiedRead } from "../files/verified-read.ts";
 import { UsageSchema } from "../models/usage.ts";
 
 export const CELL_RECORD_VERSION = 1;
@@ -70,12 +70,17 @@ export const CellRecordSchema = z.object({
 });
 export type CellRecord = z.infer<typeof CellRecordSchema>;
 
-/** The record in `file`, or undefined when it is absent, unreadable or of another version (the cell is then run again). */
+/** The record in `file`, verified: there, absent, or damaged (unparsable, of another shape or version) with the reason. */
+export function verifyCellRecord(file: string): VerifiedRead<CellRecord> {
+  return readVerifiedJson(file, CellRecordSchema);
+}
+
+/**
+ * The record in `file`, or undefined when it is absent or damaged: for callers that poll a
+ * record another process is writing (atomically). Whoever decides from a record whether a
+ * cell is finished uses verifyCellRecord and says what it found.
+ */
 export function readCellRecord(file: string): CellRecord | undefined {
-  try {
-    const parsed = CellRecordSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = verifyCellRecord(file);
+  return read.status === "ok" ? read.value : undefined;
 }

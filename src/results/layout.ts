@@ -192,6 +192,14 @@ export function metricsReportPath(resultDir: string, fileStem: string): string {
 export type CellFolder = { kind: "model"; model: string } | { kind: "agent"; model: string; feedback?: AgentFeedbackKind } | { kind: "named"; folder: string };
 
 /** Every path of an experiment's run folder. */
+/** The lock a command holds in a run folder while it works on it (src/files/folder-lock.ts). */
+export const RUN_LOCK = "run.lock";
+
+/** The lock a command holds in a results folder while it makes or scores one model's pages: `<result>/<model-dir>.lock`. */
+export function resultsLockName(modelDir: string): string {
+  return `${modelDir}.lock`;
+}
+
 export function runFiles(runDir: string) {
   const inRun = (name: string) => path.join(runDir, name);
   const armResults = (arm: string, repeat: number) => path.join(runDir, "arms", safeFolderName(arm, "arm name"), `repeat-${repeat}`);

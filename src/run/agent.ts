@@ -23,6 +23,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import pLimit from "p-limit";
+import { z } from "zod";
 import {
   type AgentProgressEvent,
   type AgentSettings,
@@ -43,6 +44,7 @@ import type { Evaluator } from "../evaluator/evaluate-task.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { createPageSlots } from "../evaluator/task-pipeline.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { moveAside, readVerifiedJson } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../metrics/ocr.ts";
@@ -71,6 +73,13 @@ const ORACLE_TRACK = "oracle-feedback";
 
 export const AGENT_RECORD_VERSION = 1;
 
+/**
+ * `--wall-time` starts no new round once it has passed; a round still running that long
+ * after it (a stalled model call, a slow self-check) is cut, and the task keeps the best
+ * draft it had.
+ */
+export const WALL_TIME_GRACE_MS = 5_000;
+
 export interface AgentRunSettings {
   tasks: readonly Task[];
   resultDir: string;
@@ -85,6 +94,12 @@ export interface AgentRunSettings {
   force?: boolean;
   statesCacheDir?: string;
   shouldStop?: () => boolean;
+  /**
+   * The hard stop: cancels a task's node in flight (a model call, a page being checked); the
+   * task ends as stopped, its checkpoint kept. A caller aborts it a grace period after the
+   * soft stop (`shouldStop`) when the node has not finished by then.
+   */
+  signal?: AbortSignal;
   onProgress?: (taskId: number, event: AgentProgressEvent) => void;
   /** Which repeat of an experiment this is (0 = the first): its requests are new samples (forRepeat). */
   repeat?: number;
@@ -171,11 +186,10 @@ function selfScoreByRound(drafts: AgentValues["drafts"]): number[] {
 }
 
 function readRecord(file: string): Partial<AgentRecord> | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, "utf8")) as Partial<AgentRecord>;
-  } catch {
-    return undefined;
-  }
+  const read = readVerifiedJson(file, z.record(z.string(), z.unknown()));
+  // A damaged agent.json cannot say the task finished: moved aside, and the task resumes from its checkpoint.
+  if (read.status === "corrupt") moveAside(file, read.reason, "the task resumes from its checkpoint");
+  return read.status === "ok" ? (read.value as Partial<AgentRecord>) : undefined;
 }
 
 const constant =
@@ -281,6 +295,10 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
           let record: AgentRecord;
           let result: AgentTaskResult;
           let best: AgentValues["drafts"][number] | undefined;
+          // The wall time bounds the calls in flight too: past it and its grace, the node running is cancelled.
+          const wallTime = settings.wallTimeSec !== undefined ? AbortSignal.timeout(settings.wallTimeSec * 1000 + WALL_TIME_GRACE_MS) : undefined;
+          const stops = [options.signal, wallTime].filter((signal) => signal !== undefined);
+          const signal = stops.length > 0 ? AbortSignal.any(stops) : undefined;
           try {
             const outcome = await runReconstructionAgent(
               // What the agent may see: the task's inputs; in the "given" track also the line's action descriptions.
@@ -298,6 +316,7 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
                 ...(settings.trajectory === "given" ? { givenActions: task.line.action_sequence.map(replayActionOf) } : {}),
                 ...(options.resume ? { resume: true } : {}),
                 ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+                ...(signal ? { signal } : {}),
                 onProgress: (event) => options.onProgress?.(task.id, event),
               },
             );
@@ -305,14 +324,17 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
             best = state.drafts.find((draft) => draft.id === state.bestDraftId);
             const usage = totalUsage(state.usageByNode);
             const finishedAt = new Date();
-            const status = outcome.finished ? "finished" : "stopped";
+            // Cut by the wall time (not by a stop request): the best draft so far is the task's page, as at a round's end.
+            const cutByWallTime = !outcome.finished && wallTime?.aborted === true && !options.signal?.aborted && best?.page !== undefined;
+            const status = outcome.finished || cutByWallTime ? "finished" : "stopped";
+            const stopReason = state.stopReason ?? (cutByWallTime ? "wall-time" : undefined);
             record = {
               ...base,
               status,
               threadId: outcome.threadId,
               finishedAt: finishedAt.toISOString(),
               durationMs: finishedAt.getTime() - started.getTime(),
-              ...(state.stopReason ? { stopReason: state.stopReason } : {}),
+              ...(stopReason ? { stopReason } : {}),
               ...(best ? { bestDraft: best.id, ...(best.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}) } : {}),
               selfScoreByRound: selfScoreByRound(state.drafts),
               drafts: state.drafts,
@@ -329,7 +351,7 @@ export async function runAgentRun(options: AgentRunSettings): Promise<AgentTaskR
               status,
               dir,
               usageByNode: state.usageByNode,
-              ...(state.stopReason ? { stopReason: state.stopReason } : {}),
+              ...(stopReason ? { stopReason } : {}),
               ...(best?.selfScore !== undefined ? { bestSelfScore: best.selfScore } : {}),
             };
             if (status === "finished" && !best?.page) {

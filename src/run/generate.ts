@@ -19,9 +19,11 @@
 
 import fs from "node:fs";
 import pLimit from "p-limit";
+import { z } from "zod";
 import { runSinglePass, type SinglePassOutcome, singlePassRequestHash } from "../../agents/single-pass/index.ts";
 import { type ErrorRecord, errorMessage } from "../errors.ts";
 import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
+import { moveAside, readVerifiedJson } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { withHarnessLimits } from "../models/harness-limits.ts";
@@ -65,6 +67,8 @@ export interface GenerateOptions {
    */
   protocol?: ProtocolProfile;
   onProgress?: (progress: GenerateProgress) => void;
+  /** Cancels the model calls in flight (a stop's grace period is over): their tasks fail with the cancellation. */
+  signal?: AbortSignal;
 }
 
 export type TaskStatus = "generated" | "failed" | "skipped";
@@ -123,8 +127,12 @@ export function taskOutputDir(resultDir: string, taskId: number, modelName: stri
 
 /** The request hash and protocol generation.json recorded for its page, if it is readable and has a hash. */
 function recordedRequest(file: string): { requestHash: string; protocol: ProtocolProfile } | undefined {
+  const read = readVerifiedJson(file, z.unknown());
+  // A damaged record says nothing about the page beside it: moved aside, and the task made again (a cached answer is reused).
+  if (read.status === "corrupt") moveAside(file, read.reason, "the task is generated again");
+  if (read.status !== "ok") return undefined;
   try {
-    const record: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
+    const record = read.value;
     if (record === null || typeof record !== "object" || !("reply" in record)) return undefined;
     const { reply, protocol } = record as { reply?: { requestHash?: unknown }; protocol?: unknown };
     if (typeof reply?.requestHash !== "string") return undefined;
@@ -228,7 +236,7 @@ export async function runGeneration(options: GenerateOptions): Promise<GenerateS
         const outputDir = taskOutputDir(resultDir, inputs.id, spec.name);
         const files = candidateFiles(outputDir);
         const startedAt = new Date();
-        const outcome = await runSinglePass(inputs, { model, outputDir, ...variant });
+        const outcome = await runSinglePass(inputs, { model, outputDir, ...variant }, options.signal ? { signal: options.signal } : {});
         const record = buildRecord(inputs, spec, outcome, startedAt, protocol);
         if (outcome.state.reply) progress.usage = addUsage(progress.usage, usageOfCall(outcome.state.reply));
         // The page goes first and comes back last: a run killed in between leaves a task

@@ -11,7 +11,7 @@
  */
 import fs from "node:fs";
 import type { HostTimeouts } from "../browser/host.ts";
-import { type ErrorRecord, toErrorRecord } from "../errors.ts";
+import { type ErrorRecord, errorMessage, IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { type VideoState, type VideoStates, videoStates } from "../media/video-states.ts";
 import { ocrEngineInfo } from "../metrics/ocr.ts";
@@ -86,6 +86,19 @@ const FORMULA =
   "and as it did (the words it gained, or where it changed) / actions; " +
   "appearance = mean (text + image similarity) / 2 of each screenshot (the initial one and one per action; one not taken counts 0) and its aligned video state";
 
+/** A state's frame read and measured, or the reason it could not be, naming the file. */
+async function readStateFrame(state: VideoState, metric: VisualMetric): Promise<{ reading?: ImageReading; error?: ErrorRecord }> {
+  try {
+    return { reading: await readImage(await fs.promises.readFile(state.framePath), metric, { stable: true }) };
+  } catch (error) {
+    return {
+      error: toErrorRecord(
+        new IwrError("MEDIA", `the video state frame ${state.framePath} could not be read: ${errorMessage(error)}`, { file: state.framePath }),
+      ),
+    };
+  }
+}
+
 async function statesOf(videoPath: string, cacheDir: string | undefined): Promise<{ states?: VideoStates; error?: ErrorRecord }> {
   try {
     return { states: await videoStates(videoPath, cacheDir ? { cacheDir } : {}) };
@@ -103,9 +116,10 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
 
   const video = await statesOf(options.inputs.videoPath, options.statesCacheDir);
   const videoStatesMs = Date.now() - started;
-  const states = video.states?.states ?? [];
+  let states = video.states?.states ?? [];
   // The video's frames are the task's inputs: read once, kept on disk between drafts and runs.
-  const stateReadings = states.map((state) => readImage(fs.readFileSync(state.framePath), metric, { stable: true }));
+  // Read while the page replays; a failure is held as a value at once (never an unhandled rejection) and named below.
+  const stateReadings = states.map((state) => readStateFrame(state, metric));
   const shotReadings: Array<Promise<ImageReading>> = [];
   const replayStarted = Date.now();
   const replay = await selfReplay({
@@ -125,7 +139,15 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
   const replayMs = Date.now() - replayStarted;
 
   const compareStarted = Date.now();
-  const [shots, stateImages] = await Promise.all([Promise.all(shotReadings), Promise.all(stateReadings)]);
+  const stateResults = await Promise.all(stateReadings);
+  const unreadable = stateResults.find((result) => result.error !== undefined);
+  if (unreadable?.error) {
+    // Compared with no state rather than crash the run: the record says which frame failed.
+    video.error = unreadable.error;
+    states = [];
+  }
+  const stateImages = unreadable ? [] : stateResults.map((result) => result.reading!);
+  const shots = await Promise.all(shotReadings);
   const matrix = shots.map((shot) => stateImages.map((state) => pairSimilarity(shot, state, metric)));
   const changes = new StepEvidenceSource(shots, stateImages);
   // A recording often starts before the page has drawn anything: those frames are not a state of the page.

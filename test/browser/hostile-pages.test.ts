@@ -4,7 +4,7 @@
  * normal page afterwards.
  */
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { HOST_LIMITS, openSandboxedPage, type PageIncidentKind } from "../../src/browser/host.ts";
 import type { SandboxedPage } from "../../src/browser/hosted-page.ts";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
@@ -215,6 +215,30 @@ describe("hostile pages", () => {
     await expect.poll(() => sandbox.tornDown?.code, { timeout: 5_000 }).toBe("PAGE_CRASHED");
     expect(details(sandbox, "crash")).toEqual(["the page's renderer crashed"]);
     expect((await rejection(sandbox.screenshot())).code).toBe("PAGE_CRASHED");
+    await closeWithinBound(sandbox);
+  });
+
+  it("a renderer crash during a 30 s wait: the wait ends with the page, and its timer with it", async () => {
+    const sandbox = await openSandboxedPage({ server: normalServer, entry: "index.html", resolution: RESOLUTION, timeouts: TIMEOUTS });
+    opened.push(sandbox);
+    const setTimer = vi.spyOn(globalThis, "setTimeout");
+    const clearTimer = vi.spyOn(globalThis, "clearTimeout");
+    try {
+      // A call that never settles, even when its page goes (as a Playwright call on a context left
+      // behind may not), waited for at most 30 s: the page dies in the middle of it.
+      const waiting = rejection(sandbox.withTimeout("a call that never settles", 30_000, () => new Promise(() => undefined)));
+      const index = setTimer.mock.calls.findIndex((call) => call[1] === 30_000);
+      expect(index).toBeGreaterThanOrEqual(0);
+      const timer = setTimer.mock.results[index]!.value as NodeJS.Timeout;
+      const session = await sandbox.context.newCDPSession(sandbox.page);
+      void session.send("Page.crash").catch(() => undefined);
+      expect((await waiting).code).toBe("PAGE_CRASHED");
+      // No timer of that wait is left to hold the process for up to 30 s.
+      await expect.poll(() => clearTimer.mock.calls.some((call) => call[0] === timer), { timeout: 3_000 }).toBe(true);
+    } finally {
+      setTimer.mockRestore();
+      clearTimer.mockRestore();
+    }
     await closeWithinBound(sandbox);
   });
 

@@ -32,6 +32,29 @@ describe("safe folder names", () => {
     }
   });
 
+  it("refuses names that are one folder on Linux but not on Windows or macOS, with the reason", () => {
+    const cases: Array<[string, RegExp]> = [
+      ["CON", /device name Windows reserves/],
+      ["nul.txt", /device name Windows reserves/],
+      ["Com1", /device name Windows reserves/],
+      ["lpt9.tar.gz", /device name Windows reserves/],
+      ["arm ", /ends with a space or a dot/],
+      ["arm.", /ends with a space or a dot/],
+      ["cafe\u0301", /not in Unicode NFC form/],
+      ["report\u202Etxt.exe", /bidirectional control character/],
+      ["a\u2066b", /bidirectional control character/],
+    ];
+    for (const [name, reason] of cases) expect(folderNameProblem(name), JSON.stringify(name)).toMatch(reason);
+    // Not reserved: device names inside a longer name, the composed form, dots within.
+    for (const name of ["console", "nullable", "com10", "café", "v1.5-arm", "aux-arm"]) expect(folderNameProblem(name), name).toBeUndefined();
+  });
+
+  it("quotes at most 200 characters of a refused name", () => {
+    const message = refusal(() => safeFolderName(`${"n".repeat(50_000)}/x`, "--model")).message;
+    expect(message.length).toBeLessThan(400);
+    expect(message).toContain("(50002 characters)");
+  });
+
   it("names where a refused name came from, and what the model name became", () => {
     expect(refusal(() => safeFolderName("..", "--model")).message).toBe(
       "--model: '..' cannot be used as a folder name: '..' names a folder itself, not one inside it",

@@ -17,6 +17,7 @@ import { videoStates } from "../../src/media/video-states.ts";
 import { findFfmpeg } from "../../src/setup/find-tools.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import { SCREEN_HEIGHT as H, makeScreenVideo, SCREEN_WIDTH as W } from "../support/synthetic-screens.ts";
+import { captureWarnings, type WarningCapture } from "../support/warnings.ts";
 
 const run = promisify(execFile);
 let dir: string;
@@ -286,6 +287,53 @@ describe("video states", () => {
       expect([meta.width, meta.height]).toEqual([W, H]);
     }
   });
+});
+
+describe("a damaged video-states cache", () => {
+  // Each way a cache entry can be damaged: a truncated frame (a killed copy, a full disk), a
+  // frame overwritten with other bytes of the same length, a truncated or empty states.json,
+  // one of another shape. Each is moved aside with a warning naming it, and recomputed.
+  const damages: Array<{ name: string; damage: (entry: { record: string; frame: string }) => void; moved: "record" | "frame" }> = [
+    { name: "a truncated PNG frame", damage: ({ frame }) => fs.truncateSync(frame, 300), moved: "frame" },
+    {
+      name: "a frame of the same length with other bytes",
+      damage: ({ frame }) => fs.writeFileSync(frame, Buffer.alloc(fs.statSync(frame).size, 7)),
+      moved: "frame",
+    },
+    { name: "a truncated states.json", damage: ({ record }) => fs.truncateSync(record, Math.floor(fs.statSync(record).size / 2)), moved: "record" },
+    { name: "an empty states.json", damage: ({ record }) => fs.writeFileSync(record, ""), moved: "record" },
+    {
+      name: "a states.json of another shape",
+      damage: ({ record }) => fs.writeFileSync(record, JSON.stringify({ ...JSON.parse(fs.readFileSync(record, "utf8")), states: "none" })),
+      moved: "record",
+    },
+  ];
+  let warnings: WarningCapture;
+  beforeAll(() => (warnings = captureWarnings()));
+  afterAll(() => warnings.stop());
+
+  for (const [index, { name, damage, moved }] of damages.entries()) {
+    it(`${name}: a warning naming the file, moved aside as .corrupt, the same states computed again`, async () => {
+      const damagedCache = path.join(dir, `damaged-${index}`);
+      const video = await makeScreenVideo(dir, `damaged-${index}`, 3, (t) => ({ digit: t < 1.5 ? 7 : 8 }));
+      const first = await videoStates(video, { cacheDir: damagedCache });
+      const record = path.join(path.dirname(path.dirname(first.states[0]!.framePath)), "states.json");
+      const target = moved === "record" ? record : first.states[0]!.framePath;
+      damage({ record, frame: first.states[0]!.framePath });
+
+      const again = await videoStates(video, { cacheDir: damagedCache });
+      expect(again.cached).toBe(false);
+      expect(again.states.map((state) => [state.startSec, state.endSec, state.frameSha256])).toEqual(
+        first.states.map((state) => [state.startSec, state.endSec, state.frameSha256]),
+      );
+      expect(fs.existsSync(`${target}.corrupt`)).toBe(true);
+      for (const state of again.states) await sharp(state.framePath).raw().toBuffer();
+      const said = await warnings.messages();
+      expect(said.some((message) => message.includes(target) && message.includes("moved aside") && message.includes("computed again"))).toBe(true);
+      // And the recomputed entry is a good one: the next call reads it from the cache.
+      expect((await videoStates(video, { cacheDir: damagedCache })).cached).toBe(true);
+    });
+  }
 });
 
 describe("video states of the bundled suite", () => {

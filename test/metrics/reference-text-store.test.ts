@@ -61,7 +61,7 @@ describe("reference OCR texts kept on disk", () => {
     expect(await readImageText(png, { reference: true })).toBe("text from the store");
   });
 
-  it("ignores a damaged entry or one naming another image, reads the image again and repairs the entry", async () => {
+  it("moves a damaged entry or one naming another image aside, reads the image again and repairs the entry", async () => {
     const png = await shoppingPage();
     const text = await readImageText(png, { reference: true });
     const [file, entry] = entries()[0]!;
@@ -76,6 +76,8 @@ describe("reference OCR texts kept on disk", () => {
       expect(await readImageText(png, { reference: true })).toBe(text);
       expect(JSON.parse(fs.readFileSync(file, "utf8"))).toMatchObject({ version: 1, text });
     }
+    // Each damaged entry was moved aside, kept for whoever looks into it.
+    expect([`${file}.corrupt`, `${file}.corrupt-2`, `${file}.corrupt-3`].map((aside) => fs.existsSync(aside))).toEqual([true, true, true]);
   });
 
   it("keeps nothing for candidates' screenshots, and nothing at all when switched off", async () => {

@@ -11,6 +11,7 @@ import { IwrError } from "../../src/errors.ts";
 import { configureLogger } from "../../src/log/logger.ts";
 import { type CacheEntry, createModelClient, openResponseCache, sumUsage, usageOfCall } from "../../src/models/index.ts";
 import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
+import { captureWarnings } from "../support/warnings.ts";
 import { filesUnder, specFor, TEST_KEY, TEST_KEY_ENV, tempDir, tinyPng, userMessage } from "./helpers.ts";
 
 let server: FakeOpenAIServer;
@@ -103,6 +104,46 @@ describe("response cache", () => {
     expect(one.text).toBe("shared answer");
     expect(two.text).toBe("shared answer");
     expect([one.cacheHit, two.cacheHit].sort()).toEqual([false, true]);
+  });
+
+  it("never caches a reply its caller does not take as an answer, and moves a stored one aside and asks again", async () => {
+    const dir = cacheDir();
+    const spec = specFor(server.baseURL);
+    const isJson = (text: string) => (text.trim().startsWith("{") ? undefined : "the reply holds no JSON object");
+    server.enqueue("Sorry, I cannot help with that.", '{"defects": []}');
+    const refused = await createModelClient(spec, { cache: openResponseCache(dir) }).invoke([userMessage("critique")], { accept: isJson });
+    // Handed back (the caller records what the model said), but not kept.
+    expect(refused.text).toBe("Sorry, I cannot help with that.");
+    expect(filesUnder(dir)).toEqual([]);
+    const answered = await createModelClient(spec, { cache: openResponseCache(dir) }).invoke([userMessage("critique")], { accept: isJson });
+    expect(answered).toMatchObject({ text: '{"defects": []}', cacheHit: false });
+    expect(server.chatRequests()).toHaveLength(2);
+
+    // An entry stored without the check (an older run, a caller that took any text): moved aside, asked again.
+    server.enqueue("not json", '{"storyboard": 1}');
+    await createModelClient(spec, { cache: openResponseCache(dir) }).invoke([userMessage("analyze")]);
+    const again = await createModelClient(spec, { cache: openResponseCache(dir) }).invoke([userMessage("analyze")], { accept: isJson });
+    expect(again).toMatchObject({ text: '{"storyboard": 1}', cacheHit: false });
+    expect(filesUnder(dir).filter((file) => file.endsWith(".corrupt"))).toHaveLength(1);
+    expect(server.chatRequests()).toHaveLength(4);
+  });
+
+  it("moves a truncated entry aside with a warning naming it, and fetches the answer again", async () => {
+    const dir = cacheDir();
+    const spec = specFor(server.baseURL);
+    const first = await createModelClient(spec, { cache: openResponseCache(dir) }).invoke([userMessage("truncate me")]);
+    const file = path.join(dir, "gpt-4o", `${first.requestHash}.json`);
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").slice(0, 50));
+    const warnings = captureWarnings();
+    try {
+      const again = await createModelClient(spec, { cache: openResponseCache(dir) }).invoke([userMessage("truncate me")]);
+      expect(again.cacheHit).toBe(false);
+      expect(fs.existsSync(`${file}.corrupt`)).toBe(true);
+      expect(JSON.parse(fs.readFileSync(file, "utf8")).reply.text).toBe(again.text);
+      expect((await warnings.messages()).some((message) => message.includes(file) && message.includes("moved aside"))).toBe(true);
+    } finally {
+      warnings.stop();
+    }
   });
 
   it("mode off sends every call and writes nothing", async () => {

@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { IwrError } from "../../src/errors.ts";
 import { createModelClient, type ModelClient } from "../../src/models/index.ts";
+import { classifyFailure } from "../../src/models/retry.ts";
 import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
 import { dataURL, specFor, TEST_KEY, TEST_KEY_ENV, tinyPng, userMessage } from "./helpers.ts";
 
@@ -128,6 +129,42 @@ describe("model client over HTTP", () => {
     expect(error.code).toBe("MODEL");
     expect(error.message).toContain("no reply within 1.5 s");
     expect(server.chatRequests()).toHaveLength(1);
+  });
+
+  it("ends a reply whose body stalls after the headers at the idle limit, and does not retry it", async () => {
+    server.enqueue({ stall: "body" });
+    const started = Date.now();
+    const error = await failureOf(createModelClient(specFor(server.baseURL, { timeoutMs: 60_000 }), { idleBodyMs: 800 }), "stall");
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(error.code).toBe("MODEL");
+    expect(error.message).toContain("no byte of the reply for 800 ms after its headers (a stalled reply); the call was not retried");
+    expect(server.chatRequests()).toHaveLength(1);
+  });
+
+  it("ends a reply that trickles a byte at a time at the call's deadline (timeoutMs), not retried", async () => {
+    server.enqueue({ stall: "body", trickleMs: 100 });
+    const started = Date.now();
+    const error = await failureOf(createModelClient(specFor(server.baseURL, { timeoutMs: 1500 }), { idleBodyMs: 1000 }), "trickle");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(Date.now() - started).toBeLessThan(4500);
+    expect(error.message).toContain("no reply within 1.5 s (timeoutMs); the call was not retried");
+    expect(server.chatRequests()).toHaveLength(1);
+  });
+
+  it("refuses a reply larger than max_tokens allows, without retrying it", async () => {
+    // 1234 tokens at most: a 20 MB answer cannot be one, whatever it holds.
+    server.enqueue({ text: "<p>echo</p>".repeat(2_000_000) });
+    const error = await failureOf(createModelClient(specFor(server.baseURL)), "huge");
+    expect(error.code).toBe("MODEL_REPLY");
+    expect(error.message).toMatch(/the reply is larger than max_tokens 1234 allows \(over [\d,]+ bytes\); refused/);
+    expect(server.chatRequests()).toHaveLength(1);
+  });
+
+  it("counts undici's own header and body timeouts as timeouts: not retried", () => {
+    for (const code of ["UND_ERR_BODY_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT"]) {
+      const error = new TypeError("terminated", { cause: Object.assign(new Error("Body Timeout Error"), { code }) });
+      expect(classifyFailure(error)).toMatchObject({ kind: "timeout", retryable: false });
+    }
   });
 
   it("stops a call when the caller's signal aborts", async () => {

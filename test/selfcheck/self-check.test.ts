@@ -121,6 +121,45 @@ describe("self-check on bad input", () => {
     expect(blind.appearance).toBe(0);
   });
 
+  it("a truncated state frame in the states cache: moved aside and recomputed, the same self-score", async () => {
+    const candidate = writeCalibrationCandidate(task, path.join(dir, "damaged-cache"), "reference");
+    const before = await check(candidate);
+    const frame = before.video.states[0]!.framePath;
+    fs.truncateSync(frame, 300);
+    const after = await check(candidate);
+    expect(after.video.error).toBeUndefined();
+    expect(after.selfScore).toBe(before.selfScore);
+    expect(fs.existsSync(`${frame}.corrupt`)).toBe(true);
+  });
+
+  it("a state frame that cannot be measured: the video error names the file, never an unhandled rejection", async () => {
+    const candidate = writeCalibrationCandidate(task, path.join(dir, "unmeasurable"), "reference");
+    const states = (await check(candidate)).video.states;
+    const frames = states.map((state) => fs.readFileSync(state.framePath));
+    // The metric fails on the video's frames only (as a decoder would on a bad file), while the page replays.
+    const failing: VisualMetric = {
+      ...metric,
+      features: async (image) => {
+        if (frames.some((frame) => frame.equals(image))) throw new Error("vipspng: libpng read error");
+        return metric.features(image);
+      },
+    };
+    const record = await runSelfCheck({
+      inputs: task.inputs,
+      actions: task.truth.actions.map(replayActionOf),
+      trajectory: "given",
+      candidateDir: candidate,
+      metric: failing,
+      statesCacheDir: path.join(dir, "states"),
+      hostTimeouts: { navigationMs: 4_000 },
+    });
+    expect(record.video.error?.code).toBe("MEDIA");
+    expect(record.video.error?.message).toContain(states[0]!.framePath);
+    expect(record.video.error?.message).toContain("libpng read error");
+    expect(record.findings.some((finding) => finding.kind === "video" && finding.message.includes(states[0]!.framePath))).toBe(true);
+    expect(record.steps.length).toBe(task.truth.actions.length);
+  });
+
   it("a page that never finishes its script is a finding", async () => {
     const candidate = writeCandidate(path.join(dir, "hung", String(TASK_ID), "m"), "<!doctype html><body><script>while (true) {}</script></body>");
     const hung = await check(candidate);

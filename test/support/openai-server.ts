@@ -36,6 +36,12 @@ export type ScriptedReply =
   /** Accept the request and never answer (until the server closes). */
   | { hang: true }
   /**
+   * Send 200, the headers and the first `bytes` of a completion's JSON (default: half), then
+   * nothing more, the connection held open (a stalled upstream behind a proxy); with
+   * `trickleMs`, one more byte every so often instead, so the body is never idle and never ends.
+   */
+  | { stall: "body"; bytes?: number; trickleMs?: number }
+  /**
    * Cut the connection: `before-headers` destroys the socket without a byte of answer;
    * `mid-body` sends 200, the headers and half of a completion's JSON, then destroys it
    * (a proxy or load balancer dropping a long reply).
@@ -174,6 +180,20 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     }
     const reply = typeof scripted === "string" ? { text: scripted } : scripted;
     if ("hang" in reply) return; // the socket stays open until close()
+    if ("stall" in reply) {
+      const text = JSON.stringify(completion(record.body, "this reply stalls in the middle", undefined, "stop"));
+      let sent = reply.bytes ?? Math.floor(text.length / 2);
+      response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+      response.write(text.slice(0, sent));
+      if (reply.trickleMs) {
+        const timer = setInterval(() => {
+          if (sent >= text.length - 1 || response.destroyed) return clearInterval(timer);
+          response.write(text.slice(sent, ++sent));
+        }, reply.trickleMs);
+        response.on("close", () => clearInterval(timer));
+      }
+      return; // held open until the client gives up or the server closes
+    }
     if ("drop" in reply) {
       if (reply.drop === "before-headers") {
         response.socket?.destroy();

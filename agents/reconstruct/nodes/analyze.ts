@@ -8,7 +8,7 @@
 import path from "node:path";
 import { errorMessage, toErrorRecord } from "../../../src/errors.ts";
 import { log } from "../../../src/log/logger.ts";
-import { parseJsonReply } from "../json-reply.ts";
+import { jsonReplyProblem, parseJsonReply } from "../json-reply.ts";
 import { callWithPrompt } from "../model-call.ts";
 import { type AgentConfig, type AgentUpdate, type AgentValues, agentContextOf } from "../state.ts";
 import { storeFile } from "../store.ts";
@@ -47,6 +47,7 @@ export async function analyze(state: AgentValues, config: AgentConfig): Promise<
     },
     images: [...state.sheets.map((sheet) => sheet.path), ...state.frames.map((frame) => frame.path)],
     ...(config.signal ? { signal: config.signal } : {}),
+    accept: (text: string) => jsonReplyProblem(text, StoryboardSchema, PROMPT),
   };
   const reply = await callWithPrompt(context.critic, call);
   const update: AgentUpdate = { usageByNode: { analyze: reply.usage }, promptHashes: { [PROMPT]: reply.promptHash } };

@@ -11,7 +11,7 @@ import { errorMessage, toErrorRecord } from "../../../src/errors.ts";
 import { log } from "../../../src/log/logger.ts";
 import { feedbackOf, findingsText } from "../feedback.ts";
 import { reviseSends } from "../jobs.ts";
-import { parseJsonReply } from "../json-reply.ts";
+import { jsonReplyProblem, parseJsonReply } from "../json-reply.ts";
 import { callWithPrompt } from "../model-call.ts";
 import { type AgentConfig, type AgentValues, agentContextOf } from "../state.ts";
 import { readStoredText, storeFile } from "../store.ts";
@@ -51,6 +51,7 @@ export async function critique(state: AgentValues, config: AgentConfig): Promise
       },
       images: pairs.flatMap((pair) => [pair.reference, pair.screenshot]),
       ...(config.signal ? { signal: config.signal } : {}),
+      accept: (text) => jsonReplyProblem(text, DefectsSchema, PROMPT),
     });
     usageUpdate = { critique: reply.usage };
     promptUpdate = { [PROMPT]: reply.promptHash };

@@ -2,6 +2,7 @@ import { type Command, Option } from "commander";
 import { DEFAULT_CLI_PROFILE } from "../../protocol.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger, taskIdList } from "../options.ts";
+import { STOP_GRACE_MS } from "../process-guards.ts";
 
 interface AgentCliOptions {
   data?: string;
@@ -155,13 +156,19 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     if (unknown.length > 0) throw new IwrError("CONFIG_INVALID", `--ids: no task with id ${unknown.join(", ")} in ${data}`);
     tasks = tasks.filter((task) => options.ids!.includes(task.id));
   }
-  // First SIGINT/SIGTERM: stop at the next node boundary, checkpoint kept; a second one exits at once.
+  // First SIGINT/SIGTERM: stop at the next node boundary, checkpoint kept; a node still running after
+  // the grace period (a model call, a page) is cancelled; a second signal exits at once.
   let stopRequested = false;
+  const hardStop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopRequested) process.exit(130);
     stopRequested = true;
-    console.error(`${signal}: stopping after the current node (iwr agent --resume continues)`);
+    console.error(`${signal}: stopping after the current node; one still running in ${STOP_GRACE_MS / 1000} s is cancelled (iwr agent --resume continues)`);
+    setTimeout(() => hardStop.abort(), STOP_GRACE_MS).unref();
   };
+  const { lockResults } = await import("../result-lock.ts");
+  const { AGENT_FOLDER_SUFFIX } = await import("../../results/layout.ts");
+  const lock = lockResults(result, `${drafter.name}${AGENT_FOLDER_SUFFIX}`, `iwr agent --model ${drafter.name}`);
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const evaluator = oracle ? await oracleEvaluator(options, protocol) : undefined;
@@ -194,6 +201,7 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
       ...(evaluator
         ? { feedback: "oracle" as const, oracle: { evaluator: async () => evaluator, pairing: options.visualPairing ?? profileRules(protocol).pairing } }
         : {}),
+      signal: hardStop.signal,
       onProgress: (taskId, event) => {
         const score = event.bestSelfScore ?? event.selfScore;
         const tokens =
@@ -218,6 +226,7 @@ async function agentAction(options: AgentCliOptions): Promise<number> {
     const failed = results.filter((result) => result.status === "failed" || result.status === "stopped").length;
     return exitCodeForRun(failed);
   } finally {
+    lock.release();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await evaluator?.close?.();

@@ -84,54 +84,66 @@ export function registerEvaluateCommand(program: Command): void {
       const { modelFolderName } = await import("../../results/layout.ts");
       // The model's folder name is checked before anything is read or written.
       modelFolderName(options.model, "--model");
-      if (options.rescore) {
-        const { rescore } = await import("../../evaluator/rescore.ts");
-        // With --data the report's rows follow the task file, as the harness's do (else by id).
-        const { readTaskLines } = await import("../../tasks/jsonl.ts");
-        const taskOrder = options.data ? (await readTaskLines(options.data)).entries.map((entry) => entry.task.id) : undefined;
-        const result = rescore(options.result, options.model, taskOrder ? { taskOrder } : {});
-        console.log(`rescored ${result.rows.length} task(s); report: ${result.reportPath}`);
-        if (result.missing.length > 0) console.log(`no eval.json for task(s) ${result.missing.join(", ")}`);
-        return;
-      }
-      if (!options.data) throw new IwrError("CONFIG_INVALID", "--data <jsonl> is required (unless --rescore)");
-      const { runEvaluation } = await import("../../run/evaluate.ts");
-      const { workers, ids } = options;
-      const summary = await runEvaluation({
-        dataPath: options.data,
-        resultDir: options.result,
-        model: options.model,
-        judge: options.judge,
-        grounding: options.grounding,
-        profile: options.protocol,
-        ...(options.visualPairing ? { pairing: options.visualPairing } : {}),
-        workers,
-        ...(options.pageMemoryMb ? { pageMemoryMiB: options.pageMemoryMb } : {}),
-        ...(ids ? { ids } : {}),
-        ...(options.judgeModel ? { judgeModel: options.judgeModel } : {}),
-        ...(options.groundingModel ? { groundingModel: options.groundingModel } : {}),
-        ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
-        ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
-        ...(options.promptsDir ? { promptsDir: options.promptsDir } : {}),
-        force: options.force ?? false,
-        trace: options.trace,
-        onTask: (outcome) => {
-          const detail = outcome.status === "failed" ? (outcome.error?.message ?? "") : `IFS ${percent(outcome.ifs)} Final ${percent(outcome.final)}`;
-          console.error(`task ${outcome.taskId}: ${outcome.status} ${detail} (${(outcome.wallMs / 1000).toFixed(1)} s)`);
-        },
+      const { lockResults } = await import("../result-lock.ts");
+      const lock = lockResults(options.result, options.model, `iwr evaluate --model ${options.model}${options.rescore ? " --rescore" : ""}`, {
+        create: false,
       });
-      const failed = summary.tasks.filter((task) => task.status === "failed");
-      const skipped = summary.tasks.filter((task) => task.status === "skipped");
-      console.log(
-        `evaluated ${summary.tasks.length - failed.length - skipped.length}, ` +
-          `skipped ${skipped.length} (unchanged since their eval.json; --force to redo), ` +
-          `failed ${failed.length} in ${(summary.wallMs / 1000).toFixed(1)} s`,
-      );
-      if (summary.reportPath) console.log(`report: ${summary.reportPath}`);
-      if (failed.length > 0) {
-        console.log(`${failed.length} of ${summary.tasks.length} task(s) failed; their errors are in eval-error.json beside each:`);
-        for (const task of failed) console.log(`  task ${task.taskId}: ${task.recordDir}/eval-error.json`);
+      try {
+        await evaluateAction(options);
+      } finally {
+        lock.release();
       }
-      process.exitCode = exitCodeForRun(failed.length);
     });
+}
+
+async function evaluateAction(options: EvaluateCliOptions): Promise<void> {
+  if (options.rescore) {
+    const { rescore } = await import("../../evaluator/rescore.ts");
+    // With --data the report's rows follow the task file, as the harness's do (else by id).
+    const { readTaskLines } = await import("../../tasks/jsonl.ts");
+    const taskOrder = options.data ? (await readTaskLines(options.data)).entries.map((entry) => entry.task.id) : undefined;
+    const result = rescore(options.result, options.model, taskOrder ? { taskOrder } : {});
+    console.log(`rescored ${result.rows.length} task(s); report: ${result.reportPath}`);
+    if (result.missing.length > 0) console.log(`no eval.json for task(s) ${result.missing.join(", ")}`);
+    return;
+  }
+  if (!options.data) throw new IwrError("CONFIG_INVALID", "--data <jsonl> is required (unless --rescore)");
+  const { runEvaluation } = await import("../../run/evaluate.ts");
+  const { workers, ids } = options;
+  const summary = await runEvaluation({
+    dataPath: options.data,
+    resultDir: options.result,
+    model: options.model,
+    judge: options.judge,
+    grounding: options.grounding,
+    profile: options.protocol,
+    ...(options.visualPairing ? { pairing: options.visualPairing } : {}),
+    workers,
+    ...(options.pageMemoryMb ? { pageMemoryMiB: options.pageMemoryMb } : {}),
+    ...(ids ? { ids } : {}),
+    ...(options.judgeModel ? { judgeModel: options.judgeModel } : {}),
+    ...(options.groundingModel ? { groundingModel: options.groundingModel } : {}),
+    ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+    ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+    ...(options.promptsDir ? { promptsDir: options.promptsDir } : {}),
+    force: options.force ?? false,
+    trace: options.trace,
+    onTask: (outcome) => {
+      const detail = outcome.status === "failed" ? (outcome.error?.message ?? "") : `IFS ${percent(outcome.ifs)} Final ${percent(outcome.final)}`;
+      console.error(`task ${outcome.taskId}: ${outcome.status} ${detail} (${(outcome.wallMs / 1000).toFixed(1)} s)`);
+    },
+  });
+  const failed = summary.tasks.filter((task) => task.status === "failed");
+  const skipped = summary.tasks.filter((task) => task.status === "skipped");
+  console.log(
+    `evaluated ${summary.tasks.length - failed.length - skipped.length}, ` +
+      `skipped ${skipped.length} (unchanged since their eval.json; --force to redo), ` +
+      `failed ${failed.length} in ${(summary.wallMs / 1000).toFixed(1)} s`,
+  );
+  if (summary.reportPath) console.log(`report: ${summary.reportPath}`);
+  if (failed.length > 0) {
+    console.log(`${failed.length} of ${summary.tasks.length} task(s) failed; their errors are in eval-error.json beside each:`);
+    for (const task of failed) console.log(`  task ${task.taskId}: ${task.recordDir}/eval-error.json`);
+  }
+  process.exitCode = exitCodeForRun(failed.length);
 }

@@ -67,6 +67,8 @@ async function generateAction(options: GenerateCommandOptions): Promise<number> 
     const wanted = new Set(options.ids);
     tasks = tasks.filter((task) => wanted.has(task.id));
   }
+  const { lockResults } = await import("../result-lock.ts");
+  const lock = lockResults(options.result, spec.name, `iwr generate --model ${spec.name}`);
   const progress = await progressReporter(tasks.length, spec.name);
   try {
     const summary = await runGeneration({
@@ -91,6 +93,7 @@ async function generateAction(options: GenerateCommandOptions): Promise<number> 
     return exitCodeForRun(failed.length);
   } finally {
     progress.stop();
+    lock.release();
   }
 }
 

@@ -2,8 +2,10 @@ import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import { IwrError } from "../../errors.ts";
 import type { RunEvent } from "../../experiment/run.ts";
+import { checkOutputFolder } from "../../files/output-folder.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger } from "../options.ts";
+import { STOP_GRACE_MS } from "../process-guards.ts";
 
 function judgeRepeats(text: string): number {
   const value = positiveInteger(text);
@@ -59,22 +61,28 @@ export function registerRunCommand(program: Command): void {
           "--shard needs --out: give each shard its own run folder (e.g. runs/x/shard-$JOB_COMPLETION_INDEX), then iwr merge them",
         );
       const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
+      // `--out ''` is refused, not read as "no --out" (the config's folder would be used without a word).
+      if (options.out !== undefined) checkOutputFolder(options.out, "--out");
       const config = loadExperimentConfig(configFile, {
         ...(options.out ? { out: options.out } : {}),
         ...(options.judgeRepeats ? { judgeRepeats: options.judgeRepeats } : {}),
       });
       // First SIGINT/SIGTERM: no new cell starts, agents stop at their next node (checkpoint kept); a second one exits at once.
       const controller = new AbortController();
+      // A grace period later, what is still in flight (a model call, an agent's node) is cancelled: those cells stay unfinished.
+      const hardStop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
         if (controller.signal.aborted) process.exit(130);
         if (!options.quiet) {
           console.error(
             options.queue
               ? `${signal}: the coordinator stops waiting; queued jobs stay with the workers (run again with --queue to collect them)`
-              : `${signal}: stopping: no new cell starts, the ones in progress finish or stop at a checkpoint (run again to resume)`,
+              : `${signal}: stopping: no new cell starts; the ones in progress finish or stop at a checkpoint, ` +
+                  `a model call still running in ${STOP_GRACE_MS / 1000} s is cancelled (run again to resume)`,
           );
         }
         controller.abort();
+        setTimeout(() => hardStop.abort(), STOP_GRACE_MS).unref();
       };
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
@@ -126,7 +134,7 @@ export function registerRunCommand(program: Command): void {
               ...(options.attempts ? { attempts: options.attempts } : {}),
               say: (line) => void (options.quiet || options.json || console.error(line)),
             })
-          : await runExperiment(config, { ...common, ...(shard ? { shard } : {}) });
+          : await runExperiment(config, { ...common, hardStop: hardStop.signal, ...(shard ? { shard } : {}) });
         if (shard && !options.quiet && !options.json)
           console.error(
             `shard ${shard.index}/${shard.count}: ${summary.cells.length} of its cells done; combine the shards' folders with iwr merge <dirs...> --out <dir>`,
@@ -159,8 +167,19 @@ export function registerRunCommand(program: Command): void {
         import("../../report/report.ts"),
         import("../../report/render.ts"),
       ]);
-      const merged = mergeRuns(dirs, options.out);
-      const { data, files } = await writeReport(merged.out);
+      checkOutputFolder(options.out, "--out");
+      const { lockFolder } = await import("../../files/folder-lock.ts");
+      const { RUN_LOCK } = await import("../../results/layout.ts");
+      const lock = lockFolder(options.out, { name: RUN_LOCK, command: "iwr merge", what: "merged run folder" });
+      let merged: ReturnType<typeof mergeRuns>;
+      let report: Awaited<ReturnType<typeof writeReport>>;
+      try {
+        merged = mergeRuns(dirs, options.out);
+        report = await writeReport(merged.out);
+      } finally {
+        lock.release();
+      }
+      const { data, files } = report;
       console.log(`${terminalTable(data)}\n`);
       console.log(
         `merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ` +
@@ -183,5 +202,9 @@ export function registerRunCommand(program: Command): void {
       if (compare && compare.length !== 2) throw new Error(`--compare: expected two arm names as a,b, got '${options.compare}'`);
       const { data, files } = await writeReport(runDir, compare ? { compare: [compare[0]!, compare[1]!] } : {});
       console.log(`${terminalTable(data)}\n\nreport: ${files.reportHtml}`);
+      // A record that could not be read is a failed cell in the report (each named in a warning above).
+      const damaged = data.cells.filter((cell) => cell.damaged !== undefined).length;
+      if (damaged > 0) console.log(`${damaged} cell(s) have a damaged or missing record and count as failed; iwr run on the config recomputes them`);
+      process.exitCode = exitCodeForRun(damaged);
     });
 }

@@ -13,8 +13,10 @@
 import { type Job, Queue } from "bullmq";
 import { errorMessage } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
+import { lockFolder } from "../../files/folder-lock.ts";
 import { redactString } from "../../log/redact.ts";
 import { type CellRecord, readCellRecord } from "../../results/cell-record.ts";
+import { RUN_LOCK } from "../../results/layout.ts";
 import { CellTally } from "../cell-tally.ts";
 import type { ExperimentConfig } from "../config.ts";
 import { abandonedCellRecord, type ExperimentPlan, planExperiment, preflightModels, writeRunRecord } from "../plan.ts";
@@ -53,9 +55,19 @@ async function stateOf(queue: Queue, id: string): Promise<{ state: string; job?:
 
 export async function runExperimentOnQueue(config: ExperimentConfig, options: QueueRunOptions): Promise<RunSummary> {
   const started = Date.now();
-  const say = options.say ?? (() => {});
   await checkRedisReachable(options.queueUrl);
   const plan = await planExperiment(config);
+  // The coordinator holds the run folder for its workers: another coordinator or an in-process run on it is refused.
+  const lock = lockFolder(plan.files.dir, { name: RUN_LOCK, command: `iwr run ${config.file} --queue`, what: "run folder" });
+  try {
+    return await coordinate(plan, config, options, started);
+  } finally {
+    lock.release();
+  }
+}
+
+async function coordinate(plan: ExperimentPlan, config: ExperimentConfig, options: QueueRunOptions, started: number): Promise<RunSummary> {
+  const say = options.say ?? (() => {});
   // What each unfinished cell's folder holds now (a failed record being retried, or nothing): a
   // record with another finishedAt is the new one. Read in the same pass as the finished ones,
   // so a worker finishing a cell meanwhile is seen either way.
