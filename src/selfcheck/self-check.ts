@@ -105,7 +105,7 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
   const videoStatesMs = Date.now() - started;
   const states = video.states?.states ?? [];
   // The video's frames are the task's inputs: read once, kept on disk between drafts and runs.
-  const stateReadings = states.map((state) => readImage(fs.readFileSync(state.framePath), metric, { stable: true }));
+  const stateReadings = states.map((state) => readImage(fs.readFileSync(state.framePath), metric));
   const shotReadings: Array<Promise<ImageReading>> = [];
   const replayStarted = Date.now();
   const replay = await selfReplay({
