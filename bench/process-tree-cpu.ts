@@ -98,3 +98,24 @@ export class ProcessTreeCpu {
     }
   }
 }
+
+/**
+ * CPU seconds used so far by this process (all its threads) and the processes below it
+ * that are running now: for timing one piece of work at a time against long-lived
+ * workers (OCR threads or processes), by the difference of two readings.
+ */
+export function treeCpuSecNow(): number {
+  const readings = new Map<number, ProcessReading>();
+  for (const pid of allPids()) {
+    const reading = readProcess(pid);
+    if (reading) readings.set(pid, reading);
+  }
+  let ticks = 0;
+  const tree = [process.pid];
+  for (let index = 0; index < tree.length; index++) {
+    const pid = tree[index]!;
+    ticks += readings.get(pid)?.ticks ?? 0;
+    for (const [child, { parent }] of readings) if (parent === pid) tree.push(child);
+  }
+  return ticks / CLOCK_TICKS_PER_SEC;
+}

@@ -16,11 +16,11 @@
  * (the repeat index is part of every request's cache key). Calibration arms and pages
  * made elsewhere are deterministic and run once.
  */
-import pLimit from "p-limit";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { redactString } from "../log/redact.ts";
 import type { CellOutcome, CellRecord } from "../results/cell-record.ts";
 import type { RunFiles } from "../results/layout.ts";
+import { cellWeight, WeightedSlots } from "./cell-order.ts";
 import { openCellRunner } from "./cell-runner.ts";
 import { CellTally, type RunEvent } from "./cell-tally.ts";
 import { type ExperimentConfig, isLocalArm } from "./config.ts";
@@ -80,9 +80,11 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
     // keep the pages already made from being scored meanwhile. A page made here without a
     // model (calibration, a results folder) is made in its scoring slot: it does not queue
     // behind the model arms' generations, and is not made long before it can be scored.
+    // In each stage a freed slot goes to the waiting cell expected to take longest
+    // (cell-order.ts), so no long cell is left to run alone at the end.
     // A stop starts no cell; a cell that has started (its page being made) finishes.
-    const generating = pLimit(config.concurrency);
-    const scoring = pLimit(config.evaluatorWorkers);
+    const generating = new WeightedSlots(config.concurrency);
+    const scoring = new WeightedSlots(config.evaluatorWorkers);
     const score = async (key: string, produced: CellOutcome): Promise<void> => {
       const record = await runner.evaluateProduced(key, produced);
       // A cell cut short by the stop (an agent stopped at a checkpoint, a draft's scoring or
@@ -92,13 +94,15 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
       tally.note(key, record);
     };
     const runCell = async (key: string): Promise<void> => {
-      if (isLocalArm(plan.cells.get(key)!.arm.parsed.type)) {
-        return scoring(async () => {
+      const cell = plan.cells.get(key)!;
+      const weight = cellWeight(cell);
+      if (isLocalArm(cell.arm.parsed.type)) {
+        return scoring.run(weight, async () => {
           if (!controller.signal.aborted) await score(key, await runner.generate(key));
         });
       }
-      const produced = await generating(() => (controller.signal.aborted ? undefined : runner.generate(key)));
-      if (produced) await scoring(() => score(key, produced));
+      const produced = await generating.run(weight, async () => (controller.signal.aborted ? undefined : runner.generate(key)));
+      if (produced) await scoring.run(weight, () => score(key, produced));
     };
     try {
       await Promise.all(pending.map(runCell));
