@@ -25,15 +25,14 @@ import {
   UsageSchema,
   usageOfCall,
 } from "../models/index.ts";
-import { mutantDir, writeMutant } from "../mutants/ladder.ts";
+import { writeMutant } from "../mutants/ladder.ts";
 import { mutantLabel } from "../mutants/operators.ts";
 import type { ProtocolProfile } from "../protocol.ts";
 import type { CellOutcome } from "../results/cell-record.ts";
-import { agentFiles, type CellFolder, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
+import { agentFiles, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
 import { runAgentRun } from "../run/agent.ts";
 import { runGeneration } from "../run/generate.ts";
-import type { Task } from "../tasks/schema.ts";
-import type { Arm } from "./config.ts";
+import type { Cell } from "./cell.ts";
 import { pageOfReply } from "./module-arm.ts";
 
 export type ProduceOutcome = CellOutcome;
@@ -51,35 +50,6 @@ export interface ArmResources {
   moduleTimeoutMs: number;
   /** The run's protocol profile: single-pass arms generate under its rules (the harness's under official). */
   protocol: ProtocolProfile;
-}
-
-export interface Cell {
-  arm: Arm;
-  repeat: number;
-  task: Task;
-  /** The arm's results folder for this repeat (`<run>/arms/<arm>/repeat-<k>/`). */
-  resultDir: string;
-  /** The cell's candidate folder. */
-  dir: string;
-}
-
-/** The candidate folder name of an arm's cells; model arms are named after the loaded spec, as the generators write them. */
-export function cellFolderOf(arm: Arm, modelName?: string): CellFolder {
-  switch (arm.parsed.type) {
-    case "single-pass":
-      return { kind: "model", model: modelName ?? arm.model ?? "" };
-    case "agent":
-      return { kind: "agent", model: modelName ?? arm.model ?? "" };
-    case "reference":
-    case "blank":
-      return { kind: "named", folder: arm.parsed.type };
-    case "mutant":
-      return { kind: "named", folder: path.basename(mutantDir("/", 0, arm.parsed.spec)) };
-    case "module":
-      return { kind: "named", folder: "module" };
-    case "results":
-      return { kind: "named", folder: "page" };
-  }
 }
 
 function readJson(file: string): Record<string, unknown> | undefined {

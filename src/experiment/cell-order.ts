@@ -11,7 +11,7 @@
  * agent's cell also scores each of its drafts (up to maxIterations + 1 of them).
  */
 import { AgentSettingsSchema } from "../../agents/reconstruct/settings.ts";
-import type { Cell } from "./arms.ts";
+import type { Cell } from "./cell.ts";
 
 const DEFAULT_MAX_ITERATIONS = AgentSettingsSchema.parse({}).maxIterations;
 

@@ -9,9 +9,9 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { displayURL, type ModelSpec } from "../models/index.ts";
+import { displayURL, publicModelSpec } from "../models/endpoint.ts";
+import type { ModelSpec } from "../models/spec.ts";
 import { PROMPTS_DIR } from "../prompts/template.ts";
-import { publicModelSpec } from "../run/generate.ts";
 import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
 import type { ExperimentConfig } from "./config.ts";
 

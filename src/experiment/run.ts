@@ -21,7 +21,6 @@ import { redactString } from "../log/redact.ts";
 import type { CellOutcome, CellRecord } from "../results/cell-record.ts";
 import type { RunFiles } from "../results/layout.ts";
 import { cellWeight, WeightedSlots } from "./cell-order.ts";
-import { openCellRunner } from "./cell-runner.ts";
 import { CellTally, type RunEvent } from "./cell-tally.ts";
 import { type ExperimentConfig, isLocalArm } from "./config.ts";
 import { type ExperimentPlan, planExperiment, preflightModels, writeRunRecord } from "./plan.ts";
@@ -68,6 +67,8 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
     const controller = new AbortController();
     const stop = () => controller.abort();
     options.signal?.addEventListener("abort", stop);
+    // Loaded only when there is work: a rerun of a finished run loads no generator, evaluator or browser.
+    const { openCellRunner } = await import("./cell-runner.ts");
     const runner = await openCellRunner(plan, {
       signal: controller.signal,
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),

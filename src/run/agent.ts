@@ -37,11 +37,20 @@ import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
 import { ocrPoolSizeFor, setOcrPoolSize, shutdownOcr } from "../metrics/ocr.ts";
 import { createVisualMetric } from "../metrics/visual.ts";
-import { addUsage, type CacheMode, createModelClient, forRepeat, type ModelSpec, NO_USAGE, openResponseCache, preflightModel } from "../models/index.ts";
+import {
+  addUsage,
+  type CacheMode,
+  createModelClient,
+  forRepeat,
+  type ModelSpec,
+  NO_USAGE,
+  openResponseCache,
+  preflightModel,
+  publicModelSpec,
+} from "../models/index.ts";
 import { replayActionOf } from "../replay/replay.ts";
 import { agentDirFor, agentFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
-import { publicModelSpec } from "./generate.ts";
 
 export const AGENT_RECORD_VERSION = 1;
 

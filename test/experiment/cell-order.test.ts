@@ -4,7 +4,7 @@
  * its scoring replays.
  */
 import { describe, expect, it } from "vitest";
-import type { Cell } from "../../src/experiment/arms.ts";
+import type { Cell } from "../../src/experiment/cell.ts";
 import { cellWeight, WeightedSlots } from "../../src/experiment/cell-order.ts";
 
 /** A job that records its start and ends when told. */
