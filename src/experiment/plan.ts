@@ -170,9 +170,29 @@ export interface RunShare {
   shard?: { index: number; count: number };
 }
 
-/** config.yaml and run.json: what made the run, the run key, and the cells this folder holds. */
-export async function writeRunRecord(plan: ExperimentPlan, share: RunShare = { cells: plan.order }): Promise<void> {
+/** Whether run.json already records this plan and share (same run key, cells and shard) beside the same config.yaml. */
+function recordsThisRun(plan: ExperimentPlan, share: RunShare): boolean {
+  try {
+    const record = JSON.parse(fs.readFileSync(plan.files.record, "utf8")) as { runKey?: unknown; cells?: unknown; shard?: unknown };
+    return (
+      record.runKey === plan.runKey &&
+      canonicalJson(record.cells) === canonicalJson(share.cells) &&
+      canonicalJson(record.shard ?? null) === canonicalJson(share.shard ?? null) &&
+      fs.readFileSync(plan.files.config, "utf8") === redactString(plan.config.text)
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * config.yaml and run.json: what made the run, the run key, and the cells this folder holds.
+ * With `keepCurrent` (nothing left to run), a run.json that already records this plan is
+ * left as it is: it names the tools that made the results, and asking them costs a second.
+ */
+export async function writeRunRecord(plan: ExperimentPlan, share: RunShare = { cells: plan.order }, options: { keepCurrent?: boolean } = {}): Promise<void> {
   const { config, files } = plan;
+  if (options.keepCurrent && recordsThisRun(plan, share)) return;
   fs.mkdirSync(files.dir, { recursive: true });
   writeFileAtomicSync(files.config, redactString(config.text));
   const provenance = await reproducibilityRecord(config, modelSpecsOf(plan));

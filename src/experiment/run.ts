@@ -59,7 +59,7 @@ export async function runExperiment(config: ExperimentConfig, options: RunExperi
   const share = shareOf(plan.order, options.shard);
   const tally = new CellTally(plan, share.cells, options);
   const { pending } = tally;
-  await writeRunRecord(plan, share);
+  await writeRunRecord(plan, share, { keepCurrent: pending.length === 0 });
   options.onEvent?.({ type: "start", cells: share.cells.length, pending: pending.length, runDir: plan.files.dir });
 
   if (pending.length > 0) {

@@ -2,10 +2,10 @@
  * The two builds of Tesseract the OCR metric can run, behind one interface (ocr.ts picks
  * one per process):
  *
- *  - `tesseract` (native, ocr-native.ts): Debian's `tesseract-ocr`, installed by `iwr
- *    setup`, a pool of long-lived processes;
  *  - `tesseract.js` (WebAssembly, in worker threads of this process): always there, the
- *    fallback.
+ *    default;
+ *  - `tesseract` (native, ocr-native.ts): Debian's `tesseract-ocr` (`apt-get install
+ *    tesseract-ocr`), a pool of long-lived processes, opt-in (IWR_OCR_ENGINE).
  *
  * Both read with the same trained data (@tesseract.js-data/eng, English LSTM model
  * `4.0.0_best_int`), the same page segmentation mode and resolution; what they read is
@@ -42,10 +42,6 @@ export interface OcrEngine {
   readSegments(png: Buffer): Promise<string[]>;
   close(): Promise<void>;
 }
-
-/** The builds ocr.ts can start. */
-export const OCR_ENGINE_NAMES = ["tesseract", "tesseract.js"] as const;
-export type OcrEngineName = (typeof OCR_ENGINE_NAMES)[number];
 
 /**
  * How Tesseract segments the picture: `page` (mode 3, automatic: a whole screen, light

@@ -4,8 +4,8 @@
  *
  * Engine: the benchmark uses easyocr (English), which has no Node port. We use
  * Tesseract (English LSTM model `4.0.0_best_int`, offline) with page segmentation mode
- * 3, either Debian's native build (`tesseract`, installed by `iwr setup`) or tesseract.js
- * (WebAssembly, always there): see ocr-engines.ts and chooseOcrEngine below. It reads
+ * 3: tesseract.js (WebAssembly, always there) by default, or Debian's native build
+ * (`tesseract`) when IWR_OCR_ENGINE asks for it (ocr-choice.ts, ocr-engines.ts). It reads
  * body text, headings and light-on-dark text; like any global-threshold OCR it can miss
  * short white labels on saturated buttons that easyocr would read, so OCR numbers are
  * close to, not identical with, the harness's. The engine's name and version are
@@ -25,21 +25,12 @@
 import os from "node:os";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { findTesseract } from "../setup/find-tools.ts";
 import { type ImageReader, readOnce } from "./image-readings.ts";
-import {
-  OCR_ENGINE_NAMES,
-  type OcrEngine,
-  type OcrEngineInfo,
-  type OcrEngineName,
-  type OcrLayout,
-  startNativeTesseract,
-  startTesseractJs,
-} from "./ocr-engines.ts";
-import { METRIC_SETTINGS } from "./settings.ts";
+import { resolveOcrEngine } from "./ocr-choice.ts";
+import { type OcrEngine, type OcrEngineInfo, type OcrLayout, startNativeTesseract, startTesseractJs } from "./ocr-engines.ts";
 import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
 
-export type { OcrEngine, OcrEngineInfo, OcrEngineName, OcrLayout } from "./ocr-engines.ts";
+export type { OcrEngine, OcrEngineInfo, OcrLayout } from "./ocr-engines.ts";
 
 export interface OcrComparison {
   similarity: number;
@@ -50,29 +41,6 @@ export interface OcrComparison {
 }
 
 const logger = log("evaluator");
-
-/** Which engine to run, from IWR_OCR_ENGINE (`tesseract`, `tesseract.js` or `auto`), else the settings' choice. */
-export function ocrEngineChoice(env: NodeJS.ProcessEnv = process.env): OcrEngineName | "auto" {
-  const asked = env.IWR_OCR_ENGINE?.trim() || METRIC_SETTINGS.ocr.engine;
-  if (asked === "auto" || (OCR_ENGINE_NAMES as readonly string[]).includes(asked)) return asked as OcrEngineName | "auto";
-  throw new IwrError("CONFIG_INVALID", `IWR_OCR_ENGINE: expected one of auto, ${OCR_ENGINE_NAMES.join(", ")}, got '${asked}'`);
-}
-
-/**
- * The engine this process runs and, for the native one, its program: `auto` takes the
- * native build when `iwr setup` found or installed it, else tesseract.js; a named one
- * is that one (a native one asked for and missing is an error, never a silent fallback).
- */
-export function resolveOcrEngine(env: NodeJS.ProcessEnv = process.env): { name: OcrEngineName; executable?: string } {
-  const choice = ocrEngineChoice(env);
-  if (choice === "tesseract.js") return { name: "tesseract.js" };
-  const executable = findTesseract(env);
-  if (executable) return { name: "tesseract", executable };
-  if (choice === "tesseract") {
-    throw new IwrError("SETUP_MISSING", "IWR_OCR_ENGINE=tesseract: the tesseract program was not found (run `iwr setup`, or set IWR_TESSERACT)");
-  }
-  return { name: "tesseract.js" };
-}
 
 function startEngine(size: number, layout: OcrLayout): Promise<OcrEngine> {
   const chosen = resolveOcrEngine();

@@ -4,8 +4,13 @@
  * The evaluator's settings (src/evaluator/settings.ts) hold these same objects.
  */
 export const METRIC_SETTINGS = Object.freeze({
-  /** §3.5 OCR. The benchmark uses easyocr (English); our default engine is Tesseract (see ocr.ts). */
+  /** §3.5 OCR. The benchmark uses easyocr (English); our engine is Tesseract (see ocr.ts). */
   ocr: Object.freeze({
+    /**
+     * The default build: tesseract.js. Native Tesseract (`tesseract`, or `auto`: native when
+     * installed) is opt-in through IWR_OCR_ENGINE: it takes ~0.7x the CPU per screen but read
+     * the bundled suite slightly worse (`npm run bench:ocr -- --truth`; README, Measuring).
+     */
     engine: "tesseract.js",
     language: "eng",
     /** The trained-data flavour shipped by @tesseract.js-data/eng that we load offline. */
