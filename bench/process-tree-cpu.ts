@@ -65,6 +65,14 @@ export class ProcessTreeCpu {
     this.timer.unref();
   }
 
+  /** CPU seconds the tree has used since the start, as of the last poll (the sampling goes on). */
+  soFar(): number {
+    if (this.stopped !== undefined) return this.stopped;
+    let ticks = 0;
+    for (const { first, last } of this.seen.values()) ticks += last - first;
+    return ticks / CLOCK_TICKS_PER_SEC;
+  }
+
   /** CPU seconds the tree has used since the start; the first call stops the sampling. */
   stop(): number {
     if (this.stopped === undefined) {
