@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import sharp from "sharp";
 import { log } from "../log/logger.ts";
-import { defaultReadingStoreDir, openReadingStore, type ReaderName, type ReadingStore } from "./reading-store.ts";
+import { defaultReadingStoreDir, openReadingStore, type ReaderName, type ReadingStore, readingStoreLimitBytes } from "./reading-store.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
 const logger = log("evaluator");
@@ -106,7 +106,7 @@ let store: ReadingStore | "off" | undefined;
 
 /** Where readings are kept between runs (undefined: nowhere). Default: defaultReadingStoreDir(). */
 export function setReadingStoreDir(dir: string | undefined): void {
-  store = dir === undefined ? "off" : openReadingStore(dir, { maxBytes: METRIC_SETTINGS.readings.diskBytes });
+  store = dir === undefined ? "off" : openReadingStore(dir, { maxBytes: readingStoreLimitBytes() });
 }
 
 function readingStore(): ReadingStore | undefined {

@@ -14,9 +14,9 @@
  * that does not parse, or names another reader or image, is ignored (and replaced),
  * never trusted.
  *
- * Bounded: when the readings pass `maxBytes`, the least recently used are deleted until
- * they fill 80 % of it (a file's modification time is its last use: a hit older than an
- * hour touches it). Several processes may share a folder: writes are atomic renames, a
+ * Bounded: when the readings pass `maxBytes` (2 GiB, or IWR_READINGS_CACHE_MAX_MB), the
+ * least recently used are deleted until they fill 80 % of it (a file's modification time
+ * is its last use: a hit older than an hour touches it). Several processes may share a folder: writes are atomic renames, a
  * reading deleted under a reader is a miss.
  *
  * Location: IWR_READINGS_CACHE_DIR (IWR_OCR_CACHE_DIR, its older name, is honoured),
@@ -27,8 +27,10 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { IwrError } from "../errors.ts";
 import { parseTempName, writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
+import { METRIC_SETTINGS } from "./settings.ts";
 
 const logger = log("evaluator");
 
@@ -58,6 +60,17 @@ export interface ReadingStoreStats {
   entries: number;
   bytes: number;
   readers: Array<{ kind: string; identity: string; entries: number; bytes: number }>;
+}
+
+/** The store's size limit: IWR_READINGS_CACHE_MAX_MB (mebibytes), else METRIC_SETTINGS.readings.diskBytes. */
+export function readingStoreLimitBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const configured = env.IWR_READINGS_CACHE_MAX_MB?.trim();
+  if (!configured) return METRIC_SETTINGS.readings.diskBytes;
+  const megabytes = Number(configured);
+  if (!Number.isFinite(megabytes) || megabytes <= 0) {
+    throw new IwrError("CONFIG_INVALID", `IWR_READINGS_CACHE_MAX_MB: expected a positive number of mebibytes, got '${configured}'`);
+  }
+  return Math.round(megabytes * 1024 * 1024);
 }
 
 /** The store's folder from the environment; undefined when switched off. */

@@ -8,10 +8,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { main } from "../../src/cli/main.ts";
 import { forgetReadings, type ImageReader, imageContentKey, readingCounts, readOnce, setReadingStoreDir } from "../../src/metrics/image-readings.ts";
 import { readImageText, shutdownOcr } from "../../src/metrics/ocr.ts";
-import { clearReadingStore, defaultReadingStoreDir, openReadingStore, readingStoreStats } from "../../src/metrics/reading-store.ts";
+import { clearReadingStore, defaultReadingStoreDir, openReadingStore, readingStoreLimitBytes, readingStoreStats } from "../../src/metrics/reading-store.ts";
 import { createVisualMetric } from "../../src/metrics/visual.ts";
 import { renderPage, shoppingPage } from "../support/evaluator-images.ts";
 
@@ -185,6 +186,34 @@ describe("image readings", () => {
     expect(await clearReadingStore(storeDir)).toMatchObject({ removedEntries: 2 });
     expect(entryFiles()).toHaveLength(0);
     expect(fs.readFileSync(path.join(storeDir, "notes.txt"), "utf8")).toBe("not a reading");
+  });
+
+  it("`iwr cache stats` lists the readings; `iwr cache clear --readings` removes them and leaves the responses", async () => {
+    await readOnce(countingReader("v1"), await renderPage({ background: "#778899" }));
+    const responses = fs.mkdtempSync(path.join(root, "responses-"));
+    fs.mkdirSync(path.join(responses, "gpt-4o"));
+    fs.writeFileSync(path.join(responses, "gpt-4o", `${"a".repeat(64)}.json`), "{}");
+    const printed: string[] = [];
+    const spy = vi.spyOn(console, "log").mockImplementation((line: unknown) => void printed.push(String(line)));
+    try {
+      expect(await main(["node", "iwr", "cache", "stats", "--dir", responses, "--readings-dir", storeDir, "--json"])).toBe(0);
+      const stats = JSON.parse(printed.join("\n"));
+      expect(stats.entries).toBe(1);
+      expect(stats.readings).toMatchObject({ entries: 1, readers: [{ kind: "test-brightness", identity: "v1", entries: 1 }] });
+      printed.length = 0;
+      expect(await main(["node", "iwr", "cache", "clear", "--readings", "--readings-dir", storeDir])).toBe(0);
+      expect(printed.join("\n")).toContain(`removed 1 image readings`);
+      expect(entryFiles()).toHaveLength(0);
+      expect(fs.existsSync(path.join(responses, "gpt-4o", `${"a".repeat(64)}.json`))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("takes its size limit from IWR_READINGS_CACHE_MAX_MB, and refuses a limit that is not a positive number", () => {
+    expect(readingStoreLimitBytes({ IWR_READINGS_CACHE_MAX_MB: "1.5" })).toBe(1.5 * 1024 * 1024);
+    expect(readingStoreLimitBytes({})).toBe(2 * 1024 * 1024 * 1024);
+    expect(() => readingStoreLimitBytes({ IWR_READINGS_CACHE_MAX_MB: "lots" })).toThrow(/IWR_READINGS_CACHE_MAX_MB: expected a positive number/);
   });
 
   it("takes its folder from IWR_READINGS_CACHE_DIR (or the older IWR_OCR_CACHE_DIR; 'off' disables it), else .cache/image-readings", () => {
