@@ -14,6 +14,7 @@
  * agent arms: the evaluator's Final of each saved draft by round (the score-by-iteration
  * curve, never fed back to the agent) and the agent's self-score beside it.
  */
+import { IwrError } from "../errors.ts";
 import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import type { CellRecord } from "../results/cell-record.ts";
 import { trackingOf } from "../selfcheck/tracking.ts";
@@ -171,6 +172,23 @@ function selfCheckAgreement(cells: readonly CellScores[]): SelfCheckAgreement | 
   };
 }
 
+/**
+ * Scores read by different OCR engines (or visual metrics) are not comparable: a report
+ * over cells scored with more than one refuses, naming which cells used which.
+ */
+function refuseMixedEngines(cells: readonly CellScores[]): void {
+  const byEngines = new Map<string, string[]>();
+  for (const cell of cells) if (cell.engines) byEngines.set(cell.engines, [...(byEngines.get(cell.engines) ?? []), `${cell.arm}/task ${cell.taskId}`]);
+  if (byEngines.size <= 1) return;
+  const listed = [...byEngines].map(
+    ([engines, where]) => `'${engines}' (${where.slice(0, 6).join(", ")}${where.length > 6 ? `, … ${where.length} cells` : ""})`,
+  );
+  throw new IwrError(
+    "EVALUATOR",
+    `refusing to average cells scored with different measuring engines: ${listed.join(" vs ")}; re-evaluate them with one engine`,
+  );
+}
+
 export function buildReportData(input: {
   name: string;
   evaluator: Record<string, unknown>;
@@ -185,6 +203,7 @@ export function buildReportData(input: {
     const task = taskById.get(record.taskId);
     return task ? [cellScores(record, dir, task)] : [];
   });
+  refuseMixedEngines(cells);
   const arms: ArmSummary[] = input.arms.map((arm) => {
     const mine = cells.filter((cell) => cell.arm === arm.name);
     const taskMean = (pick: (cell: CellScores) => number) => mean([...perTask(cells, arm.name, pick).values()]);
