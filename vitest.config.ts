@@ -7,6 +7,8 @@ import { defineConfig } from "vitest/config";
 process.env.IWR_OCR_CACHE_DIR = path.join(os.tmpdir(), `iwr-test-ocr-text-${process.pid}`);
 // Likewise the videos' stable states the self-check finds.
 process.env.IWR_STATES_CACHE_DIR = path.join(os.tmpdir(), `iwr-test-video-states-${process.pid}`);
+// And the media checks of task folders that passed.
+process.env.IWR_MEDIA_CHECKS_DIR = path.join(os.tmpdir(), `iwr-test-media-checks-${process.pid}`);
 // And the images single-pass requests carry (kept by content, read back at send time).
 process.env.IWR_REQUEST_IMAGES_DIR = path.join(os.tmpdir(), `iwr-test-request-images-${process.pid}`);
 

@@ -1,29 +1,29 @@
 /**
- * `npm run bench:evaluator [-- --data tasks/iwr-mini.jsonl]`: how long our evaluator
- * takes on the bundled suite's reference pages (offline judge + grounding), against a
- * floor measured in the same run on the same pages:
+ * `npm run bench:evaluator [-- --data tasks/iwr-mini.jsonl]`: how long and how much CPU
+ * our evaluator takes on the bundled suite's reference pages (offline judge + grounding),
+ * against a floor measured in the same run on the same pages:
  *
  *   floor = the protocol's mandated waits (1 s after opening + 0.5 s after each action)
  *         + what bare Playwright needs to open each page, do the same clicks / typing /
  *           keys / scrolls (at the elements our replay chose) and take the same
  *           viewport screenshots — no grounding, judging, scoring, tracing or files.
  *
- * Prints ours(1 worker) / floor (target ≤ 1.3×) and the throughput of 2 workers over
- * 1 (target ≥ 1.6×), each twice: with the checkpoints' OCR texts still to read (a
- * suite's first evaluation) and found in the on-disk text store (every later one). On
- * reference pages most checkpoints are byte for byte the replay's own screenshots, whose
- * texts are read anyway, so cold and warm cost about the same here; a model's page differs.
- * Process start-up (Chromium launch, OCR worker) is paid once and reported separately,
- * not in any figure. `-- --no-trace` measures without trace.zip.
+ * Prints, for 1 worker and for 2: the wall time against the floor's (target ≤ 1.3× at
+ * 1 worker), the throughput of 2 workers over 1 (target ≥ 1.6×), and the CPU per task of
+ * this process and everything below it (Chromium, the OCR workers) against the floor's
+ * CPU per task. Twice: "cold", with an empty store of image readings (a suite's first
+ * evaluation: every checkpoint and screenshot read by OCR), and "warm", with the store
+ * the cold run left and this process's memory of readings forgotten (every later
+ * evaluation; a reference page renders the same pixels, so little is read again). Each
+ * run prints its readings' hit rate. Process start-up (Chromium launch, OCR workers) is
+ * paid once and reported separately, not in any figure. `-- --no-trace` measures without
+ * trace.zip.
  *
  * Beside each figure, how busy the machine's CPUs were, and the ceiling that implies:
  * if 2 workers need the CPU-seconds that 1 worker needed (printed as "CPU 2 / 1"), they
- * cannot finish sooner than those spread over all CPUs. A third pair keeps the evaluator
- * and its in-memory texts from the run before (the replay renders the same pixels, so
- * its screenshots' texts are already read): not a real evaluation, it shows how the
- * rest of the evaluator scales once OCR takes no CPU.
+ * cannot finish sooner than those spread over all CPUs. The machine's figure counts
+ * other people's processes too; the tree's does not.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -32,16 +32,18 @@ import type { Browser } from "playwright";
 import { existingTaskFile, parseScriptArgs } from "../scripts/cli-args.ts";
 import type { ReplayRecord } from "../src/evaluator/evaluate-task.ts";
 import { PROTOCOL } from "../src/protocol.ts";
-import { candidateFiles } from "../src/results/layout.ts";
 import type { Task } from "../src/tasks/schema.ts";
 import { type CpuReading, startCpuMeter } from "./machine-cpu.ts";
+import { ProcessTreeCpu } from "./process-tree-cpu.ts";
+import { readingsLine } from "./readings.ts";
 
 const { values } = parseScriptArgs({
   name: "bench:evaluator",
   command: "npm run bench:evaluator --",
   summary:
     "Times the evaluator on the suite's reference pages (offline judge + grounding) against bare Playwright doing the same steps with " +
-    "the protocol's waits (target <= 1.3x), and 2 workers against 1 (target >= 1.6x), with the checkpoint texts cold and warm. ~10 min.",
+    "the protocol's waits (target <= 1.3x), 2 workers against 1 (target >= 1.6x), and the CPU per task against the floor's, " +
+    "with the image readings cold and warm. ~10 min.",
   options: {
     data: { type: "string", value: "<tasks.jsonl>", description: "the task file", default: "tasks/iwr-mini.jsonl", parse: existingTaskFile },
     "no-trace": { type: "boolean", description: "measure without writing trace.zip" },
@@ -57,7 +59,8 @@ const [
   { normalizeKey },
   { loadTasks },
   { default: sharp },
-  { ocrPoolSizeFor, readImageText, setReferenceTextDir },
+  { ocrPoolSizeFor, readImageText },
+  { forgetReadings, readingCounts, setReadingStoreDir },
   { evaluateTask },
   { candidateMounts },
   { closeEvaluator, createEvaluator },
@@ -71,6 +74,7 @@ const [
   import("../src/tasks/loader.ts"),
   import("sharp"),
   import("../src/metrics/ocr.ts"),
+  import("../src/metrics/image-readings.ts"),
   import("../src/evaluator/evaluate-task.ts"),
   import("../src/replay/candidate-serving.ts"),
   import("../src/evaluator/create-evaluator.ts"),
@@ -95,31 +99,18 @@ interface OursRun {
   startupMs: number;
   runMs: number;
   cpu: CpuReading;
+  /** CPU seconds of this process and every process below it during the run. */
+  treeCpuSec: number;
   replays: Map<number, ReplayRecord>;
-  /** sha256 of every evalpoint the run took. */
-  screenshotHashes: Set<string>;
-}
-
-function evalpointHashes(tasks: readonly Task[], resultDir: string): Set<string> {
-  const hashes = new Set<string>();
-  for (const task of tasks) {
-    const dir = candidateFiles(path.join(resultDir, String(task.id), "reference")).evalpoints;
-    if (!fs.existsSync(dir)) continue;
-    for (const name of fs.readdirSync(dir))
-      hashes.add(
-        createHash("sha256")
-          .update(fs.readFileSync(path.join(dir, name)))
-          .digest("hex"),
-      );
-  }
-  return hashes;
+  readings: string;
 }
 
 /**
- * Evaluates every task's reference page with `workers` at once; start-up timed apart.
- * `keepEvaluator` leaves it (browser, OCR workers and their in-memory texts) running for the next call.
+ * Evaluates every task's reference page with `workers` at once, its image readings kept in
+ * `storeDir` and none remembered from an earlier run in this process; start-up timed apart.
  */
-async function ours(tasks: readonly Task[], resultDir: string, workers: number, trace: boolean, keepEvaluator = false): Promise<OursRun> {
+async function ours(tasks: readonly Task[], resultDir: string, workers: number, trace: boolean, storeDir: string): Promise<OursRun> {
+  setReadingStoreDir(storeDir);
   const startup = await timed(async () => {
     const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", trace, workers });
     await sharedBrowser();
@@ -130,11 +121,14 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
       return readImageText(shrunk);
     });
     await Promise.all(warmUp);
+    // The warm-up's own readings are not the run's.
+    forgetReadings();
     return evaluator;
   });
   const evaluator = startup.value;
   const replays = new Map<number, ReplayRecord>();
   const cpuSinceStart = startCpuMeter();
+  const tree = new ProcessTreeCpu();
   try {
     // The same scheduling as `iwr evaluate --workers N`: N pages open, judging and scoring overlapping the next replay.
     const run = await timed(() =>
@@ -153,8 +147,11 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
       }),
     );
     const cpu = cpuSinceStart();
-    if (!keepEvaluator) await closeEvaluator();
-    return { startupMs: startup.ms, runMs: run.ms, cpu, replays, screenshotHashes: evalpointHashes(tasks, resultDir) };
+    const treeCpuSec = tree.stop();
+    const readings = readingsLine(readingCounts());
+    await closeEvaluator();
+    forgetReadings();
+    return { startupMs: startup.ms, runMs: run.ms, cpu, treeCpuSec, replays, readings };
   } catch (error) {
     await closeEvaluator();
     throw error;
@@ -204,17 +201,18 @@ async function main(): Promise<number> {
         `${os.cpus().length} CPU(s), load ${os.loadavg()[0]?.toFixed(1)}`,
     );
 
-    // The checkpoints' OCR texts are kept on disk between runs (reference-text-store.ts), so a
-    // suite's first evaluation ("cold") reads them and every later one ("warm") does not.
-    // Both are measured; each figure compares runs with the same cache state.
-    const textDir = (name: string) => path.join(resultDir, ".ocr-text", name);
-    setReferenceTextDir(textDir("first"));
-    const one = await ours(tasks, resultDir, 1, trace);
+    // Image readings are kept on disk between runs (image-readings.ts): "cold" runs start
+    // from an empty store, "warm" ones from the store the 1-worker cold run left. Each
+    // figure compares runs with the same store state.
+    const storeDir = (name: string) => path.join(resultDir, ".image-readings", name);
+    const one = await ours(tasks, resultDir, 1, trace, storeDir("first"));
     const executed = [...one.replays.values()].reduce((sum, replay) => sum + replay.executed, 0);
     const browser = await sharedBrowser();
+    const floorTree = new ProcessTreeCpu();
     const floor = await timed(async () => {
       for (const task of tasks) await floorTask(browser, task, resultDir, one.replays.get(task.id)!);
     });
+    const floorCpuPerTask = floorTree.stop() / tasks.length;
     // Not a target: how far bare Playwright itself scales to 2 pages on this machine, for reading the 2-worker figure.
     const floorTwo = await timed(async () => {
       const limit = pLimit(2);
@@ -222,49 +220,40 @@ async function main(): Promise<number> {
     });
     const waitsMs = tasks.length * PROTOCOL.initialSettleMs + executed * PROTOCOL.actionSettleMs;
     await closeEvaluator();
-    setReferenceTextDir(textDir("second"));
-    const two = await ours(tasks, resultDir, 2, trace);
-    setReferenceTextDir(textDir("first"));
-    const oneWarm = await ours(tasks, resultDir, 1, trace);
-    const twoWarm = await ours(tasks, resultDir, 2, trace, true);
-    // The page renders the same pixels every run, so the last run's texts serve these two
-    // (checked below: a screenshot the run before did not take was read by OCR).
-    const oneKnown = await ours(tasks, resultDir, 1, trace, true);
-    const twoKnown = await ours(tasks, resultDir, 2, trace);
+    const two = await ours(tasks, resultDir, 2, trace, storeDir("second"));
+    const oneWarm = await ours(tasks, resultDir, 1, trace, storeDir("first"));
+    const twoWarm = await ours(tasks, resultDir, 2, trace, storeDir("first"));
 
     const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
     console.log(`protocol waits:         ${seconds(waitsMs)} (${executed} executed actions)`);
-    console.log(`floor (waits + bare):   ${seconds(floor.ms)}`);
+    console.log(`floor (waits + bare):   ${seconds(floor.ms)}; CPU ${floorCpuPerTask.toFixed(2)} s per task (this process and below)`);
     console.log(
       `bare Playwright, 2 pages at once: ${seconds(floorTwo.ms)} = ${(floor.ms / floorTwo.ms).toFixed(2)}x one (not a target: what this machine allows)`,
     );
     const busy = (run: OursRun) => `CPUs ${((100 * run.cpu.busySeconds) / run.cpu.capacitySeconds).toFixed(0)}% busy, ${run.cpu.busySeconds.toFixed(1)} cpu-s`;
+    const perTask = (run: OursRun) => {
+      const cpu = run.treeCpuSec / tasks.length;
+      return `CPU ${cpu.toFixed(2)} s per task = ${(cpu / floorCpuPerTask).toFixed(2)}x the floor's`;
+    };
     const pairs = [
-      ["cold", "checkpoint texts read by OCR in the run (a suite's first evaluation)", one, two],
-      ["warm", "checkpoint texts found on disk (every later evaluation)", oneWarm, twoWarm],
-      ["texts known", "screenshot texts kept in memory from the last run: OCR excluded, not a real evaluation", oneKnown, twoKnown],
+      ["cold", "empty store: every image read by OCR (a suite's first evaluation)", one, two],
+      ["warm", "the store the cold run left, nothing in memory (every later evaluation)", oneWarm, twoWarm],
     ] as const;
     for (const [label, meaning, first, second] of pairs) {
       // If 2 workers need the CPU-seconds 1 worker needed (the "CPU 2 / 1" figure checks it),
       // they cannot finish sooner than those spread over every CPU: that caps their throughput.
       const ceiling = (first.cpu.cpus * first.runMs) / 1000 / first.cpu.busySeconds;
-      const real = label !== "texts known";
       console.log(`-- ${label}: ${meaning}`);
       console.log(`ours, 1 worker:         ${seconds(first.runMs)}  (${busy(first)}; start-up ${seconds(first.startupMs)}, not counted)`);
+      console.log(`                        ${perTask(first)}; ${first.readings}`);
       console.log(`ours, 2 workers:        ${seconds(second.runMs)}  (${busy(second)}; start-up ${seconds(second.startupMs)}, not counted)`);
-      if (real) console.log(`ratio ours(1) / floor:  ${(first.runMs / floor.ms).toFixed(2)}x  (target <= 1.3x)`);
-      console.log(`throughput 2 vs 1:      ${(first.runMs / second.runMs).toFixed(2)}x${real ? "  (target >= 1.6x)" : ""}`);
+      console.log(`                        ${perTask(second)}; ${second.readings}`);
+      console.log(`ratio ours(1) / floor:  ${(first.runMs / floor.ms).toFixed(2)}x  (target <= 1.3x)`);
+      console.log(`throughput 2 vs 1:      ${(first.runMs / second.runMs).toFixed(2)}x  (target >= 1.6x)`);
       console.log(
         `CPU ceiling of 2 vs 1:  ${ceiling.toFixed(2)}x on these ${first.cpu.cpus} CPUs ` +
           `(CPU 2 / 1 = ${(second.cpu.busySeconds / first.cpu.busySeconds).toFixed(2)})`,
       );
-      if (!real) {
-        const unseen = (run: OursRun, before: OursRun) => [...run.screenshotHashes].filter((hash) => !before.screenshotHashes.has(hash)).length;
-        console.log(
-          `screenshots new to the run before (read by OCR after all): 1 worker ${unseen(first, twoWarm)} of ${first.screenshotHashes.size}, ` +
-            `2 workers ${unseen(second, first)} of ${second.screenshotHashes.size}`,
-        );
-      }
     }
     console.log(`load average at the end: ${os.loadavg()[0]?.toFixed(1)} (other processes on these ${os.cpus().length} CPUs skew every figure)`);
     return 0;

@@ -65,6 +65,14 @@ export class ProcessTreeCpu {
     this.timer.unref();
   }
 
+  /** CPU seconds the tree has used since the start, as of the last poll (the sampling goes on). */
+  soFar(): number {
+    if (this.stopped !== undefined) return this.stopped;
+    let ticks = 0;
+    for (const { first, last } of this.seen.values()) ticks += last - first;
+    return ticks / CLOCK_TICKS_PER_SEC;
+  }
+
   /** CPU seconds the tree has used since the start; the first call stops the sampling. */
   stop(): number {
     if (this.stopped === undefined) {
@@ -97,4 +105,25 @@ export class ProcessTreeCpu {
       else this.seen.set(key, { first: atStart ? reading.ticks : 0, last: reading.ticks });
     }
   }
+}
+
+/**
+ * CPU seconds used so far by this process (all its threads) and the processes below it
+ * that are running now: for timing one piece of work at a time against long-lived
+ * workers (OCR threads or processes), by the difference of two readings.
+ */
+export function treeCpuSecNow(): number {
+  const readings = new Map<number, ProcessReading>();
+  for (const pid of allPids()) {
+    const reading = readProcess(pid);
+    if (reading) readings.set(pid, reading);
+  }
+  let ticks = 0;
+  const tree = [process.pid];
+  for (let index = 0; index < tree.length; index++) {
+    const pid = tree[index]!;
+    ticks += readings.get(pid)?.ticks ?? 0;
+    for (const [child, { parent }] of readings) if (parent === pid) tree.push(child);
+  }
+  return ticks / CLOCK_TICKS_PER_SEC;
 }

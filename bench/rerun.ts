@@ -1,12 +1,19 @@
 /**
- * `npm run bench:rerun [-- --ids 1,2]`: the demo experiment cold (its model arms on a
- * local server), then the same run folder again. The warm rerun must make zero model
- * calls and zero replays (no cell is run, no eval.json is written) and take under 5 s;
- * printed beside the cold run's time from the same invocation.
+ * `npm run bench:rerun [-- --ids 1,2]`: the main job as `npm start` runs it (`node
+ * bin/iwr.js start`, a process of its own: start-up, the setup check, the suite's
+ * validation, the plan, every cell's key, the report), cold and then again in the same
+ * run folder, its model arms on a local server. The warm rerun must make zero model calls
+ * and zero replays (no cell is run, no eval.json is written), print the same table, and
+ * take under 5 s. Printed beside the cold run's time and a floor measured in the same
+ * run: the same command's own start-up (`node bin/iwr.js --help`), which no rerun can beat.
+ * Caches (responses, image readings, video states, media checks) start empty in the
+ * bench's folder, as on a fresh clone.
  */
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { parseDocument } from "yaml";
 import { parseScriptArgs } from "../scripts/cli-args.ts";
 import { taskIdList } from "../src/cli/options.ts";
 
@@ -14,23 +21,19 @@ const { values } = parseScriptArgs({
   name: "bench:rerun",
   command: "npm run bench:rerun --",
   summary:
-    "Runs the demo experiment cold (its model arms on a local server), then again in the same run folder: the warm rerun must make no " +
-    "model call and no replay and take under 5 s. --ids 1: ~2 min.",
+    "Runs the main job (node bin/iwr.js start, its model arms on a local server) cold, then again in the same run folder: the warm rerun " +
+    "must make no model call and no replay, print the same table and take under 5 s. --ids 1: ~2 min; all tasks: ~10 min.",
   options: {
     ids: { type: "string", value: "<1,2>", description: "only these task ids (default: the demo config's)", parse: (text: string) => taskIdList(text) },
-    out: { type: "string", value: "<dir>", description: "where the run folder and its cache go (default: a new temporary folder)" },
+    out: { type: "string", value: "<dir>", description: "where the run folder and its caches go (default: a new temporary folder)" },
   },
 });
 
 // Loaded once the arguments are good, so that --help and a usage error answer at once.
-const [{ configureLogger }, { writeReport }, { runExperiment }, { demoConfig, latencyServer }] = await Promise.all([
-  import("../src/log/logger.ts"),
-  import("../src/report/report.ts"),
-  import("../src/experiment/run.ts"),
-  import("./run-support.ts"),
-]);
+const [{ DEMO, latencyServer }] = await Promise.all([import("./run-support.ts")]);
 
 const TARGET_SEC = 5;
+const IWR = path.resolve("bin", "iwr.js");
 
 function evalWrites(dir: string): Map<string, number> {
   const stamps = new Map<string, number>();
@@ -39,39 +42,90 @@ function evalWrites(dir: string): Map<string, number> {
   return stamps;
 }
 
-async function main(): Promise<void> {
-  configureLogger({ level: "warn" });
+/** The demo config with absolute paths into `out`, restricted to `ids`. */
+function writeConfig(out: string, runDir: string, ids: number[] | undefined): string {
+  const document = parseDocument(fs.readFileSync(DEMO, "utf8"));
+  document.setIn(["tasks", "file"], path.resolve(path.dirname(DEMO), String(document.getIn(["tasks", "file"]))));
+  if (ids) document.setIn(["tasks", "ids"], ids);
+  document.set("out", runDir);
+  const file = path.join(out, "demo.yaml");
+  fs.writeFileSync(file, document.toString());
+  return file;
+}
+
+interface Timed {
+  sec: number;
+  stdout: string;
+  code: number;
+}
+
+function timedIwr(args: string[], env: NodeJS.ProcessEnv): Promise<Timed> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [IWR, ...args], { env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
+      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+      resolve({ sec: (performance.now() - started) / 1000, stdout, code });
+    });
+  });
+}
+
+/** The table `iwr start` prints (from its first line with "Final" to the line before "report:"), without the timing lines. */
+function printedTable(stdout: string): string {
+  const lines = stdout.split("\n");
+  const first = lines.findIndex((line) => /\bFinal\b/.test(line) && !line.includes("task "));
+  const last = lines.findIndex((line) => line.startsWith("report: "));
+  return lines
+    .slice(Math.max(0, first), last < 0 ? undefined : last)
+    .filter((line) => !line.startsWith("image readings:"))
+    .join("\n")
+    .trim();
+}
+
+async function main(): Promise<number> {
   const { ids } = values;
-  const out = values.out ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-rerun-"));
-  process.env.IWR_CACHE_DIR = path.join(out, "cache");
-  const probe = demoConfig("http://127.0.0.1:1/v1", out, ids);
-  const server = await latencyServer(probe.taskFile, ids?.[0] ?? 1, 0);
+  const out = path.resolve(values.out ?? fs.mkdtempSync(path.join(os.tmpdir(), "iwr-bench-rerun-")));
+  const runDir = path.join(out, "run");
+  const taskFile = path.resolve("tasks", "iwr-mini.jsonl");
+  const server = await latencyServer(taskFile, ids?.[0] ?? 1, 0);
   try {
-    const runDir = path.join(out, "run");
-    const timed = async () => {
-      const started = performance.now();
-      const summary = await runExperiment(demoConfig(server.baseURL, runDir, ids));
-      await writeReport(summary.runDir);
-      return { summary, sec: (performance.now() - started) / 1000 };
+    const config = writeConfig(out, runDir, ids);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      IWR_MODEL: "gpt-4o",
+      IWR_BASE_URL: server.baseURL,
+      IWR_CACHE_DIR: path.join(out, "cache"),
+      IWR_READINGS_CACHE_DIR: path.join(out, "image-readings"),
+      IWR_STATES_CACHE_DIR: path.join(out, "video-states"),
+      IWR_MEDIA_CHECKS_DIR: path.join(out, "media-checks"),
     };
-    const cold = await timed();
+    const start = ["start", "--config", config];
+    const floor = await timedIwr(["--help"], env);
+    const cold = await timedIwr(start, env);
     const coldRequests = server.chatRequests().length;
     const before = evalWrites(runDir);
     server.requests.length = 0;
-    const warm = await timed();
+    const warm = await timedIwr(start, env);
     const after = evalWrites(runDir);
     const rewritten = [...after].filter(([name, stamp]) => before.get(name) !== stamp).length;
-    console.log(`bench:rerun — ${cold.summary.cells.length} cells; run folder ${runDir}`);
-    console.log(`cold: ${cold.sec.toFixed(1)} s, ${coldRequests} model request(s), ${cold.summary.ran} cell(s) run`);
+    const ran = /(\d+) cell\(s\): (\d+) to run/.exec(warm.stdout);
+    const warmRan = ran ? Number(ran[2]) : Number.NaN;
+    const sameTable = printedTable(cold.stdout) === printedTable(warm.stdout) && printedTable(warm.stdout).length > 0;
+    console.log(`bench:rerun — ${ran?.[1] ?? "?"} cells; run folder ${runDir}; exit codes cold ${cold.code}, warm ${warm.code}`);
+    console.log(`floor: \`iwr --help\` (process, TypeScript loader, command line) ${floor.sec.toFixed(2)} s`);
+    const readings = cold.stdout.split("\n").find((line) => line.startsWith("image readings:"));
+    console.log(`cold: ${cold.sec.toFixed(1)} s, ${coldRequests} model request(s)${readings ? `; ${readings}` : ""}`);
     console.log(
-      `warm: ${warm.sec.toFixed(2)} s, ${server.chatRequests().length} model request(s), ${warm.summary.ran} cell(s) run, ` +
-        `${rewritten} eval.json written (${((warm.sec / cold.sec) * 100).toFixed(1)} % of the cold run)`,
+      `warm: ${warm.sec.toFixed(2)} s = ${(warm.sec / floor.sec).toFixed(1)} × the floor (${((warm.sec / cold.sec) * 100).toFixed(1)} % of the cold run); ` +
+        `${server.chatRequests().length} model request(s), ${warmRan} cell(s) run, ${rewritten} eval.json written, ` +
+        `${sameTable ? "the same table" : "a DIFFERENT table"}`,
     );
-    const met = warm.sec < TARGET_SEC && server.chatRequests().length === 0 && warm.summary.ran === 0 && rewritten === 0;
-    console.log(`target: under ${TARGET_SEC} s with no model call and no replay: ${met ? "met" : "NOT met"}`);
+    const met = warm.sec < TARGET_SEC && server.chatRequests().length === 0 && warmRan === 0 && rewritten === 0 && sameTable;
+    console.log(`target: under ${TARGET_SEC} s with no model call, no replay and the same table: ${met ? "met" : "NOT met"}`);
+    if (!sameTable) console.log(`cold table:\n${printedTable(cold.stdout)}\nwarm table:\n${printedTable(warm.stdout)}`);
+    return 0;
   } finally {
     await server.close();
   }
 }
 
-await main();
+process.exitCode = await main();

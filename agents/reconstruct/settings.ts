@@ -11,7 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { canonicalJson } from "../../src/models/index.ts";
+import { canonicalJson } from "../../src/models/request-key.ts";
 
 export const AgentSettingsSchema = z.strictObject({
   /** Where the replayed actions come from: the agent's own analysis, or the task's action descriptions (a separate track). */

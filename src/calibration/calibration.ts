@@ -21,6 +21,7 @@ import { factsProbe, type PageFacts } from "../mutants/oracle.ts";
 import type { ProtocolProfile } from "../protocol.ts";
 import { candidateDirNamed, candidateFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
+import { CALIBRATION_TARGETS } from "./targets.ts";
 
 export const CALIBRATION_CANDIDATES = ["reference", "blank"] as const;
 export type CalibrationCandidate = (typeof CALIBRATION_CANDIDATES)[number];
@@ -97,8 +98,6 @@ export interface CalibrationOptions {
 }
 
 export const CALIBRATION_MODES: readonly PairingMode[] = ["aligned", "official"];
-/** The evaluator's calibration targets (issue: reference ceiling, blank floor), aligned pairing. */
-export const CALIBRATION_TARGETS = Object.freeze({ referenceFinalMin: 0.9, blankFinalMax: 0.15 });
 
 interface CalibrationRun {
   task: Task;

@@ -14,9 +14,10 @@
  * cell and prints the same report.
  */
 import path from "node:path";
-import { CALIBRATION_TARGETS } from "../calibration/calibration.ts";
+import { CALIBRATION_TARGETS } from "../calibration/targets.ts";
 import { loadExperimentConfig } from "../experiment/config.ts";
 import { runExperiment } from "../experiment/run.ts";
+import { hitRate, type ReadingCounts, readingCounts } from "../metrics/image-readings.ts";
 import { terminalTable } from "../report/render.ts";
 import { writeReport } from "../report/report.ts";
 import type { ReportData } from "../report/report-data.ts";
@@ -55,8 +56,17 @@ export function calibrationMisses(data: ReportData): string[] {
   return problems;
 }
 
+/** One line on the images read in this process: how many readings were asked for, and the share found already read. */
+function readingsSummary(counts: Record<string, ReadingCounts>): string | undefined {
+  const parts = Object.entries(counts)
+    .filter(([, tally]) => tally.asked > 0)
+    .map(([kind, tally]) => `${kind} ${tally.asked} asked, ${pct(hitRate(tally) ?? 0)} % already read (${tally.memory} this run, ${tally.disk} on disk)`);
+  return parts.length > 0 ? `image readings: ${parts.join("; ")}` : undefined;
+}
+
 /** Runs the main job; returns the process exit code. */
 export async function runStart(options: StartOptions = {}): Promise<number> {
+  const started = performance.now();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...(options.model ? { IWR_MODEL: options.model } : {}),
@@ -103,6 +113,9 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   else if (data.arms.some((arm) => arm.name === "reference"))
     console.log("evaluator calibration targets met: the true pages at IFS 100 % and mean Final ≥ 90 %, the empty pages at mean Final ≤ 15 %");
   if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
+  const readings = readingsSummary(readingCounts());
+  if (readings) console.log(readings);
   console.log(`\nreport: ${files.reportHtml}`);
+  console.log(`wall time ${((performance.now() - started) / 1000).toFixed(1)} s (${summary.ran} cell(s) run, ${summary.skipped} finished already)`);
   return problems.length === 0 && summary.failed === 0 ? 0 : 1;
 }

@@ -206,7 +206,7 @@ function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position
     started.add(position);
     void fsp
       .readFile(checkpoint)
-      .then((png) => readImageText(png, { reference: true }))
+      .then((png) => readImageText(png))
       .catch(() => undefined);
   };
   return { at, rest: () => checkpointPaths.forEach((_, position) => void at(position)) };

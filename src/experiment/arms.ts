@@ -28,15 +28,14 @@ import {
   UsageSchema,
   usageOfCall,
 } from "../models/index.ts";
-import { mutantDir, writeMutant } from "../mutants/ladder.ts";
+import { writeMutant } from "../mutants/ladder.ts";
 import { mutantLabel } from "../mutants/operators.ts";
 import type { ProtocolProfile } from "../protocol.ts";
 import type { CellOutcome } from "../results/cell-record.ts";
-import { agentFiles, type CellFolder, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
+import { agentFiles, candidateFiles, modelFolderName, RECORD_ENTRIES, RESULT_FILES } from "../results/layout.ts";
 import { runAgentRun } from "../run/agent.ts";
 import { runGeneration } from "../run/generate.ts";
-import type { Task } from "../tasks/schema.ts";
-import { type Arm, armFeedback } from "./config.ts";
+import type { Cell } from "./cell.ts";
 import { pageOfReply } from "./module-arm.ts";
 
 export type ProduceOutcome = CellOutcome;
@@ -58,35 +57,6 @@ export interface ArmResources {
   protocol: ProtocolProfile;
   /** The run's fixed evaluator and pairing, for agent arms with oracle feedback (they are told its verdict on each draft). */
   oracle?: { evaluator: () => Promise<Evaluator>; pairing: PairingMode };
-}
-
-export interface Cell {
-  arm: Arm;
-  repeat: number;
-  task: Task;
-  /** The arm's results folder for this repeat (`<run>/arms/<arm>/repeat-<k>/`). */
-  resultDir: string;
-  /** The cell's candidate folder. */
-  dir: string;
-}
-
-/** The candidate folder name of an arm's cells; model arms are named after the loaded spec, as the generators write them. */
-export function cellFolderOf(arm: Arm, modelName?: string): CellFolder {
-  switch (arm.parsed.type) {
-    case "single-pass":
-      return { kind: "model", model: modelName ?? arm.model ?? "" };
-    case "agent":
-      return { kind: "agent", model: modelName ?? arm.model ?? "", feedback: armFeedback(arm) };
-    case "reference":
-    case "blank":
-      return { kind: "named", folder: arm.parsed.type };
-    case "mutant":
-      return { kind: "named", folder: path.basename(mutantDir("/", 0, arm.parsed.spec)) };
-    case "module":
-      return { kind: "named", folder: "module" };
-    case "results":
-      return { kind: "named", folder: "page" };
-  }
 }
 
 function readJson(file: string): Record<string, unknown> | undefined {

@@ -14,7 +14,8 @@ import type { VisualMetric } from "../metrics/visual.ts";
 import { replayActionOf } from "../replay/replay.ts";
 import { agentFiles, candidateFiles } from "../results/layout.ts";
 import { runSelfCheck } from "../selfcheck/self-check.ts";
-import { type ArmResources, type Cell, producePage } from "./arms.ts";
+import { type ArmResources, producePage } from "./arms.ts";
+import type { Cell } from "./cell.ts";
 import { armFeedback, isCalibrationArm } from "./config.ts";
 
 export interface CellWorkOptions {

@@ -25,15 +25,20 @@ import { linksLeaving } from "../files/links-leaving.ts";
 import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { redactString } from "../log/redact.ts";
-import { canonicalJson, loadModelSpec, type ModelSpec, NO_USAGE, preflightModel } from "../models/index.ts";
+// The model layer's light modules, not its index: planning and checking a finished run load no model client.
+import { publicModelSpec } from "../models/endpoint.ts";
+import { preflightModel } from "../models/preflight.ts";
+import { loadModelSpec } from "../models/presets.ts";
+import { canonicalJson } from "../models/request-key.ts";
+import type { ModelSpec } from "../models/spec.ts";
+import { NO_USAGE } from "../models/usage.ts";
 import { profileRules } from "../protocol.ts";
 import { CELL_RECORD_VERSION, type CellOutcome, type CellRecord, verifyCellRecord } from "../results/cell-record.ts";
 import { candidateFiles, modelFolderName, RESULT_FILES, type RunFiles, runFiles } from "../results/layout.ts";
 import { armKindLabel } from "../results/tracks.ts";
-import { publicModelSpec } from "../run/generate.ts";
 import { loadTasks } from "../tasks/loader.ts";
 import type { Task } from "../tasks/schema.ts";
-import { type Cell, cellFolderOf } from "./arms.ts";
+import { type Cell, cellFolderOf } from "./cell.ts";
 import { type Arm, armFeedback, type ExperimentConfig } from "./config.ts";
 import { loadModuleGenerator } from "./module-arm.ts";
 import { reproducibilityRecord } from "./provenance.ts";
@@ -198,9 +203,29 @@ export interface RunShare {
   shard?: { index: number; count: number };
 }
 
-/** config.yaml and run.json: what made the run, the run key, and the cells this folder holds. */
-export async function writeRunRecord(plan: ExperimentPlan, share: RunShare = { cells: plan.order }): Promise<void> {
+/** Whether run.json already records this plan and share (same run key, cells and shard) beside the same config.yaml. */
+function recordsThisRun(plan: ExperimentPlan, share: RunShare): boolean {
+  try {
+    const record = JSON.parse(fs.readFileSync(plan.files.record, "utf8")) as { runKey?: unknown; cells?: unknown; shard?: unknown };
+    return (
+      record.runKey === plan.runKey &&
+      canonicalJson(record.cells) === canonicalJson(share.cells) &&
+      canonicalJson(record.shard ?? null) === canonicalJson(share.shard ?? null) &&
+      fs.readFileSync(plan.files.config, "utf8") === redactString(plan.config.text)
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * config.yaml and run.json: what made the run, the run key, and the cells this folder holds.
+ * With `keepCurrent` (nothing left to run), a run.json that already records this plan is
+ * left as it is: it names the tools that made the results, and asking them costs a second.
+ */
+export async function writeRunRecord(plan: ExperimentPlan, share: RunShare = { cells: plan.order }, options: { keepCurrent?: boolean } = {}): Promise<void> {
   const { config, files } = plan;
+  if (options.keepCurrent && recordsThisRun(plan, share)) return;
   fs.mkdirSync(files.dir, { recursive: true });
   writeFileAtomicSync(files.config, redactString(config.text));
   const provenance = await reproducibilityRecord(config, modelSpecsOf(plan));

@@ -4,14 +4,15 @@
  * commit, Node, Chromium, ffmpeg and the OCR engine's versions, every prompt's hash, the
  * models (endpoints shown without credentials) and the evaluator's settings.
  */
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { displayURL, type ModelSpec } from "../models/index.ts";
+import { ocrEngineLabel } from "../metrics/ocr-choice.ts";
+import { displayURL, publicModelSpec } from "../models/endpoint.ts";
+import type { ModelSpec } from "../models/spec.ts";
 import { PROMPTS_DIR } from "../prompts/template.ts";
-import { publicModelSpec } from "../run/generate.ts";
 import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
 import type { ExperimentConfig } from "./config.ts";
 
@@ -20,16 +21,13 @@ const PROJECT_ROOT = path.resolve(path.dirname(PROMPTS_DIR));
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
-function firstLineOf(command: string, args: string[]): string {
-  try {
-    return (
-      execFileSync(command, args, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] })
-        .split("\n")[0]
-        ?.trim() ?? "unknown"
-    );
-  } catch {
-    return "unknown";
-  }
+/** The first line a program prints, or "unknown"; the programs are asked at once, not one after another. */
+function firstLineOf(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    execFile(command, args, { encoding: "utf8", timeout: 10_000 }, (error, stdout) => {
+      resolve(error ? "unknown" : (stdout.split("\n")[0]?.trim() ?? "unknown"));
+    });
+  });
 }
 
 function packageVersion(name: string): string {
@@ -55,18 +53,23 @@ export async function reproducibilityRecord(config: ExperimentConfig, models: re
   const chromium = findChromium();
   const ffmpeg = findFfmpeg();
   const project = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { name: string; version: string };
+  const [commit, chromiumVersion, ffmpegVersion] = await Promise.all([
+    firstLineOf("git", ["-C", PROJECT_ROOT, "rev-parse", "HEAD"]),
+    chromium ? firstLineOf(chromium.path, ["--version"]) : "not found",
+    ffmpeg ? firstLineOf(ffmpeg.path, ["-version"]) : "not found",
+  ]);
   return {
     version: 1,
     name: config.name,
     startedAt: new Date().toISOString(),
     config: { file: path.resolve(config.file), sha256: sha256(config.text) },
     tasks: { file: config.taskFile, sha256: sha256(fs.readFileSync(config.taskFile)), filters: config.filters },
-    project: { name: project.name, version: project.version, commit: firstLineOf("git", ["-C", PROJECT_ROOT, "rev-parse", "HEAD"]) },
+    project: { name: project.name, version: project.version, commit },
     tools: {
       node: process.version,
-      chromium: chromium ? firstLineOf(chromium.path, ["--version"]) : "not found",
-      ffmpeg: ffmpeg ? firstLineOf(ffmpeg.path, ["-version"]) : "not found",
-      ocr: `tesseract.js ${packageVersion("tesseract.js")}`,
+      chromium: chromiumVersion,
+      ffmpeg: ffmpegVersion,
+      ocr: ocrEngineLabel(),
       playwright: packageVersion("playwright"),
       langgraph: packageVersion("@langchain/langgraph"),
     },

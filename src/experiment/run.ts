@@ -16,13 +16,12 @@
  * (the repeat index is part of every request's cache key). Calibration arms and pages
  * made elsewhere are deterministic and run once.
  */
-import pLimit from "p-limit";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { lockFolder } from "../files/folder-lock.ts";
 import { redactString } from "../log/redact.ts";
 import type { CellOutcome, CellRecord } from "../results/cell-record.ts";
 import { RUN_LOCK, type RunFiles } from "../results/layout.ts";
-import { openCellRunner } from "./cell-runner.ts";
+import { cellWeight, WeightedSlots } from "./cell-order.ts";
 import { CellTally, type RunEvent } from "./cell-tally.ts";
 import { type ExperimentConfig, isLocalArm } from "./config.ts";
 import { type ExperimentPlan, planExperiment, preflightModels, writeRunRecord } from "./plan.ts";
@@ -73,7 +72,7 @@ async function runPlanned(plan: ExperimentPlan, config: ExperimentConfig, option
   const share = shareOf(plan.order, options.shard);
   const tally = new CellTally(plan, share.cells, options);
   const { pending } = tally;
-  await writeRunRecord(plan, share);
+  await writeRunRecord(plan, share, { keepCurrent: pending.length === 0 });
   options.onEvent?.({ type: "start", cells: share.cells.length, pending: pending.length, runDir: plan.files.dir });
 
   if (pending.length > 0) {
@@ -81,6 +80,8 @@ async function runPlanned(plan: ExperimentPlan, config: ExperimentConfig, option
     const controller = new AbortController();
     const stop = () => controller.abort();
     options.signal?.addEventListener("abort", stop);
+    // Loaded only when there is work: a rerun of a finished run loads no generator, evaluator or browser.
+    const { openCellRunner } = await import("./cell-runner.ts");
     const runner = await openCellRunner(plan, {
       signal: controller.signal,
       ...(options.hardStop ? { hardStop: options.hardStop } : {}),
@@ -94,9 +95,11 @@ async function runPlanned(plan: ExperimentPlan, config: ExperimentConfig, option
     // keep the pages already made from being scored meanwhile. A page made here without a
     // model (calibration, a results folder) is made in its scoring slot: it does not queue
     // behind the model arms' generations, and is not made long before it can be scored.
+    // In each stage a freed slot goes to the waiting cell expected to take longest
+    // (cell-order.ts), so no long cell is left to run alone at the end.
     // A stop starts no cell; a cell that has started (its page being made) finishes.
-    const generating = pLimit(config.concurrency);
-    const scoring = pLimit(config.evaluatorWorkers);
+    const generating = new WeightedSlots(config.concurrency);
+    const scoring = new WeightedSlots(config.evaluatorWorkers);
     const score = async (key: string, produced: CellOutcome): Promise<void> => {
       const record = await runner.evaluateProduced(key, produced);
       // A cell cut short by the stop (an agent stopped at a checkpoint, a draft's scoring or
@@ -106,13 +109,15 @@ async function runPlanned(plan: ExperimentPlan, config: ExperimentConfig, option
       tally.note(key, record);
     };
     const runCell = async (key: string): Promise<void> => {
-      if (isLocalArm(plan.cells.get(key)!.arm.parsed.type)) {
-        return scoring(async () => {
+      const cell = plan.cells.get(key)!;
+      const weight = cellWeight(cell);
+      if (isLocalArm(cell.arm.parsed.type)) {
+        return scoring.run(weight, async () => {
           if (!controller.signal.aborted) await score(key, await runner.generate(key));
         });
       }
-      const produced = await generating(() => (controller.signal.aborted ? undefined : runner.generate(key)));
-      if (produced) await scoring(() => score(key, produced));
+      const produced = await generating.run(weight, async () => (controller.signal.aborted ? undefined : runner.generate(key)));
+      if (produced) await scoring.run(weight, () => score(key, produced));
     };
     try {
       await Promise.all(pending.map(runCell));

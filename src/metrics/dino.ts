@@ -8,19 +8,21 @@
  * ours (dino-preprocess.ts). Where the folder is: dino-location.ts.
  */
 import { createHash } from "node:crypto";
+import fs from "node:fs";
 import path from "node:path";
 import { AutoModel, env, type PreTrainedModel, Tensor } from "@huggingface/transformers";
 import { errorMessage, IwrError } from "../errors.ts";
 import { type DinoLocation, findDinoModel } from "./dino-location.ts";
 import { type DinoPreprocessing, preprocessForDino, readDinoPreprocessing } from "./dino-preprocess.ts";
-
-const EMBEDDING_CACHE_ENTRIES = 4096;
+import { METRIC_SETTINGS } from "./settings.ts";
 
 export interface DinoModel {
   /** The folder the model was loaded from. */
   readonly modelDir: string;
   readonly preprocessing: DinoPreprocessing;
-  /** The CLS embedding of an image. */
+  /** What decides an embedding: the model's files (config, weights' size and time) and the preprocessing. */
+  readonly identity: string;
+  /** The CLS embedding of an image (computed each time: visual.ts keeps them, one per image content). */
   embed(image: Buffer): Promise<Float32Array>;
 }
 
@@ -56,9 +58,7 @@ async function loadModel(modelDir: string): Promise<DinoModel> {
     throw new IwrError("SETUP_MISSING", `DINO model in ${modelDir} could not be loaded: ${errorMessage(error)}`, { modelDir }, { cause: error });
   }
   const shape = [1, 3, preprocessing.cropHeight, preprocessing.cropWidth];
-  // Reference checkpoints are compared again and again: embed each distinct image once.
-  const embeddings = new Map<string, Promise<Float32Array>>();
-  const embedOnce = async (image: Buffer): Promise<Float32Array> => {
+  const embed = async (image: Buffer): Promise<Float32Array> => {
     const pixels = await preprocessForDino(image, preprocessing);
     const outputs: unknown = await model({ pixel_values: new Tensor("float32", pixels, shape) });
     const hidden = outputs && typeof outputs === "object" && "last_hidden_state" in outputs ? outputs.last_hidden_state : undefined;
@@ -69,24 +69,17 @@ async function loadModel(modelDir: string): Promise<DinoModel> {
     // Position 0 of the sequence is the CLS token.
     return hidden.data.slice(0, width);
   };
-  return {
-    modelDir,
-    preprocessing,
-    embed(image) {
-      const key = createHash("sha256").update(image).digest("hex");
-      let embedding = embeddings.get(key);
-      if (!embedding) {
-        embedding = embedOnce(image);
-        embeddings.set(key, embedding);
-        embedding.catch(() => embeddings.delete(key));
-        if (embeddings.size > EMBEDDING_CACHE_ENTRIES) {
-          const oldest = embeddings.keys().next().value;
-          if (oldest !== undefined) embeddings.delete(oldest);
-        }
-      }
-      return embedding;
-    },
-  };
+  return { modelDir, preprocessing, identity: modelIdentity(modelDir, preprocessing), embed };
+}
+
+/** The model's files as they decide its output: config.json's content, the weights' size and time, the preprocessing. */
+function modelIdentity(modelDir: string, preprocessing: DinoPreprocessing): string {
+  const weights = fs.statSync(path.join(modelDir, METRIC_SETTINGS.dino.onnxFile));
+  const config = createHash("sha256")
+    .update(fs.readFileSync(path.join(modelDir, "config.json")))
+    .digest("hex")
+    .slice(0, 16);
+  return `${METRIC_SETTINGS.dino.modelId} config ${config} weights ${weights.size}@${Math.round(weights.mtimeMs)} preprocessing ${JSON.stringify(preprocessing)}`;
 }
 
 const loaded = new Map<string, Promise<DinoModel>>();
@@ -106,9 +99,4 @@ export function loadDinoModel(modelDir: string): Promise<DinoModel> {
 /** Drops loaded models (their ONNX sessions are released with them). */
 export function unloadDinoModels(): void {
   loaded.clear();
-}
-
-export async function dinoSimilarity(model: DinoModel, reference: Buffer, candidate: Buffer): Promise<number> {
-  const [a, b] = await Promise.all([model.embed(reference), model.embed(candidate)]);
-  return clippedCosine(a, b);
 }

@@ -3,53 +3,34 @@
  * engine reads, and the similarity of two screenshots' texts.
  *
  * Engine: the benchmark uses easyocr (English), which has no Node port. We use
- * Tesseract (tesseract.js 7, English LSTM model `4.0.0_best_int`, offline) with page
- * segmentation mode 3: ~0.1–0.3 s a 720p screenshot after a one-off ~0.6 s start. It
- * reads body text, headings and light-on-dark text; like any global-threshold OCR it
- * can miss short white labels on saturated buttons that easyocr would read, so OCR
- * numbers are close to, not identical with, the harness's. The engine's name and
- * version are recorded with every result.
+ * Tesseract (English LSTM model `4.0.0_best_int`, offline) with page segmentation mode
+ * 3: tesseract.js (WebAssembly, always there) by default, or Debian's native build
+ * (`tesseract`) when IWR_OCR_ENGINE asks for it (ocr-choice.ts, ocr-engines.ts). It reads
+ * body text, headings and light-on-dark text; like any global-threshold OCR it can miss
+ * short white labels on saturated buttons that easyocr would read, so OCR numbers are
+ * close to, not identical with, the harness's. The engine's name and version are
+ * recorded with every result.
  *
- * A small pool of Tesseract workers per process (one reading is single-threaded and
- * costs 0.4–1 s of CPU on a 720p screen, so one worker makes every reading queue behind
- * the others: the judge's region crops behind the evalpoints, one task behind another).
- * The pool is started on first use, all at once, and reused; `setOcrPoolSize()` sizes it
- * before that and `shutdownOcr()` ends it. Texts are cached by the image's content hash,
- * so each reference checkpoint is read once however many candidates are compared with it;
- * reference texts are also kept on disk for later runs (reference-text-store.ts).
+ * A small pool of engine workers per process (one reading is single-threaded and costs
+ * 0.2–1 s of CPU on a 720p screen, so one worker makes every reading queue behind the
+ * others: the judge's region crops behind the evalpoints, one task behind another). The
+ * pool is started on first use and reused; `setOcrPoolSize()` sizes it before that and
+ * `shutdownOcr()` ends it.
+ *
+ * Every image is read once per content (image-readings.ts): the same picture asked for
+ * again — a checkpoint for every candidate, a screenshot equal to the previous one or to
+ * a checkpoint, the judge's and the metric's reading of one screen, and any of these in
+ * a later run — is answered from memory or from the on-disk store.
  */
-import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
 import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { createWorker, OEM, type PSM, type Worker } from "tesseract.js";
-import { errorMessage, IwrError } from "../errors.ts";
+import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { defaultReferenceTextDir, openReferenceTextStore, type ReferenceTextStore } from "./reference-text-store.ts";
-import { METRIC_SETTINGS } from "./settings.ts";
+import { type ImageReader, readOnce } from "./image-readings.ts";
+import { resolveOcrEngine } from "./ocr-choice.ts";
+import { type OcrEngine, type OcrEngineInfo, type OcrLayout, startNativeTesseract, startTesseractJs } from "./ocr-engines.ts";
 import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
 
-export interface OcrEngineInfo {
-  /** e.g. "tesseract.js" */
-  name: string;
-  /** e.g. "7.0.0" */
-  version: string;
-  /** Model/data and options that change what is read, e.g. "eng 4.0.0_best_int psm 3". */
-  detail: string;
-}
-
-export interface OcrEngine {
-  readonly info: OcrEngineInfo;
-  /**
-   * Everything that decides the text read from an image: the engine, its WASM core, the
-   * language data, the options and how segments are joined. Keys both text caches.
-   */
-  readonly identity: string;
-  /** Text segments (lines) in reading order. */
-  readSegments(png: Buffer): Promise<string[]>;
-  close(): Promise<void>;
-}
+export type { OcrEngine, OcrEngineInfo, OcrLayout } from "./ocr-engines.ts";
 
 export interface OcrComparison {
   similarity: number;
@@ -60,133 +41,10 @@ export interface OcrComparison {
 }
 
 const logger = log("evaluator");
-const require = createRequire(import.meta.url);
-const OCR_WORKER_SCRIPT = fileURLToPath(new URL("./ocr-worker.cjs", import.meta.url));
-/** tesseract.js's own Node worker script, which OCR_WORKER_SCRIPT loads. */
-const TESSERACT_WORKER_SCRIPT = "tesseract.js/src/worker-script/node/index.js";
-/** Bumped when the stored form of a text changes (today: segments joined by joinOcrSegments). */
-const STORED_TEXT_FORMAT = 1;
 
-/**
- * The lower-priority wrapper when tesseract.js's worker script is where it expects it;
- * otherwise tesseract.js's default (a worker thread that cannot load would end the
- * process rather than fail the start).
- */
-function workerScriptOption(): { workerPath?: string } {
-  try {
-    require.resolve(TESSERACT_WORKER_SCRIPT);
-    return { workerPath: OCR_WORKER_SCRIPT };
-  } catch {
-    logger.debug(`OCR: ${TESSERACT_WORKER_SCRIPT} not found; Tesseract workers run at normal priority`);
-    return {};
-  }
-}
-
-function packageVersion(name: string): string {
-  const manifest: unknown = require(`${name}/package.json`);
-  if (typeof manifest === "object" && manifest !== null && "version" in manifest && typeof manifest.version === "string") {
-    return manifest.version;
-  }
-  return "unknown";
-}
-
-/** Tesseract's English data folder inside @tesseract.js-data/eng, read offline. */
-function tesseractLangPath(): string {
-  const packageDir = path.dirname(require.resolve("@tesseract.js-data/eng/package.json"));
-  return path.join(packageDir, METRIC_SETTINGS.ocr.trainedData);
-}
-
-/**
- * How Tesseract segments the picture: `page` (mode 3, automatic: a whole screen, light
- * text on dark included) for screenshots, `block` (mode 6, one uniform block) for a
- * small crop, where mode 3 sees a lone digit or word as noise and reads nothing.
- */
-export type OcrLayout = "page" | "block";
-const PAGE_SEG_MODES: Record<OcrLayout, string> = { page: METRIC_SETTINGS.ocr.pageSegMode, block: "6" };
-
-async function startTesseractWorker(layout: OcrLayout): Promise<Worker> {
-  const settings = METRIC_SETTINGS.ocr;
-  const worker = await createWorker(settings.language, OEM.LSTM_ONLY, {
-    langPath: tesseractLangPath(),
-    cacheMethod: "none",
-    gzip: true,
-    // tesseract.js's worker script, run at a lower priority than the replay (see ocr-worker.cjs).
-    ...workerScriptOption(),
-    // Without a handler tesseract.js rethrows every failed job from its message loop, an
-    // uncaught exception that would end the whole run; the job's own promise still rejects.
-    errorHandler: (reason: unknown) => logger.debug(`tesseract job failed: ${String(reason)}`),
-  });
-  try {
-    // A fixed resolution: screenshots carry no (or arbitrary) DPI metadata, and Tesseract's
-    // guess from it would make the same pixels read differently.
-    await worker.setParameters({ tessedit_pageseg_mode: PAGE_SEG_MODES[layout] as PSM, user_defined_dpi: settings.dpi });
-  } catch (error) {
-    await worker.terminate().catch(() => undefined);
-    throw error;
-  }
-  return worker;
-}
-
-/** Readings wait here for the first idle worker, in the order they were asked for. */
-class WorkerPool {
-  private readonly idle: Worker[];
-  private readonly waiting: Array<(worker: Worker) => void> = [];
-
-  constructor(private readonly workers: readonly Worker[]) {
-    this.idle = [...workers];
-  }
-
-  async run<T>(job: (worker: Worker) => Promise<T>): Promise<T> {
-    const worker = this.idle.pop() ?? (await new Promise<Worker>((resolve) => this.waiting.push(resolve)));
-    try {
-      return await job(worker);
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next(worker);
-      else this.idle.push(worker);
-    }
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((worker) => worker.terminate().catch(() => undefined)));
-  }
-}
-
-async function startTesseract(size: number, layout: OcrLayout): Promise<OcrEngine> {
-  const settings = METRIC_SETTINGS.ocr;
-  const starting = Array.from({ length: size }, () => startTesseractWorker(layout));
-  const started = await Promise.allSettled(starting);
-  const workers = started.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
-  const failure = started.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
-  if (failure) {
-    await Promise.all(workers.map((worker) => worker.terminate().catch(() => undefined)));
-    throw new IwrError("SETUP_MISSING", `OCR engine tesseract.js could not start: ${errorMessage(failure.reason)}`, {}, { cause: failure.reason });
-  }
-  const pool = new WorkerPool(workers);
-  const info: OcrEngineInfo = {
-    name: settings.engine,
-    version: packageVersion("tesseract.js"),
-    detail: `${settings.language} ${settings.trainedData} psm ${PAGE_SEG_MODES[layout]} dpi ${settings.dpi}`,
-  };
-  logger.debug(`OCR pool of ${size} worker(s) started`, { engine: info });
-  const identity = [
-    `${info.name}@${info.version}`,
-    `core@${packageVersion("tesseract.js-core")}`,
-    `data@${packageVersion("@tesseract.js-data/eng")}`,
-    "oem lstm",
-    info.detail,
-    `text-format ${STORED_TEXT_FORMAT}`,
-  ].join(" ");
-  return {
-    info,
-    identity,
-    async readSegments(png) {
-      const result = await pool.run((worker) => worker.recognize(png));
-      // Tesseract separates lines with "\n" (blocks with a blank line): one line is one segment.
-      return result.data.text.split("\n");
-    },
-    close: () => pool.close(),
-  };
+function startEngine(size: number, layout: OcrLayout): Promise<OcrEngine> {
+  const chosen = resolveOcrEngine();
+  return chosen.executable ? startNativeTesseract(chosen.executable, size, layout) : startTesseractJs(size, layout);
 }
 
 /**
@@ -198,104 +56,72 @@ export function ocrPoolSizeFor(evaluationWorkers: number): number {
 }
 
 let poolSize = ocrPoolSizeFor(1);
-let sharedEngine: Promise<OcrEngine> | undefined;
-/** The block-layout engine: one worker, started when a crop is first read that way. */
-let blockEngine: Promise<OcrEngine> | undefined;
+const engines = new Map<OcrLayout, Promise<OcrEngine>>();
 
-/** How many Tesseract workers the next pool start uses (a running pool keeps its size until shutdownOcr()). */
+/** How many workers the next pool start uses (a running pool keeps its size until shutdownOcr()). */
 export function setOcrPoolSize(size: number): void {
   if (!Number.isInteger(size) || size < 1) throw new IwrError("CONFIG_INVALID", `OCR pool size: expected a positive integer, got ${size}`);
   poolSize = size;
 }
-const textCache = new Map<string, Promise<string>>();
 
-/** The process's OCR engine for a layout, started on first use. A failed start is not cached: the next call retries. */
+/**
+ * The process's OCR engine for a layout, started on first use: the page layout with the
+ * pool, the block layout (crops) with one worker. A failed start is not kept: the next call retries.
+ */
 export function getOcrEngine(layout: OcrLayout = "page"): Promise<OcrEngine> {
-  if (layout === "block") {
-    if (!blockEngine) {
-      const starting = startTesseract(1, "block");
-      blockEngine = starting;
-      starting.catch(() => {
-        if (blockEngine === starting) blockEngine = undefined;
-      });
-    }
-    return blockEngine;
-  }
-  if (!sharedEngine) {
-    const starting = startTesseract(poolSize, "page");
-    sharedEngine = starting;
+  let engine = engines.get(layout);
+  if (!engine) {
+    const starting = startEngine(layout === "page" ? poolSize : 1, layout);
+    engine = starting;
+    engines.set(layout, starting);
     starting.catch(() => {
-      if (sharedEngine === starting) sharedEngine = undefined;
+      if (engines.get(layout) === starting) engines.delete(layout);
     });
   }
-  return sharedEngine;
+  return engine;
 }
 
-/** Ends the shared OCR workers (call once at shutdown; a later OCR call starts a new one). */
+/** Ends the OCR workers (call once at shutdown; a later OCR call starts new ones). Readings already made stay known. */
 export async function shutdownOcr(): Promise<void> {
-  const engines = [sharedEngine, blockEngine];
-  sharedEngine = undefined;
-  blockEngine = undefined;
-  textCache.clear();
-  await Promise.all(engines.map(async (engine) => engine && (await engine.catch(() => undefined))?.close()));
+  const running = [...engines.values()];
+  engines.clear();
+  await Promise.all(running.map(async (engine) => (await engine.catch(() => undefined))?.close()));
+  logger.debug("OCR engines shut down");
 }
 
-function contentHash(png: Buffer): string {
-  return createHash("sha256").update(png).digest("hex");
+/** An engine's reading of images as text, for readOnce. */
+function textReader(engine: OcrEngine): ImageReader<string> {
+  return {
+    kind: "ocr-text",
+    identity: engine.identity,
+    read: async (png) => joinOcrSegments(await engine.readSegments(png)),
+    encode: (text) => Buffer.from(text, "utf8"),
+    decode: (stored) => stored.toString("utf8"),
+    size: (text) => 2 * text.length,
+  };
 }
 
-/** Unset until first used or set; then the store, or "off". */
-let referenceStore: ReferenceTextStore | "off" | undefined;
-
-/** Where reference texts are kept between runs (undefined: nowhere). Default: defaultReferenceTextDir(). */
-export function setReferenceTextDir(dir: string | undefined): void {
-  referenceStore = dir === undefined ? "off" : openReferenceTextStore(dir);
-}
-
-function referenceTextStore(): ReferenceTextStore | undefined {
-  if (referenceStore === undefined) setReferenceTextDir(defaultReferenceTextDir());
-  return referenceStore === "off" ? undefined : referenceStore;
-}
+const readers = new WeakMap<OcrEngine, ImageReader<string>>();
 
 export interface ReadTextOptions {
-  /**
-   * A reference picture (a task's checkpoint): its text is also kept on disk, so later
-   * runs do not read it again (see reference-text-store.ts).
-   */
-  reference?: boolean;
   /** How to segment it (default `page`; `block` for a small crop). */
   layout?: OcrLayout;
 }
 
-/** The space-joined OCR text of a PNG, cached by content hash (in memory; on disk too for references). */
+/** The space-joined OCR text of a PNG, read once per image content (see the module comment). */
 export async function readImageText(png: Buffer, options: ReadTextOptions = {}): Promise<string> {
   const engine = await getOcrEngine(options.layout ?? "page");
-  const engineKey = engine.identity;
-  const hash = contentHash(png);
-  const key = `${engineKey}:${hash}`;
-  const cached = textCache.get(key);
-  if (cached) return cached;
-  const store = options.reference ? referenceTextStore() : undefined;
-  const reading = store
-    ? store.get(engineKey, hash).then(async (stored) => {
-        if (stored !== undefined) return stored;
-        const text = joinOcrSegments(await engine.readSegments(png));
-        await store.put(engineKey, hash, text);
-        return text;
-      })
-    : engine.readSegments(png).then(joinOcrSegments);
-  textCache.set(key, reading);
-  reading.catch(() => textCache.delete(key));
-  if (textCache.size > METRIC_SETTINGS.ocr.textCacheEntries) {
-    const oldest = textCache.keys().next().value;
-    if (oldest !== undefined) textCache.delete(oldest);
+  let reader = readers.get(engine);
+  if (!reader) {
+    reader = textReader(engine);
+    readers.set(engine, reader);
   }
-  return reading;
+  return readOnce(reader, png);
 }
 
 /** OCR similarity of a reference checkpoint and a candidate screenshot (§3.5). */
 export async function compareOcr(checkpointPng: Buffer, screenshotPng: Buffer): Promise<OcrComparison> {
-  const [checkpointText, screenshotText] = await Promise.all([readImageText(checkpointPng, { reference: true }), readImageText(screenshotPng)]);
+  const [checkpointText, screenshotText] = await Promise.all([readImageText(checkpointPng), readImageText(screenshotPng)]);
   return { similarity: textSimilarity(checkpointText, screenshotText), checkpointText, screenshotText };
 }
 

@@ -4,8 +4,13 @@
  * The evaluator's settings (src/evaluator/settings.ts) hold these same objects.
  */
 export const METRIC_SETTINGS = Object.freeze({
-  /** §3.5 OCR. The benchmark uses easyocr (English); our default engine is Tesseract (see ocr.ts). */
+  /** §3.5 OCR. The benchmark uses easyocr (English); our engine is Tesseract (see ocr.ts). */
   ocr: Object.freeze({
+    /**
+     * The default build: tesseract.js. Native Tesseract (`tesseract`, or `auto`: native when
+     * installed) is opt-in through IWR_OCR_ENGINE: it takes ~0.7x the CPU per screen but read
+     * the bundled suite slightly worse (`npm run bench:ocr -- --truth`; README, Measuring).
+     */
     engine: "tesseract.js",
     language: "eng",
     /** The trained-data flavour shipped by @tesseract.js-data/eng that we load offline. */
@@ -14,8 +19,17 @@ export const METRIC_SETTINGS = Object.freeze({
     pageSegMode: "3",
     /** Screen resolution assumed for every screenshot (they carry no trustworthy DPI). */
     dpi: "96",
-    /** Texts read from images are cached by content hash; bounded so a long run cannot grow without limit. */
-    textCacheEntries: 4096,
+  }),
+
+  /**
+   * Readings of images (OCR texts, visual features, the self-check's grey pixels) kept by
+   * image content (image-readings.ts): in this process's memory and on disk across runs,
+   * each bounded so a long study cannot grow without limit (least recently used go first).
+   */
+  readings: Object.freeze({
+    memoryBytes: 192 * 1024 * 1024,
+    /** IWR_READINGS_CACHE_MAX_MB overrides it. */
+    diskBytes: 2 * 1024 * 1024 * 1024,
   }),
 
   /** §3.5 DINO: CLS-token cosine of facebook/dinov2-base, clipped to [0, 1]. */

@@ -55,9 +55,3 @@ export function meanSsim(a: Uint8Array, b: Uint8Array, side: number): number {
   if (windows === 0) return 0;
   return Math.max(0, Math.min(1, total / windows));
 }
-
-export async function ssimSimilarity(reference: Buffer, candidate: Buffer): Promise<number> {
-  const side = METRIC_SETTINGS.visualFallback.side;
-  const [a, b] = await Promise.all([greyPixels(reference, side), greyPixels(candidate, side)]);
-  return meanSsim(a, b, side);
-}

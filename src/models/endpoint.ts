@@ -46,6 +46,11 @@ export function displayURL(url: string): string {
   }
 }
 
+/** The spec as results may show it: an endpoint without credentials or query string. */
+export function publicModelSpec(spec: ModelSpec): Record<string, unknown> {
+  return { ...spec, ...(spec.baseURL ? { baseURL: displayURL(spec.baseURL) } : {}) };
+}
+
 /** Credentials embedded in a URL are secrets too: the logger masks them from now on. */
 function registerURLSecrets(url: string): void {
   try {

@@ -51,6 +51,8 @@ export interface CellScores {
   checkpoints: number;
   /** With judge repeats: judged steps, those whose judgements disagreed, and the SD of IFS over the repeats. */
   judge?: { repeats: number; judgedSteps: number; disagreeing: number; ifsSd: number };
+  /** The measuring engines its eval.json was scored with (OCR engine, version and options; visual metric), when it has one. */
+  engines?: string;
 }
 
 /**
@@ -113,7 +115,13 @@ export function cellScores(record: CellRecord, dir: string, task: Task): CellSco
     })),
     checkpoints,
     ...(evaluation ? judgeSpread(evaluation) : {}),
+    ...(evaluation ? { engines: measuringEngines(evaluation) } : {}),
   };
+}
+
+function measuringEngines(evaluation: EvalRecord): string {
+  const { settings } = evaluation;
+  return `OCR ${settings.ocrEngine} ${settings.ocrEngineVersion} (${settings.ocrEngineDetail}), visual ${settings.visualMetric}`;
 }
 
 /**

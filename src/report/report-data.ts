@@ -20,6 +20,7 @@
  * differences (oracle − self-check, self-check − single pass, oracle − single pass) with
  * their bootstrap intervals — how much better refinement does when its feedback is perfect.
  */
+import { IwrError } from "../errors.ts";
 import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import type { CellRecord } from "../results/cell-record.ts";
 import { type AgentFeedbackKind, ORACLE_FEEDBACK_LABEL } from "../results/tracks.ts";
@@ -259,6 +260,23 @@ function feedbackBounds(arms: readonly ReportArm[], cells: readonly CellScores[]
   });
 }
 
+/**
+ * Scores read by different OCR engines (or visual metrics) are not comparable: a report
+ * over cells scored with more than one refuses, naming which cells used which.
+ */
+function refuseMixedEngines(cells: readonly CellScores[]): void {
+  const byEngines = new Map<string, string[]>();
+  for (const cell of cells) if (cell.engines) byEngines.set(cell.engines, [...(byEngines.get(cell.engines) ?? []), `${cell.arm}/task ${cell.taskId}`]);
+  if (byEngines.size <= 1) return;
+  const listed = [...byEngines].map(
+    ([engines, where]) => `'${engines}' (${where.slice(0, 6).join(", ")}${where.length > 6 ? `, … ${where.length} cells` : ""})`,
+  );
+  throw new IwrError(
+    "EVALUATOR",
+    `refusing to average cells scored with different measuring engines: ${listed.join(" vs ")}; re-evaluate them with one engine`,
+  );
+}
+
 export function buildReportData(input: {
   name: string;
   evaluator: Record<string, unknown>;
@@ -273,6 +291,7 @@ export function buildReportData(input: {
     const task = taskById.get(record.taskId);
     return task ? [cellScores(record, dir, task)] : [];
   });
+  refuseMixedEngines(cells);
   const arms: ArmSummary[] = input.arms.map((arm) => {
     const mine = cells.filter((cell) => cell.arm === arm.name);
     const taskMean = (pick: (cell: CellScores) => number) => mean([...perTask(cells, arm.name, pick).values()]);

@@ -60,12 +60,12 @@ import {
   NO_USAGE,
   openResponseCache,
   preflightModel,
+  publicModelSpec,
 } from "../models/index.ts";
 import { replayActionOf } from "../replay/replay.ts";
 import { agentDirFor, agentFiles } from "../results/layout.ts";
 import { type AgentFeedbackKind, ORACLE_FEEDBACK_LABEL } from "../results/tracks.ts";
 import type { Task } from "../tasks/schema.ts";
-import { publicModelSpec } from "./generate.ts";
 import { oracleFeedback } from "./oracle-feedback.ts";
 
 /** The cache-key track of the oracle-feedback agent's model requests (see forTrack). */

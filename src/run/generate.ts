@@ -31,11 +31,11 @@ import {
   addUsage,
   type CacheMode,
   createModelClient,
-  displayURL,
   type ModelSpec,
   NO_USAGE,
   openResponseCache,
   preflightModel,
+  publicModelSpec,
   type Usage,
   usageOfCall,
 } from "../models/index.ts";
@@ -114,11 +114,6 @@ export interface GenerationRecord {
   assetsBase?: string;
   reply?: { text: string; usage: { inputTokens: number; outputTokens: number }; costUsd: number; latencyMs: number; cacheHit: boolean; requestHash: string };
   error?: ErrorRecord;
-}
-
-/** The spec as results may show it: an endpoint without credentials or query string. */
-export function publicModelSpec(spec: ModelSpec): Record<string, unknown> {
-  return { ...spec, ...(spec.baseURL ? { baseURL: displayURL(spec.baseURL) } : {}) };
 }
 
 export function taskOutputDir(resultDir: string, taskId: number, modelName: string): string {

@@ -12,10 +12,12 @@
  * step: did the page change when the aligned video did, and the same way
  * (step-evidence.ts)?
  */
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import sharp from "sharp";
+import { type ImageReader, readOnce } from "../metrics/image-readings.ts";
 import { readImageText } from "../metrics/ocr.ts";
 import { textSimilarity } from "../metrics/text-similarity.ts";
-import type { VisualFeatures, VisualMetric } from "../metrics/visual.ts";
+import { imageLibraryVersions, type VisualFeatures, type VisualMetric } from "../metrics/visual.ts";
 
 export interface ImageReading {
   text: string;
@@ -29,13 +31,24 @@ const PIXEL_TOLERANCE = 24;
 /** Differing pixels (at PIXEL_SIDE) at which the pixel term halves: about one changed digit or word. */
 const PIXEL_HALF = 200;
 
-/** An image's OCR text and visual features; video frames are read once and kept on disk (reference texts). */
-export async function readImage(png: Buffer, metric: VisualMetric, options: { stable?: boolean } = {}): Promise<ImageReading> {
-  const [text, features, pixels] = await Promise.all([
-    readImageText(png, { reference: options.stable ?? false }),
-    metric.features(png),
-    sharp(png).resize(PIXEL_SIDE.width, PIXEL_SIDE.height, { fit: "fill" }).greyscale().raw().toBuffer(),
-  ]);
+const PIXEL_COUNT = PIXEL_SIDE.width * PIXEL_SIDE.height;
+
+/** The alignment's grey pixels of an image, read once per image content like its text and features. */
+const GREY_PIXELS: ImageReader<Buffer> = {
+  kind: "selfcheck-pixels",
+  identity: `grey ${PIXEL_SIDE.width}x${PIXEL_SIDE.height} fill ${imageLibraryVersions()}`,
+  read: (png) => sharp(png).resize(PIXEL_SIDE.width, PIXEL_SIDE.height, { fit: "fill" }).greyscale().raw().toBuffer(),
+  encode: (pixels) => deflateRawSync(pixels, { level: 1 }),
+  decode: (stored) => {
+    const pixels = inflateRawSync(stored);
+    return pixels.length === PIXEL_COUNT ? pixels : undefined;
+  },
+  size: (pixels) => pixels.length,
+};
+
+/** An image's OCR text, visual features and grey pixels, each read once per image content (and kept on disk between runs). */
+export async function readImage(png: Buffer, metric: VisualMetric): Promise<ImageReading> {
+  const [text, features, pixels] = await Promise.all([readImageText(png), metric.features(png), readOnce(GREY_PIXELS, png)]);
   return { text, features, pixels };
 }
 

@@ -89,7 +89,7 @@ const FORMULA =
 /** A state's frame read and measured, or the reason it could not be, naming the file. */
 async function readStateFrame(state: VideoState, metric: VisualMetric): Promise<{ reading?: ImageReading; error?: ErrorRecord }> {
   try {
-    return { reading: await readImage(await fs.promises.readFile(state.framePath), metric, { stable: true }) };
+    return { reading: await readImage(await fs.promises.readFile(state.framePath), metric) };
   } catch (error) {
     return {
       error: toErrorRecord(

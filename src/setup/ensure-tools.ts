@@ -67,6 +67,14 @@ function aptInstall(packages: string[], say: (line: string) => void): void {
   }
 }
 
+/** The one line `iwr setup` and `iwr start` print: what was found where. */
+export function setupSummary(report: SetupReport): string {
+  return (
+    `setup: chromium ${report.chromium.path} (${report.chromium.source}); ffmpeg ${report.ffmpeg.path} (${report.ffmpeg.source})` +
+    `${report.redisServer ? `; redis-server ${report.redisServer}` : ""}`
+  );
+}
+
 export function ensureTools(say: (line: string) => void = (line) => console.error(line)): SetupReport {
   let chromium = findChromium();
   let ffmpeg = findFfmpeg();

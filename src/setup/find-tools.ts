@@ -1,5 +1,5 @@
 /**
- * Finding Chromium and ffmpeg. Order for Chromium: an explicit IWR_CHROMIUM, then
+ * Finding Chromium, ffmpeg, redis-server and Tesseract. Order for Chromium: an explicit IWR_CHROMIUM, then
  * Playwright's own browser cache, then a system Chromium/Chrome. For ffmpeg: an
  * explicit IWR_FFMPEG, the system one (it comes with ffprobe), then the static build
  * shipped by @ffmpeg-installer (no ffprobe: probing falls back to `ffmpeg -i`).
@@ -90,6 +90,16 @@ export function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | 
   const explicit = env.IWR_REDIS_SERVER;
   if (explicit) return isExecutable(explicit) ? explicit : undefined;
   return onPath("redis-server");
+}
+
+/**
+ * Native Tesseract (Debian's `tesseract-ocr`), the faster OCR engine (src/metrics/ocr.ts
+ * falls back to tesseract.js without it), from IWR_TESSERACT or PATH.
+ */
+export function findTesseract(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const explicit = env.IWR_TESSERACT;
+  if (explicit) return isExecutable(explicit) ? explicit : undefined;
+  return onPath("tesseract");
 }
 
 /** ffprobe beside the chosen ffmpeg, or on PATH; undefined with the npm-shipped build. */

@@ -10,7 +10,8 @@
  *
  * Without `checkMedia` only the file system is consulted (cheap: sizes, links); with
  * it, the video is probed and decoded to its end, and every PNG is decoded, which is
- * what `iwr tasks validate` does before an expensive run. What later steps can live
+ * what `iwr tasks validate` does before an expensive run (a folder whose files passed
+ * before, byte for byte, is not decoded again: media-checks.ts). What later steps can live
  * with but a researcher should know (a checkpoint of another size than the task's
  * resolution, decode errors in a video that still decodes to its end) is a warning.
  */
@@ -31,6 +32,7 @@ import {
   taskDir,
   taskSetDir,
 } from "./layout.ts";
+import { keepMediaCheck, keptMediaCheck, mediaCheckKey } from "./media-checks.ts";
 import { missingReferenceFiles } from "./reference-files.ts";
 import { expectedCheckpointCount, parseResolution, type TaskLine } from "./schema.ts";
 
@@ -274,19 +276,34 @@ export async function checkTaskFolder(jsonlPath: string, task: TaskLine, options
 
   let video: VideoInfo | undefined;
   if (options.checkMedia && confined) {
-    if (videoPresent) {
-      try {
-        video = await probeVideo(videoPath);
-        const decoded = await checkVideoDecodes(videoPath, video.durationSec, video.fps);
-        if (decoded.problem) problems.push(decoded.problem);
-        if (decoded.warning) warnings.push(decoded.warning);
-      } catch (error) {
-        problems.push(errorMessage(error));
+    // The same bytes checked before without a problem are not decoded again (media-checks.ts).
+    const checkedPictures = [...checkpointPaths, ...(actionStatePaths ?? [])];
+    const decodedFiles = [...(videoPresent ? [videoPath] : []), ...sheetPaths, ...(options.resolution ? checkedPictures : [])];
+    const key = problems.length === 0 ? await mediaCheckKey(decodedFiles, options.resolution) : undefined;
+    const kept = key ? await keptMediaCheck(key) : undefined;
+    if (kept) {
+      warnings.push(...kept.warnings);
+      video = kept.video;
+      problems.push(...(await missingReferenceFiles(dir, assetsDir)));
+    } else {
+      const before = { problems: problems.length, warnings: warnings.length };
+      if (videoPresent) {
+        try {
+          video = await probeVideo(videoPath);
+          const decoded = await checkVideoDecodes(videoPath, video.durationSec, video.fps);
+          if (decoded.problem) problems.push(decoded.problem);
+          if (decoded.warning) warnings.push(decoded.warning);
+        } catch (error) {
+          problems.push(errorMessage(error));
+        }
       }
+      await checkImages(sheetPaths, problems, warnings);
+      const unreferenced = await missingReferenceFiles(dir, assetsDir);
+      problems.push(...unreferenced);
+      if (options.resolution) await checkImages(checkedPictures, problems, warnings, parseResolution(options.resolution));
+      const mediaProblems = problems.length - before.problems - unreferenced.length;
+      if (key && mediaProblems === 0) await keepMediaCheck(key, { warnings: warnings.slice(before.warnings), ...(video ? { video } : {}) });
     }
-    await checkImages(sheetPaths, problems, warnings);
-    problems.push(...(await missingReferenceFiles(dir, assetsDir)));
-    if (options.resolution) await checkImages([...checkpointPaths, ...(actionStatePaths ?? [])], problems, warnings, parseResolution(options.resolution));
   }
 
   if (problems.length > 0) return { problems, warnings, ...(video ? { video } : {}) };

@@ -17,7 +17,14 @@ import { runIwrCapturing } from "../support/cli.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** Files in scripts/ and bench/ that other scripts import and nobody runs. */
-const HELPERS = ["scripts/cli-args.ts", "bench/machine-cpu.ts", "bench/process-tree-cpu.ts", "bench/run-support.ts"];
+const HELPERS = [
+  "scripts/cli-args.ts",
+  "bench/machine-cpu.ts",
+  "bench/process-tree-cpu.ts",
+  "bench/run-support.ts",
+  "bench/readings.ts",
+  "bench/visible-text.ts",
+];
 /** Entry points run with tsx directly rather than through an npm script (each says how in its header). */
 const RUN_DIRECTLY = ["scripts/make-site-images.ts"];
 /** Two at a time: the machine has two cores and each run starts Node and tsx. */
@@ -58,6 +65,7 @@ const BAD_VALUES: Record<string, { args: string[]; says: string }> = {
   "scripts/build-tasks.ts": { args: ["no-such-script"], says: "no script named no-such-script" },
   "scripts/calibrate.ts": { args: ["--workers", "0"], says: "--workers: expected a positive integer, got '0'" },
   "bench/evaluator.ts": { args: ["--data", "no-such-suite.jsonl"], says: "--data: no-such-suite.jsonl does not exist" },
+  "bench/ocr-engines.ts": { args: ["--data", "tasks/iwr-mini.jsonl,no-such-suite.jsonl"], says: "--data: no-such-suite.jsonl does not exist" },
   "bench/memory.ts": { args: ["--workers", "1,x"], says: "--workers: expected a positive integer, got 'x'" },
   "bench/selfcheck.ts": { args: ["--reuse"], says: "--reuse needs --result" },
   "bench/agent.ts": { args: ["--ids", "one"], says: "--ids: expected task ids" },

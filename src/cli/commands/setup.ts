@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ensureTools } from "../../setup/ensure-tools.ts";
+import { ensureTools, setupSummary } from "../../setup/ensure-tools.ts";
 
 interface SetupCliOptions {
   dino?: boolean;
@@ -21,10 +21,7 @@ export function registerSetupCommand(program: Command): void {
     .option("--dino-manifest <file>", "with --dino: fetch another export, described by a JSON file { repo, revision, files: [{ path, size, sha256 }] }")
     .action(async (options: SetupCliOptions) => {
       const report = ensureTools();
-      console.error(
-        `setup: chromium ${report.chromium.path} (${report.chromium.source}); ffmpeg ${report.ffmpeg.path} (${report.ffmpeg.source})` +
-          `${report.redisServer ? `; redis-server ${report.redisServer}` : ""}`,
-      );
+      console.error(setupSummary(report));
       const { IwrError } = await import("../../errors.ts");
       if (options.dinoManifest && !options.dino) throw new IwrError("CONFIG_INVALID", "--dino-manifest goes with --dino");
       // Not through dino.ts: saying which metric a run will use should not load transformers.js and its ONNX runtime.

@@ -24,6 +24,9 @@ export function registerStartCommand(program: Command): void {
     .option("--base-url <url>", "OpenAI-compatible endpoint of that model (default: $IWR_BASE_URL, the preset's, or $OPENAI_BASE_URL)")
     .option("--judge-model <name>", "use the official (LLM) judge and grounding with this model (default: $IWR_JUDGE_MODEL; none = offline heuristics)")
     .action(async (options: StartCommandOptions) => {
+      // The setup check in this process (`npm start` has no separate prestart step: one Node start fewer on every run).
+      const { ensureTools, setupSummary } = await import("../../setup/ensure-tools.ts");
+      console.error(setupSummary(ensureTools()));
       const { runStart } = await import("../start.ts");
       process.exitCode = await runStart({
         config: options.config,

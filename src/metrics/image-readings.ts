@@ -1,0 +1,196 @@
+/**
+ * One read per image content. Every reading of an image by a measuring engine (OCR text,
+ * visual features, the self-check's grey pixels) goes through `readOnce`: keyed by the
+ * image's content and the reader's identity, computed at most once per process (callers
+ * asking at the same time share one computation) and kept on disk across runs
+ * (reading-store.ts).
+ *
+ * The content key is the decoded pixels, not the file's bytes: a screenshot equal to
+ * the previous one, or to a checkpoint, is the same picture even when another encoder
+ * wrote it. Decoding costs ~10 ms a 720p screen against ~500 ms for an OCR read; a
+ * file's key is remembered by its bytes' hash, so the same bytes are decoded once.
+ *
+ * The counts (asked, answered from memory, from disk, read) are kept per kind, for the
+ * benchmarks and the run's summary.
+ */
+import { createHash } from "node:crypto";
+import sharp from "sharp";
+import { log } from "../log/logger.ts";
+import { defaultReadingStoreDir, openReadingStore, type ReaderName, type ReadingStore, readingStoreLimitBytes } from "./reading-store.ts";
+import { METRIC_SETTINGS } from "./settings.ts";
+
+const logger = log("evaluator");
+
+/** One way of reading an image: its name, the work, and how a reading is kept on disk. */
+export interface ImageReader<T> extends ReaderName {
+  read(image: Buffer): Promise<T>;
+  encode(value: T): Buffer;
+  /** undefined: the stored bytes are not a reading of this reader (then the image is read again). */
+  decode(stored: Buffer): T | undefined;
+  /** Bytes the reading holds in memory (for the memory bound). */
+  size(value: T): number;
+}
+
+export interface ReadingCounts {
+  /** Readings asked for. */
+  asked: number;
+  /** Answered from this process's memory (including a reading in progress). */
+  memory: number;
+  /** Answered from the on-disk store. */
+  disk: number;
+  /** Computed by the engine. */
+  read: number;
+}
+
+const bytesToKey = new Map<string, Promise<string>>();
+const KEY_MEMO_ENTRIES = 16_384;
+
+function sha256(data: Buffer | string): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+async function pixelKey(image: Buffer): Promise<string> {
+  try {
+    const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
+    return createHash("sha256")
+      .update(`pixels ${info.width}x${info.height}x${info.channels} ${data.BYTES_PER_ELEMENT * 8}\n`)
+      .update(data)
+      .digest("hex");
+  } catch {
+    // Not an image sharp decodes: its bytes are all there is to key (the reader will say what is wrong with it).
+    return sha256(image);
+  }
+}
+
+/** The content key of an image: the hash of its decoded pixels (of its bytes when it does not decode). */
+export function imageContentKey(image: Buffer): Promise<string> {
+  const bytes = sha256(image);
+  let key = bytesToKey.get(bytes);
+  if (!key) {
+    key = pixelKey(image);
+    bytesToKey.set(bytes, key);
+    if (bytesToKey.size > KEY_MEMO_ENTRIES) bytesToKey.delete(bytesToKey.keys().next().value!);
+  }
+  return key;
+}
+
+interface Remembered {
+  value: Promise<unknown>;
+  bytes: number;
+}
+
+/** Readings of this process, least recently used first; bounded by METRIC_SETTINGS.readings.memoryBytes. */
+const memory = new Map<string, Remembered>();
+let memoryBytes = 0;
+const counts = new Map<string, ReadingCounts>();
+
+function remember(key: string, entry: Remembered): void {
+  memory.set(key, entry);
+  memoryBytes += entry.bytes;
+  const limit = METRIC_SETTINGS.readings.memoryBytes;
+  for (const [oldest, old] of memory) {
+    if (memoryBytes <= limit || oldest === key) break;
+    memory.delete(oldest);
+    memoryBytes -= old.bytes;
+  }
+}
+
+function forget(key: string, entry: Remembered): void {
+  if (memory.get(key) !== entry) return;
+  memory.delete(key);
+  memoryBytes -= entry.bytes;
+}
+
+/** Unset until first used or set; then the store, or "off". */
+let store: ReadingStore | "off" | undefined;
+
+/** Where readings are kept between runs (undefined: nowhere). Default: defaultReadingStoreDir(). */
+export function setReadingStoreDir(dir: string | undefined): void {
+  store = dir === undefined ? "off" : openReadingStore(dir, { maxBytes: readingStoreLimitBytes() });
+}
+
+function readingStore(): ReadingStore | undefined {
+  if (store === undefined) setReadingStoreDir(defaultReadingStoreDir());
+  return store === "off" ? undefined : store;
+}
+
+function countsOf(kind: string): ReadingCounts {
+  let tally = counts.get(kind);
+  if (!tally) {
+    tally = { asked: 0, memory: 0, disk: 0, read: 0 };
+    counts.set(kind, tally);
+  }
+  return tally;
+}
+
+function decodeOrNothing<T>(reader: ImageReader<T>, stored: Buffer): T | undefined {
+  try {
+    return reader.decode(stored);
+  } catch {
+    // A damaged entry: read the image again (the new reading replaces it).
+    return undefined;
+  }
+}
+
+async function fromDiskOrRead<T>(reader: ImageReader<T>, image: Buffer, imageKey: string, tally: ReadingCounts): Promise<T> {
+  const disk = readingStore();
+  const stored = disk ? await disk.get(reader, imageKey) : undefined;
+  const decoded = stored === undefined ? undefined : decodeOrNothing(reader, stored);
+  if (decoded !== undefined) {
+    tally.disk += 1;
+    return decoded;
+  }
+  tally.read += 1;
+  const value = await reader.read(image);
+  await disk?.put(reader, imageKey, reader.encode(value));
+  return value;
+}
+
+/** The reader's reading of the image: from memory, from disk, or read now (and kept). A failed reading is not kept. */
+export async function readOnce<T>(reader: ImageReader<T>, image: Buffer): Promise<T> {
+  const tally = countsOf(reader.kind);
+  tally.asked += 1;
+  const imageKey = await imageContentKey(image);
+  const key = `${reader.kind}\n${reader.identity}\n${imageKey}`;
+  const known = memory.get(key);
+  if (known) {
+    tally.memory += 1;
+    // Most recently used goes last.
+    memory.delete(key);
+    memory.set(key, known);
+    return known.value as Promise<T>;
+  }
+  const entry: Remembered = { value: fromDiskOrRead(reader, image, imageKey, tally), bytes: 0 };
+  remember(key, entry);
+  try {
+    const value = (await entry.value) as T;
+    if (memory.get(key) === entry) {
+      const bytes = reader.size(value);
+      entry.bytes = bytes;
+      memoryBytes += bytes;
+    }
+    return value;
+  } catch (error) {
+    forget(key, entry);
+    throw error;
+  }
+}
+
+/** The counts of every kind read so far in this process (a copy). */
+export function readingCounts(): Record<string, ReadingCounts> {
+  return Object.fromEntries([...counts].map(([kind, tally]) => [kind, { ...tally }]));
+}
+
+/** Share of the asked readings answered without reading (from memory or disk); undefined when none was asked. */
+export function hitRate(tally: ReadingCounts): number | undefined {
+  return tally.asked === 0 ? undefined : (tally.memory + tally.disk) / tally.asked;
+}
+
+/** Forgets this process's readings and counts (the disk store stays). */
+export function forgetReadings(): void {
+  memory.clear();
+  memoryBytes = 0;
+  counts.clear();
+  bytesToKey.clear();
+  logger.debug("image readings: memory cleared");
+}

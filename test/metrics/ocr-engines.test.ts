@@ -1,0 +1,52 @@
+/**
+ * The OCR engine choice (IWR_OCR_ENGINE, native Tesseract or tesseract.js) and the native
+ * engine's long-lived processes: each image gets its own text however many are read at
+ * once, and an image Tesseract cannot read fails alone, with Tesseract's message.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { resolveOcrEngine } from "../../src/metrics/ocr-choice.ts";
+import { type OcrEngine, startNativeTesseract } from "../../src/metrics/ocr-engines.ts";
+import { joinOcrSegments } from "../../src/metrics/text-similarity.ts";
+import { findTesseract } from "../../src/setup/find-tools.ts";
+import { renderPage } from "../support/evaluator-images.ts";
+
+const tesseract = findTesseract();
+const engines: OcrEngine[] = [];
+afterAll(async () => {
+  await Promise.all(engines.map((engine) => engine.close()));
+});
+
+describe("the OCR engine choice", () => {
+  it("runs what IWR_OCR_ENGINE names; auto takes native Tesseract only when it is there", () => {
+    expect(resolveOcrEngine({ IWR_OCR_ENGINE: "tesseract.js", IWR_TESSERACT: tesseract ?? "/no/such/tesseract" })).toEqual({ name: "tesseract.js" });
+    expect(resolveOcrEngine({ IWR_OCR_ENGINE: "auto", IWR_TESSERACT: "/no/such/tesseract" })).toEqual({ name: "tesseract.js" });
+    if (tesseract) expect(resolveOcrEngine({ IWR_OCR_ENGINE: "auto", IWR_TESSERACT: tesseract })).toEqual({ name: "tesseract", executable: tesseract });
+  });
+
+  it("refuses a native engine that is missing, and a name it does not know", () => {
+    expect(() => resolveOcrEngine({ IWR_OCR_ENGINE: "tesseract", IWR_TESSERACT: "/no/such/tesseract" })).toThrow(/tesseract program was not found/);
+    expect(() => resolveOcrEngine({ IWR_OCR_ENGINE: "easyocr" })).toThrow(/IWR_OCR_ENGINE: expected one of auto, tesseract, tesseract.js, got 'easyocr'/);
+  });
+});
+
+describe.skipIf(!tesseract)("native Tesseract (long-lived processes)", () => {
+  const page = (text: string) => renderPage({ lines: [{ text, x: 60, y: 120, size: 40 }] });
+
+  it("gives each image its own text when several are read at once, and names its version", async () => {
+    const engine = await startNativeTesseract(tesseract!, 2, "page");
+    engines.push(engine);
+    expect(engine.info.name).toBe("tesseract");
+    expect(engine.info.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(engine.identity).toContain("4.0.0_best_int psm 3");
+    const words = ["Alpha checkout", "Bravo basket", "Charlie invoice", "Delta receipt", "Echo shipping"];
+    const texts = await Promise.all(words.map(async (word) => joinOcrSegments(await engine.readSegments(await page(word)))));
+    expect(texts).toEqual(words);
+  });
+
+  it("fails only the reading of an image it cannot read, with Tesseract's message, and reads the next one", async () => {
+    const engine = await startNativeTesseract(tesseract!, 1, "page");
+    engines.push(engine);
+    await expect(engine.readSegments(Buffer.from("not an image at all"))).rejects.toThrow(/native Tesseract could not read the image.*cannot be read/);
+    expect(joinOcrSegments(await engine.readSegments(await page("Foxtrot refund")))).toBe("Foxtrot refund");
+  });
+});
