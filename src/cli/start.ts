@@ -17,7 +17,7 @@ import path from "node:path";
 import { CALIBRATION_TARGETS } from "../calibration/calibration.ts";
 import { loadExperimentConfig } from "../experiment/config.ts";
 import { runExperiment } from "../experiment/run.ts";
-import { terminalTable } from "../report/render.ts";
+import { reportLocationLine, terminalTable } from "../report/render.ts";
 import { writeReport } from "../report/report.ts";
 import type { ReportData } from "../report/report-data.ts";
 import { validateAndList } from "./task-views.ts";
@@ -96,13 +96,13 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
       console.log(`  [${event.done}/${event.pending}] ${record.arm} task ${record.taskId}: ${score}${self}${failure}`);
     },
   });
-  const { data, files } = await writeReport(summary.runDir);
+  const { data, files, htmlBytes } = await writeReport(summary.runDir);
   console.log(`\n${terminalTable(data)}\n`);
   const problems = calibrationMisses(data);
   if (problems.length > 0) console.log(`evaluator calibration targets missed:\n${problems.map((line) => `  ${line}`).join("\n")}`);
   else if (data.arms.some((arm) => arm.name === "reference"))
     console.log("evaluator calibration targets met: the true pages at IFS 100 % and mean Final ≥ 90 %, the empty pages at mean Final ≤ 15 %");
   if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
-  console.log(`\nreport: ${files.reportHtml}`);
+  console.log(`\n${reportLocationLine(files.reportHtml, htmlBytes, summary.runDir)}`);
   return problems.length === 0 && summary.failed === 0 ? 0 : 1;
 }

@@ -16,7 +16,8 @@ import { loadTasks } from "../tasks/loader.ts";
 import { reportHtml, reportMarkdown } from "./render.ts";
 import { buildReportData, type ReportData } from "./report-data.ts";
 
-interface RunRecord {
+/** What the report and `iwr view` read of run.json. */
+export interface RunRecord {
   name: string;
   tasks: { file: string };
   evaluator: Record<string, unknown>;
@@ -25,6 +26,24 @@ interface RunRecord {
   bootstrapResamples?: number;
   /** The keys of the config's cells (written by iwr run): cells of an earlier config left in the folder are not counted. */
   cells?: string[];
+  startedAt?: string;
+}
+
+/** run.json of a run folder, or IwrError("IO") saying the folder is not one. */
+export function readRunRecord(runDir: string): RunRecord {
+  const files = runFiles(runDir);
+  if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
+  try {
+    return JSON.parse(fs.readFileSync(files.record, "utf8")) as RunRecord;
+  } catch (error) {
+    throw new IwrError("IO", `${files.record}: not readable JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+/** The protocol profile the run was scored under (run.json's evaluator), the corrected one when it names none. */
+export function runProtocol(run: RunRecord): ProtocolProfile {
+  const recorded = (run.evaluator as { protocol?: unknown } | undefined)?.protocol;
+  return PROTOCOL_PROFILES.find((profile) => profile === recorded) ?? "corrected";
 }
 
 /** Every cell.json under `<run>/arms/<arm>/repeat-<k>/<id>/<folder>/`. */
@@ -50,14 +69,11 @@ function cellRecords(runDir: string): Array<{ record: CellRecord; dir: string }>
 export async function writeReport(
   runDir: string,
   options: { compare?: [string, string]; resamples?: number } = {},
-): Promise<{ data: ReportData; files: ReturnType<typeof runFiles> }> {
+): Promise<{ data: ReportData; files: ReturnType<typeof runFiles>; htmlBytes: number }> {
   const files = runFiles(runDir);
-  if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
-  const run = JSON.parse(fs.readFileSync(files.record, "utf8")) as RunRecord;
+  const run = readRunRecord(runDir);
   // Read as the run read them: the official protocol lets a line without a resolution fall back.
-  const recorded = (run.evaluator as { protocol?: unknown } | undefined)?.protocol;
-  const protocol: ProtocolProfile = PROTOCOL_PROFILES.find((profile) => profile === recorded) ?? "corrected";
-  const tasks = await loadTasks(run.tasks.file, { resolutionFallback: profileRules(protocol).missingResolution });
+  const tasks = await loadTasks(run.tasks.file, { resolutionFallback: profileRules(runProtocol(run)).missingResolution });
   const known = new Set(run.arms.map((arm) => arm.name));
   const current = run.cells ? new Set(run.cells) : undefined;
   const records = cellRecords(runDir).filter(({ record }) => known.has(record.arm) && (!current || current.has(record.cellKey)));
@@ -82,6 +98,7 @@ export async function writeReport(
   // Redacted like every record: an error message in a cell may quote what a key looked like.
   writeFileAtomicSync(files.reportJson, redactString(`${JSON.stringify(data, null, 2)}\n`));
   writeFileAtomicSync(files.reportMd, redactString(reportMarkdown(data)));
-  writeFileAtomicSync(files.reportHtml, redactString(await reportHtml(data)));
-  return { data, files };
+  const html = redactString(await reportHtml(data, { runDir }));
+  writeFileAtomicSync(files.reportHtml, html);
+  return { data, files, htmlBytes: Buffer.byteLength(html) };
 }
