@@ -127,21 +127,16 @@ export function firstFailure(input: FailureInput): FirstFailure | undefined {
   const pageProblem = replay?.tornDown ?? replay?.loadError;
   const failed = replay?.steps.find((entry) => entry.index === step && !entry.ok);
   const stop = evaluation.stopReason;
+  // The action the failure belongs to; none when the page never loaded (the replay has no step at all).
+  const where = replay?.loadError || replay?.steps.length === 0 ? null : step;
   if (pageProblem?.code === "PAGE_TIMEOUT" || stop?.code === "PAGE_TIMEOUT" || (failed?.durationMs ?? 0) >= PROTOCOL.actionTimeoutMs) {
-    return at("timeout", failed?.reason ?? pageProblem?.message ?? stop?.message ?? "timeout");
+    return at("timeout", failed?.reason ?? pageProblem?.message ?? stop?.message ?? "timeout", where);
   }
-  if (pageProblem || (stop && PAGE_BROKE.has(stop.code))) {
-    // A page that never loaded reached no action; one torn down mid-replay failed at the action it was on.
-    return at(
-      "page-error",
-      pageProblem?.message ?? stop?.message ?? "the page broke down",
-      failed || (!replay?.loadError && replay?.steps.length) ? step : null,
-    );
-  }
+  if (pageProblem || (stop && PAGE_BROKE.has(stop.code))) return at("page-error", pageProblem?.message ?? stop?.message ?? "the page broke down", where);
   if (!failed) {
     // No step to blame: the page never reached a first screenshot, or the replay record is missing.
     if (!replay && stop?.code === "ACTION_FAILED") return at("action-failed", stop.message);
-    return at("page-error", stop?.message ?? "the replay stopped before this action", replay ? null : step);
+    return at("page-error", stop?.message ?? "the replay stopped before this action", where);
   }
   const grounded = failed.grounding === undefined || (failed.grounding.index >= 0 && (failed.target !== undefined || !needsTarget(failed.type)));
   if (!grounded) return at("grounding-failed", failed.reason ?? failed.grounding?.reason ?? "grounding found no element");

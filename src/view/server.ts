@@ -23,7 +23,7 @@ import { draftDiff } from "./agent-timeline.ts";
 import { alignedState, cellDetail, readSelfCheck } from "./cell-detail.ts";
 import { type ThumbSize, ViewImages } from "./images.ts";
 import { cellId, type IndexedCell, RunIndex } from "./run-index.ts";
-import { cellsPayload, runSummary } from "./summary.ts";
+import { cellsJson, runSummaryJson } from "./summary.ts";
 import { importMap, VENDOR_MODULES } from "./vendor.ts";
 
 const logger = log("view");
@@ -55,6 +55,7 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
   const images = new ViewImages(options.cacheDir, options.runDir);
   const started = Date.now();
   const index = await RunIndex.open(options.runDir, options.tasksFile ? { tasksFile: options.tasksFile } : {});
+  warm(index);
   const indexMs = Date.now() - started;
   const listeners = new Set<Response>();
   const app = buildApp(index, images, listeners);
@@ -74,7 +75,9 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
     pollMs > 0
       ? setInterval(() => {
           try {
-            if (index.refresh()) for (const listener of listeners) listener.write(`event: version\ndata: ${index.version}\n\n`);
+            if (!index.refresh()) return;
+            warm(index);
+            for (const listener of listeners) listener.write(`event: version\ndata: ${index.version}\n\n`);
           } catch (error) {
             logger.warn(`rescanning ${index.runDir} failed: ${errorMessage(error)}`);
           }
@@ -94,6 +97,12 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Computes the lists every page asks for, so that no page waits for them (the intervals' resamples take a while at thousands of cells). */
+function warm(index: RunIndex): void {
+  runSummaryJson(index);
+  cellsJson(index);
 }
 
 /** An error the routes answer with its status (404 for what the run does not have). */
@@ -175,17 +184,25 @@ function buildApp(index: RunIndex, images: ViewImages, listeners: Set<Response>)
       cacheDir: images.cacheDir,
     })),
   );
+  const jsonText = (make: () => string) => (_request: Request, response: Response, next: NextFunction) => {
+    try {
+      response.setHeader("Cache-Control", "no-store");
+      response.type("json").send(make());
+    } catch (error) {
+      next(error);
+    }
+  };
   app.get(
     "/api/summary",
-    json(() => runSummary(index)),
+    jsonText(() => runSummaryJson(index)),
   );
   app.get(
     "/api/cells",
-    json(() => cellsPayload(index)),
+    jsonText(() => cellsJson(index)),
   );
   app.get(
     "/api/cell/:arm/:repeat/:task",
-    json((request) => cellDetail(index, cellOf(request))),
+    json((request) => ({ ...cellDetail(index, cellOf(request)), version: index.version })),
   );
   app.get(
     "/api/cell/:arm/:repeat/:task/diff",

@@ -10,19 +10,21 @@ import type { RunIndex } from "./run-index.ts";
 /** The report's default number of bootstrap resamples, when run.json names none. */
 const DEFAULT_RESAMPLES = 10_000;
 
-const cache = new WeakMap<RunIndex, { version: number; summary?: unknown; cells?: unknown }>();
+/** Per index, the lists of its current version as JSON text (a page asks for them on every load). */
+const cache = new WeakMap<RunIndex, { version: number; summary?: string; cells?: string }>();
 
-function cached<T>(index: RunIndex, key: "summary" | "cells", make: () => T): T {
+function cached(index: RunIndex, key: "summary" | "cells", make: () => unknown): string {
   let entry = cache.get(index);
   if (!entry || entry.version !== index.version) {
     entry = { version: index.version };
     cache.set(index, entry);
   }
-  if (entry[key] === undefined) entry[key] = make();
-  return entry[key] as T;
+  entry[key] ??= JSON.stringify(make());
+  return entry[key];
 }
 
-export function runSummary(index: RunIndex) {
+/** The run's summary as JSON: the arms (intervals, per class, cost) and the failure summary. */
+export function runSummaryJson(index: RunIndex): string {
   return cached(index, "summary", () => {
     const cells = index.cells().map((cell) => cell.scores);
     const tasks = [...index.tasks.values()].filter((task) => cells.some((cell) => cell.taskId === task.id));
@@ -36,7 +38,8 @@ export function runSummary(index: RunIndex) {
   });
 }
 
-export function cellsPayload(index: RunIndex) {
+/** Every cell in brief and every task's actions, as JSON. */
+export function cellsJson(index: RunIndex): string {
   return cached(index, "cells", () => {
     const cells = index.cells();
     const taskIds = new Set(cells.map((cell) => cell.record.taskId));

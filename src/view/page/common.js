@@ -9,6 +9,8 @@ export function useJson(url, version) {
   const [state, setState] = useState({ data: undefined, error: undefined, url: undefined });
   useEffect(() => {
     if (!url) return undefined;
+    // Data already of this version (live mode announces the version the page loaded with): nothing to fetch.
+    if (state.url === url && state.data !== undefined && state.data.version === version) return undefined;
     let cancelled = false;
     fetch(url)
       .then(async (response) => {
@@ -45,10 +47,13 @@ export function failureLabel(failure, labels) {
   return `${where}${labels[failure.kind] ?? failure.kind}`;
 }
 
-export function FailureBadge({ failure, labels }) {
+/** The first failing step as a badge (a plain function, not a component: the tasks page draws thousands). */
+export function failureBadge(failure, labels) {
   if (!failure) return html`<span class="badge ok">passed</span>`;
   return html`<span class=${`badge kind-${failure.kind}`} title=${failure.detail}>${failureLabel(failure, labels)}</span>`;
 }
+
+export const FailureBadge = ({ failure, labels }) => failureBadge(failure, labels);
 
 /**
  * A table whose columns sort on a click of their header (again: the other way).

@@ -18,7 +18,7 @@ function useHash() {
 }
 
 function useVersion() {
-  const [version, setVersion] = useState(0);
+  const [version, setVersion] = useState(undefined);
   const [live, setLive] = useState(false);
   useEffect(() => {
     const events = new EventSource("/api/events");

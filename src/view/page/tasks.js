@@ -1,7 +1,7 @@
 // The tasks page: one row per task, one column per arm (Final, IFS, the first failing step), with filters by arm, class,
 // failing step kind and free text over the task's actions and assertions (and the judge's and replay's words on failures).
 import { useMemo, useState } from "preact/hooks";
-import { cellHash, FailureBadge, html, pct, useJson } from "./common.js";
+import { cellHash, failureBadge, html, pct, useJson } from "./common.js";
 
 /** The filters as the URL keeps them (so a filtered page can be linked and reloaded). */
 function readFilters(query, run) {
@@ -152,7 +152,7 @@ export function TasksPage({ run, version, labels, query }) {
               const href = cells.length === 1 ? cellHash(summary.first) : `#/task/${row.task.id}?arm=${encodeURIComponent(arm)}`;
               return html`<td class=${`cell${dim ? " dim" : ""}`} data-arm=${arm}>
                 <a href=${href}><b>${pct(summary.final)}</b> <span class="sub">IFS ${pct(summary.ifs)}</span></a>
-                <div><${FailureBadge} failure=${summary.first.failure} labels=${labels} />${
+                <div>${failureBadge(summary.first.failure, labels)}${
                   summary.repeats > 1 ? html` <span class="sub">${summary.failing}/${summary.repeats} fail</span>` : ""
                 }</div>
               </td>`;
