@@ -18,7 +18,7 @@ import { CALIBRATION_TARGETS } from "../calibration/targets.ts";
 import { loadExperimentConfig } from "../experiment/config.ts";
 import { runExperiment } from "../experiment/run.ts";
 import { hitRate, type ReadingCounts, readingCounts } from "../metrics/image-readings.ts";
-import { terminalTable } from "../report/render.ts";
+import { reportLocationLine, terminalTable } from "../report/render.ts";
 import { writeReport } from "../report/report.ts";
 import type { ReportData } from "../report/report-data.ts";
 import { validateAndList } from "./task-views.ts";
@@ -106,7 +106,7 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
       console.log(`  [${event.done}/${event.pending}] ${record.arm} task ${record.taskId}: ${score}${self}${failure}`);
     },
   });
-  const { data, files } = await writeReport(summary.runDir);
+  const { data, files, htmlBytes } = await writeReport(summary.runDir);
   console.log(`\n${terminalTable(data)}\n`);
   const problems = calibrationMisses(data);
   if (problems.length > 0) console.log(`evaluator calibration targets missed:\n${problems.map((line) => `  ${line}`).join("\n")}`);
@@ -115,7 +115,7 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
   const readings = readingsSummary(readingCounts());
   if (readings) console.log(readings);
-  console.log(`\nreport: ${files.reportHtml}`);
+  console.log(`\n${reportLocationLine(files.reportHtml, htmlBytes, summary.runDir)}`);
   console.log(`wall time ${((performance.now() - started) / 1000).toFixed(1)} s (${summary.ran} cell(s) run, ${summary.skipped} finished already)`);
   return problems.length === 0 && summary.failed === 0 ? 0 : 1;
 }

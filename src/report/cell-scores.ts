@@ -10,6 +10,7 @@ import { EVALUATOR_SETTINGS } from "../evaluator/settings.ts";
 import type { CellRecord } from "../results/cell-record.ts";
 import { RESULT_FILES } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
+import { type FirstFailure, firstFailure, readReplayDigest } from "./failures.ts";
 import { mean, sum } from "./statistics.ts";
 
 export interface StepRow {
@@ -26,6 +27,8 @@ export interface StepRow {
 
 export interface CellScores {
   arm: string;
+  /** The cell's candidate folder. */
+  dir: string;
   repeat: number;
   taskId: number;
   status: CellRecord["status"];
@@ -41,6 +44,8 @@ export interface CellScores {
   /** VFS with unreached checkpoints counted as 0 (our extra). */
   vfsAllCheckpoints: number;
   tokens: number;
+  inputTokens: number;
+  outputTokens: number;
   costUsd: number;
   wallMs: number;
   selfScore?: number;
@@ -49,6 +54,11 @@ export interface CellScores {
   steps: StepRow[];
   /** Checkpoints the task has (the denominator of vfsAllCheckpoints). */
   checkpoints: number;
+  /** The task's actions, and how many of them the replay executed (its screenshots are evalpoints/0..executedSteps.png). */
+  totalSteps: number;
+  executedSteps: number;
+  /** The first step that did not pass and why (failures.ts); absent when every step passed. */
+  failure?: FirstFailure;
   /** With judge repeats: judged steps, those whose judgements disagreed, and the SD of IFS over the repeats. */
   judge?: { repeats: number; judgedSteps: number; disagreeing: number; ifsSd: number };
   /** The measuring engines its eval.json was scored with (OCR engine, version and options; visual metric), when it has one. */
@@ -70,8 +80,11 @@ function readEval(record: CellRecord, dir: string): { evaluation?: EvalRecord; p
   return { problem: `${file} ${what}: the cell's scores cannot be read; iwr run on the config scores it again` };
 }
 
+/** What a cell's scores need of its task: the checkpoints it has and its actions' types. */
+export type ScoredTask = { truth: Pick<Task["truth"], "checkpointPaths" | "actions"> };
+
 /** One cell's scores from its eval.json (zeros when the evaluator left none: the cell failed; a damaged eval.json fails it too, saying so). */
-export function cellScores(record: CellRecord, dir: string, task: Task): CellScores {
+export function cellScores(record: CellRecord, dir: string, task: ScoredTask): CellScores {
   const { evaluation, problem } = readEval(record, dir);
   const checkpoints = task.truth.checkpointPaths.length;
   const scores = evaluation?.scores;
@@ -81,14 +94,27 @@ export function cellScores(record: CellRecord, dir: string, task: Task): CellSco
   const { weights } = EVALUATOR_SETTINGS.protocol;
   const lfsAll = (sum(lists.ocr) / denominator + sum(lists.dino) / denominator) / 2;
   const hfsAll = sum(lists.mllm) / 100 / denominator;
+  const error = problem
+    ? `evaluate: RECORD_DAMAGED: ${problem}`
+    : record.error
+      ? `${record.error.stage}: ${record.error.code}: ${record.error.message}`
+      : undefined;
+  const failure = firstFailure({
+    pageMade: record.produced.status === "made",
+    ...(error ? { cellError: error } : {}),
+    ...(evaluation ? { evaluation } : {}),
+    ...(evaluation ? { replay: readReplayDigest(path.join(dir, RESULT_FILES.replay)) } : {}),
+    actionTypes: task.truth.actions.map((action) => action.type),
+  });
   const verdicts = new Map((evaluation?.assertions ?? []).map((assertion) => [assertion.actionIndex, assertion.result]));
   return {
     arm: record.arm,
+    dir,
     repeat: record.repeat,
     taskId: record.taskId,
     status: problem ? "failed" : record.status,
-    ...(problem ? { error: `evaluate: RECORD_DAMAGED: ${problem}`, damaged: problem } : {}),
-    ...(!problem && record.error ? { error: `${record.error.stage}: ${record.error.code}: ${record.error.message}` } : {}),
+    ...(error ? { error } : {}),
+    ...(problem ? { damaged: problem } : {}),
     // The report's stand-in for a cell whose cell.json could not be read (report.ts).
     ...(!problem && record.error?.code === "RECORD_DAMAGED" ? { damaged: record.error.message } : {}),
     hasPage: record.produced.status === "made",
@@ -99,6 +125,8 @@ export function cellScores(record: CellRecord, dir: string, task: Task): CellSco
     final: scores?.final ?? 0,
     vfsAllCheckpoints: weights.lfsInVfs * lfsAll + weights.hfsInVfs * hfsAll,
     tokens: record.produced.usage.inputTokens + record.produced.usage.outputTokens,
+    inputTokens: record.produced.usage.inputTokens,
+    outputTokens: record.produced.usage.outputTokens,
     costUsd: record.produced.usage.costUsd,
     wallMs: record.produced.wallMs + record.evaluation.wallMs,
     ...(record.produced.selfScore !== undefined ? { selfScore: record.produced.selfScore } : {}),
@@ -114,6 +142,9 @@ export function cellScores(record: CellRecord, dir: string, task: Task): CellSco
       ...(step.actionIndex !== null && verdicts.has(step.actionIndex) ? { verdict: verdicts.get(step.actionIndex)! } : {}),
     })),
     checkpoints,
+    totalSteps: evaluation?.totalSteps ?? task.truth.actions.length,
+    executedSteps: evaluation?.executedSteps ?? 0,
+    ...(failure ? { failure } : {}),
     ...(evaluation ? judgeSpread(evaluation) : {}),
     ...(evaluation ? { engines: measuringEngines(evaluation) } : {}),
   };

@@ -5,11 +5,14 @@
  * screenshot with the step's scores and the judge's verdict.
  */
 import fs from "node:fs";
+import path from "node:path";
 import sharp from "sharp";
-import type { ArmSummary, Comparison, FeedbackBound, ReportData } from "./report-data.ts";
+import { FAILURE_KIND_LABELS } from "./failures.ts";
+import type { ArmSummary, CellScores, Comparison, FeedbackBound, ReportData } from "./report-data.ts";
 
 const pct = (value: number) => (value * 100).toFixed(1);
 const fixed = (value: number | null) => (value === null ? "–" : value.toFixed(3));
+const shortText = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
 const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 const ARM_COLUMNS: Array<[string, (arm: ArmSummary) => string]> = [
@@ -21,6 +24,7 @@ const ARM_COLUMNS: Array<[string, (arm: ArmSummary) => string]> = [
   ["HFS", (arm) => pct(arm.hfs)],
   ["VFS", (arm) => pct(arm.vfs)],
   ["Final", (arm) => pct(arm.final)],
+  ["Final 95 % CI", (arm) => `${pct(arm.ci95.final[0])}–${pct(arm.ci95.final[1])}`],
   ["success", (arm) => pct(arm.successRate)],
   ["coverage", (arm) => pct(arm.coverage)],
   ["failed", (arm) => String(arm.failed)],
@@ -200,6 +204,7 @@ export function reportMarkdown(data: ReportData): string {
       "",
     );
   }
+  parts.push(...failureSummaryMarkdown(data));
   const failures = data.cells.filter((cell) => cell.error);
   if (failures.length > 0)
     parts.push("## Failed cells", "", ...failures.map((cell) => `- ${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`), "");
@@ -281,21 +286,25 @@ function xyChart(title: string, xLabel: string, yLabel: string, series: Series[]
 
 // ---- HTML --------------------------------------------------------------------------
 
+/** The worst steps' thumbnails: wide enough to read a page's headings. */
+const WORST_STEP_WIDTH = 240;
+
 /** A small JPEG data URL of an image file ("" when it cannot be read). */
-async function thumbnail(file: string, cache: Map<string, Promise<string>>): Promise<string> {
-  let pending = cache.get(file);
+async function thumbnail(file: string, cache: Map<string, Promise<string>>, width: number): Promise<string> {
+  const key = `${width}:${file}`;
+  let pending = cache.get(key);
   if (!pending) {
     pending = fs.existsSync(file)
       ? sharp(file)
-          .resize({ width: 320, withoutEnlargement: true })
-          .jpeg({ quality: 70 })
+          .resize({ width, withoutEnlargement: true })
+          .jpeg({ quality: 60 })
           .toBuffer()
           .then(
             (jpeg) => `data:image/jpeg;base64,${jpeg.toString("base64")}`,
             () => "",
           )
       : Promise.resolve("");
-    cache.set(file, pending);
+    cache.set(key, pending);
   }
   return pending;
 }
@@ -312,9 +321,29 @@ const STYLE =
   "th,td{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:right}" +
   "th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}\n" +
   ".steps td{vertical-align:top;text-align:left}.steps img{width:240px;display:block;border:1px solid #999}" +
+  ".tasks td{white-space:nowrap}.tasks small{font-size:11px}.view-hint{background:#f4f7fb;border-left:3px solid #3366cc;padding:6px 10px}" +
   ".miss{color:#999;font-style:italic}.yes{color:#109618}.no{color:#dc3912}figure{margin:0}figcaption{font-size:12px}h2{margin-top:32px}";
 
-export async function reportHtml(data: ReportData): Promise<string> {
+/** The command that opens the run in `iwr view` (the folder quoted when it needs it). */
+export function viewCommand(runDir?: string): string {
+  if (!runDir) return "iwr view <run folder>";
+  const shown = path.relative(process.cwd(), runDir) || ".";
+  const plain = shown.startsWith("..") || path.isAbsolute(shown) ? runDir : shown;
+  return `iwr view ${/^[\w./@+-]+$/.test(plain) ? plain : `'${plain.replace(/'/g, "'\\''")}'`}`;
+}
+
+/** The closing line of a run or a report: where report.html is, its size, and what shows the rest. */
+export function reportLocationLine(htmlFile: string, htmlBytes: number, runDir: string): string {
+  return `report: ${htmlFile} (${formatBytes(htmlBytes)}; also report.md, report.json) — ${viewCommand(runDir)} shows every cell`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(2)} MB`;
+}
+
+export async function reportHtml(data: ReportData, options: { runDir?: string } = {}): Promise<string> {
   const thumbs = new Map<string, Promise<string>>();
   const sections: string[] = [];
   sections.push(
@@ -322,7 +351,9 @@ export async function reportHtml(data: ReportData): Promise<string> {
       Object.entries(data.evaluator)
         .map(([key, value]) => `${key} ${String(value)}`)
         .join(", "),
-    )}. Scores in percent. Made ${escapeHtml(data.createdAt)}.</p>`,
+    )}. Scores in percent. Made ${escapeHtml(data.createdAt)}.</p>` +
+      `<p class="view-hint" data-view-hint>This file keeps the summaries, one row per task and the worst steps only: ` +
+      `<code>${escapeHtml(viewCommand(options.runDir))}</code> shows every cell, step and image (filters, drill-down, side by side).</p>`,
   );
   sections.push(
     htmlTable(
@@ -481,56 +512,239 @@ export async function reportHtml(data: ReportData): Promise<string> {
       ),
     );
   }
-  sections.push(
-    "<h2>Per task and step</h2>" +
-      "<p>Each row: the task's checkpoint, then each arm's screenshot at that evalpoint (first repeat), " +
-      "with OCR, DINO (or its fallback) and MLLM scores and the judge's verdict on the step's assertion.</p>",
-  );
-  const arms = data.arms.map((arm) => arm.name);
-  for (const task of data.tasks) {
-    const cellsOf = new Map(arms.map((arm) => [arm, data.cells.find((cell) => cell.arm === arm && cell.taskId === task.id && cell.repeat === 0)]));
-    const positions = [...new Set([...cellsOf.values()].flatMap((cell) => cell?.steps.map((step) => step.position) ?? []))].sort((a, b) => a - b);
-    const rows: string[] = [];
-    for (const position of positions) {
-      const checkpoint = [...cellsOf.values()].flatMap((cell) => cell?.steps.filter((step) => step.position === position) ?? [])[0];
-      const cells = [
-        `<td><figure><img alt="checkpoint ${position}" src="${await thumbnail(checkpoint?.checkpointPath ?? "", thumbs)}">` +
-          `<figcaption>checkpoint ${position}` +
-          (checkpoint?.actionIndex !== null && checkpoint?.actionIndex !== undefined ? ` (after action ${checkpoint.actionIndex})` : " (initial)") +
-          "</figcaption></figure></td>",
-      ];
-      for (const arm of arms) {
-        const step = cellsOf.get(arm)?.steps.find((entry) => entry.position === position);
-        if (!step) {
-          cells.push(`<td class="miss">not reached</td>`);
-          continue;
-        }
-        const verdict = step.verdict ? ` · judge <span class="${step.verdict === "Yes" ? "yes" : "no"}">${step.verdict}</span>` : "";
-        cells.push(
-          `<td><figure><img alt="${escapeHtml(arm)} evalpoint ${position}" src="${await thumbnail(step.evalpointPath, thumbs)}">` +
-            `<figcaption>OCR ${pct(step.ocr)} · DINO ${pct(step.dino)} · MLLM ${step.mllm.toFixed(0)}${verdict}</figcaption></figure></td>`,
-        );
-      }
-      rows.push(`<tr data-step-row="${task.id}:${position}">${cells.join("")}</tr>`);
-    }
-    const finals = arms.map((arm) => `${escapeHtml(arm)} ${pct(cellsOf.get(arm)?.final ?? 0)}`).join(" · ");
+  sections.push(failureSummaryHtml(data));
+  sections.push(perTaskHtml(data));
+  sections.push(await worstStepsHtml(data, thumbs));
+  const failures = data.cells.filter((cell) => cell.error);
+  if (failures.length > 0) {
+    const shown = failures.slice(0, FAILED_CELLS_LISTED);
+    const more = failures.length - shown.length;
     sections.push(
-      `<h3>Task ${task.id} — ${escapeHtml(task.site)} (${task.interaction}/${task.visual})</h3><p>Final: ${finals}</p>` +
-        `<table class="steps"><thead><tr><th>checkpoint</th>${arms.map((arm) => `<th>${escapeHtml(arm)}</th>`).join("")}</tr></thead>` +
-        `<tbody>${rows.join("")}</tbody></table>`,
+      `<h2>Failed cells</h2><ul>${shown
+        .map((cell) => `<li>${escapeHtml(`${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${shortText(cell.error!, 200)}`)}</li>`)
+        .join("")}</ul>${more > 0 ? `<p>… and ${more} more (report.md lists them all; <code>iwr view</code> shows each).</p>` : ""}`,
     );
   }
-  const failures = data.cells.filter((cell) => cell.error);
-  if (failures.length > 0)
-    sections.push(
-      `<h2>Failed cells</h2><ul>${failures
-        .map((cell) => `<li>${escapeHtml(`${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`)}</li>`)
-        .join("")}</ul>`,
-    );
   sections.push(`<h2>Notes</h2><ul>${data.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("")}</ul>`);
   return (
     `<!doctype html>\n<html lang="en"><head><meta charset="utf-8">` +
     `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">` +
     `<title>${escapeHtml(data.name)}</title><style>${STYLE}</style></head><body>${sections.join("\n")}</body></html>\n`
+  );
+}
+
+// ---- what failed, per task, the worst steps ------------------------------------------
+
+/** At most this many failed cells are listed in report.html (report.md lists them all). */
+const FAILED_CELLS_LISTED = 50;
+/** The worst steps shown with thumbnails: a fixed number, so the file does not grow with the run. */
+const WORST_STEPS_SHOWN = 8;
+
+function failureLine(cell: Pick<CellScores, "failure">): string {
+  const failure = cell.failure;
+  if (!failure) return "passed";
+  const where = failure.step === null ? "" : `step ${failure.step + 1}${failure.actionType ? ` (${failure.actionType})` : ""}: `;
+  return `${where}${FAILURE_KIND_LABELS[failure.kind]}`;
+}
+
+function failureSummaryMarkdown(data: ReportData): string[] {
+  const summary = data.failures;
+  const parts = [
+    "## What failed",
+    "",
+    `${summary.cells - summary.passed} of ${summary.cells} cell(s) have a step that did not pass. ` +
+      "Each cell counts once, by its first failing step (the action at success_step).",
+    "",
+  ];
+  if (summary.byKind.length > 0)
+    parts.push(
+      markdownTable(
+        ["why the first failing step failed", "cells", "share", ...data.arms.map((arm) => arm.name)],
+        summary.byKind.map((row) => [row.label, String(row.cells), pct(row.share), ...data.arms.map((arm) => String(row.byArm[arm.name] ?? 0))]),
+      ),
+      "",
+    );
+  if (summary.byAction.length > 0)
+    parts.push(
+      "Which actions fail most (action type × the task's interaction class): reached = replays that got to such an action, " +
+        "failed = those where it was the first failing step.",
+      "",
+      markdownTable(
+        ["action", "class", "reached", "failed", "failure rate", "kinds"],
+        summary.byAction.map((row) => [
+          row.actionType,
+          row.interaction,
+          String(row.reached),
+          String(row.failed),
+          pct(row.failureRate),
+          Object.entries(row.byKind)
+            .map(([kind, count]) => `${FAILURE_KIND_LABELS[kind as keyof typeof FAILURE_KIND_LABELS]} ×${count}`)
+            .join(", "),
+        ]),
+      ),
+      "",
+    );
+  parts.push(
+    summary.unpassedTasks.length === 0
+      ? "Every task was passed (IFS = 100) by at least one cell."
+      : `Tasks no arm passes (no cell reached IFS = 100): ${summary.unpassedTasks.length}.`,
+    "",
+  );
+  if (summary.unpassedTasks.length > 0)
+    parts.push(
+      markdownTable(
+        ["task", "site", "class", "cells", "best Final", "best arm", "first failing steps"],
+        summary.unpassedTasks.map((row) => [
+          String(row.taskId),
+          row.site,
+          `${row.interaction}/${row.visual}`,
+          String(row.cells),
+          pct(row.bestFinal),
+          row.bestArm,
+          row.kinds,
+        ]),
+      ),
+      "",
+    );
+  if (summary.passedOnlyByCalibration && summary.passedOnlyByCalibration.length > 0)
+    parts.push(
+      `Tasks passed only by calibration arms (built from the true page): ${summary.passedOnlyByCalibration
+        .map((row) => `${row.taskId} (${row.arms.join(", ")})`)
+        .join(", ")}.`,
+      "",
+    );
+  return parts;
+}
+
+function failureSummaryHtml(data: ReportData): string {
+  const summary = data.failures;
+  const parts = [
+    `<h2 id="failures">What failed</h2><p>${summary.cells - summary.passed} of ${summary.cells} cell(s) have a step that did not pass. ` +
+      "Each cell counts once, by its first failing step (the action at success_step).</p>",
+  ];
+  if (summary.byKind.length > 0)
+    parts.push(
+      htmlTable(
+        ["why the first failing step failed", "cells", "share", ...data.arms.map((arm) => escapeHtml(arm.name))],
+        summary.byKind.map((row) => [escapeHtml(row.label), String(row.cells), pct(row.share), ...data.arms.map((arm) => String(row.byArm[arm.name] ?? 0))]),
+      ),
+    );
+  if (summary.byAction.length > 0)
+    parts.push(
+      "<p>Which actions fail most (action type × the task's interaction class): reached = replays that got to such an action, " +
+        "failed = those where it was the first failing step.</p>",
+      htmlTable(
+        ["action", "class", "reached", "failed", "failure rate", "kinds"],
+        summary.byAction.map((row) => [
+          escapeHtml(row.actionType),
+          escapeHtml(row.interaction),
+          String(row.reached),
+          String(row.failed),
+          pct(row.failureRate),
+          escapeHtml(
+            Object.entries(row.byKind)
+              .map(([kind, count]) => `${FAILURE_KIND_LABELS[kind as keyof typeof FAILURE_KIND_LABELS]} ×${count}`)
+              .join(", "),
+          ),
+        ]),
+      ),
+    );
+  if (summary.unpassedTasks.length === 0) parts.push("<p>Every task was passed (IFS = 100) by at least one cell.</p>");
+  else
+    parts.push(
+      `<p>Tasks no arm passes (no cell reached IFS = 100): ${summary.unpassedTasks.length}.</p>`,
+      htmlTable(
+        ["task", "site", "class", "cells", "best Final", "best arm", "first failing steps"],
+        summary.unpassedTasks.map((row) => [
+          String(row.taskId),
+          escapeHtml(row.site),
+          escapeHtml(`${row.interaction}/${row.visual}`),
+          String(row.cells),
+          pct(row.bestFinal),
+          escapeHtml(row.bestArm),
+          escapeHtml(row.kinds),
+        ]),
+      ),
+    );
+  if (summary.passedOnlyByCalibration && summary.passedOnlyByCalibration.length > 0)
+    parts.push(
+      `<p>Tasks passed only by calibration arms (built from the true page): ${escapeHtml(
+        summary.passedOnlyByCalibration.map((row) => `${row.taskId} (${row.arms.join(", ")})`).join(", "),
+      )}.</p>`,
+    );
+  return parts.join("\n");
+}
+
+/** One row per task: each arm's Final (mean over repeats) and the first repeat's first failing step; no images. */
+function perTaskHtml(data: ReportData): string {
+  const arms = data.arms.map((arm) => arm.name);
+  const byTaskArm = new Map<string, CellScores[]>();
+  for (const cell of data.cells) {
+    const key = `${cell.taskId}\u0000${cell.arm}`;
+    byTaskArm.set(key, [...(byTaskArm.get(key) ?? []), cell]);
+  }
+  const rows = data.tasks.map((task) => {
+    const cells = arms.map((arm) => {
+      const mine = (byTaskArm.get(`${task.id}\u0000${arm}`) ?? []).sort((a, b) => a.repeat - b.repeat);
+      if (mine.length === 0) return `<td class="miss">–</td>`;
+      const final = mine.reduce((total, cell) => total + cell.final, 0) / mine.length;
+      const first = mine[0]!;
+      const line = failureLine(first);
+      return `<td title="${escapeHtml(first.failure?.detail ?? line)}">${pct(final)} <small class="${first.failure ? "no" : "yes"}">${escapeHtml(line)}</small></td>`;
+    });
+    return (
+      `<tr data-task-row="${task.id}"><td>${task.id}</td><td>${escapeHtml(task.site)}</td>` +
+      `<td>${escapeHtml(`${task.interaction}/${task.visual}`)}</td>${cells.join("")}</tr>`
+    );
+  });
+  return (
+    "<h2>Per task</h2><p>Each arm's Final (mean over repeats) and the first repeat's first failing step " +
+    "(hover for the judge's or the replay's words).</p>" +
+    `<table class="tasks"><thead><tr><th>task</th><th>site</th><th>class</th>${arms.map((arm) => `<th>${escapeHtml(arm)}</th>`).join("")}</tr></thead>` +
+    `<tbody>${rows.join("")}</tbody></table>`
+  );
+}
+
+/**
+ * The worst steps, with small thumbnails: the first failing steps of the lowest-scoring
+ * cells, one per task, at most WORST_STEPS_SHOWN. The expected state (the checkpoint after
+ * that action, when it has one) beside what the page showed.
+ */
+async function worstStepsHtml(data: ReportData, thumbs: Map<string, Promise<string>>): Promise<string> {
+  const taskById = new Map(data.tasks.map((task) => [task.id, task]));
+  const candidates = data.cells
+    .filter((cell) => cell.failure && cell.failure.step !== null)
+    .sort((a, b) => a.final - b.final || a.taskId - b.taskId || a.arm.localeCompare(b.arm) || a.repeat - b.repeat);
+  const seen = new Set<number>();
+  const chosen: CellScores[] = [];
+  for (const cell of candidates) {
+    if (chosen.length >= WORST_STEPS_SHOWN) break;
+    if (seen.has(cell.taskId)) continue;
+    seen.add(cell.taskId);
+    chosen.push(cell);
+  }
+  if (chosen.length === 0) return "";
+  const rows: string[] = [];
+  for (const cell of chosen) {
+    const failure = cell.failure!;
+    const step = failure.step!;
+    const task = taskById.get(cell.taskId);
+    const checkpoint = task?.actions[step]?.checkpoint;
+    const checkpointPath = checkpoint !== null && checkpoint !== undefined ? task?.checkpointPaths[checkpoint] : undefined;
+    // The state after the action when it ran (judged No), else the state it failed on.
+    const shot = path.join(cell.dir, "evalpoints", `${failure.kind === "judge-no" || failure.kind === "judge-error" ? step + 1 : step}.png`);
+    const expected = checkpointPath ? await thumbnail(checkpointPath, thumbs, WORST_STEP_WIDTH) : "";
+    const shown = await thumbnail(shot, thumbs, WORST_STEP_WIDTH);
+    rows.push(
+      `<tr data-worst-step="${cell.taskId}"><td>task ${cell.taskId}<br>${escapeHtml(cell.arm)} r${cell.repeat}<br>Final ${pct(cell.final)}</td>` +
+        `<td>${escapeHtml(failureLine(cell))}<br><small>${escapeHtml(failure.detail)}</small></td>` +
+        `<td>${expected ? `<img alt="expected after step ${step + 1}" src="${expected}">` : `<span class="miss">no checkpoint for this action</span>`}</td>` +
+        `<td>${shown ? `<img alt="page at step ${step + 1}" src="${shown}">` : `<span class="miss">no screenshot</span>`}</td></tr>`,
+    );
+  }
+  return (
+    "<h2>The worst steps</h2><p>The first failing step of the lowest-scoring cells, one per task: the expected state (the task's checkpoint " +
+    "after that action, when it has one) beside what the page showed.</p>" +
+    `<table class="steps"><thead><tr><th>cell</th><th>first failing step</th><th>expected</th><th>page</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
   );
 }

@@ -27,6 +27,7 @@ import { type AgentFeedbackKind, ORACLE_FEEDBACK_LABEL } from "../results/tracks
 import { trackingOf } from "../selfcheck/tracking.ts";
 import type { Task } from "../tasks/schema.ts";
 import { type CellScores, cellScores } from "./cell-scores.ts";
+import { type FailureSummary, type FailureTask, failureSummary } from "./failures.ts";
 import { bootstrapMeanInterval, mean, sum } from "./statistics.ts";
 
 export type { CellScores } from "./cell-scores.ts";
@@ -43,6 +44,8 @@ export interface ArmSummary {
   coverage: number;
   successRate: number;
   ifs: number;
+  /** Percentile bootstrap 95 % intervals over tasks of the mean Final and IFS (seeded, the report's resamples). */
+  ci95: { final: [number, number]; ifs: [number, number] };
   lfs: number;
   hfs: number;
   vfs: number;
@@ -108,9 +111,19 @@ export interface ReportData {
   createdAt: string;
   evaluator: Record<string, unknown>;
   arms: ArmSummary[];
-  tasks: Array<{ id: number; site: string; interaction: string; visual: string; checkpointPaths: string[] }>;
+  tasks: Array<{
+    id: number;
+    site: string;
+    interaction: string;
+    visual: string;
+    checkpointPaths: string[];
+    /** Per action: its type, and the checkpoint (k of step_<k>.png) that shows the state after it, when it is flagged. */
+    actions: Array<{ type: string; checkpoint: number | null }>;
+  }>;
   cells: CellScores[];
   byClass: { interaction: Record<string, Record<string, number>>; visual: Record<string, Record<string, number>> };
+  /** Why steps failed, which actions fail most, which tasks no arm passes (failures.ts). */
+  failures: FailureSummary;
   comparison?: Comparison;
   /** One per agent arm with oracle feedback. */
   feedbackBounds?: FeedbackBound[];
@@ -190,6 +203,93 @@ function selfCheckAgreement(cells: readonly CellScores[]): SelfCheckAgreement | 
     meanSpearman: meanOf(perTask.map((entry) => entry.spearman)),
     meanPairwise: meanOf(perTask.map((entry) => entry.pairwiseAgreement)),
     points: checked.map((cell) => ({ arm: cell.arm, taskId: cell.taskId, selfScore: cell.selfCheckScore!, final: cell.final })),
+  };
+}
+
+/**
+ * Per arm, from its cells: means over tasks (a task's repeats averaged first), the
+ * intervals of Final and IFS, coverage, tokens, cost and time. The report and `iwr view`
+ * both call it, so their tables agree.
+ */
+export function armSummaries(arms: ReadonlyArray<{ name: string; kind: string }>, cells: readonly CellScores[], resamples: number): ArmSummary[] {
+  return arms.map((arm) => {
+    const mine = cells.filter((cell) => cell.arm === arm.name);
+    const taskMeans = (pick: (cell: CellScores) => number) => [...perTask(mine, arm.name, pick).values()];
+    const taskMean = (pick: (cell: CellScores) => number) => mean(taskMeans(pick));
+    const ifs = taskMean((cell) => cell.ifs);
+    const vfs = taskMean((cell) => cell.vfs);
+    return {
+      name: arm.name,
+      kind: arm.kind,
+      tasks: new Set(mine.map((cell) => cell.taskId)).size,
+      cells: mine.length,
+      failed: mine.filter((cell) => cell.status === "failed").length,
+      coverage: mine.length === 0 ? 0 : mine.filter((cell) => cell.hasPage).length / mine.length,
+      successRate: taskMean((cell) => (cell.ifs >= 1 ? 1 : 0)),
+      ifs,
+      ci95: {
+        final: bootstrapMeanInterval(
+          taskMeans((cell) => cell.final),
+          resamples,
+        ),
+        ifs: bootstrapMeanInterval(
+          taskMeans((cell) => cell.ifs),
+          resamples,
+        ),
+      },
+      lfs: taskMean((cell) => cell.lfs),
+      hfs: taskMean((cell) => cell.hfs),
+      vfs,
+      final: taskMean((cell) => cell.final),
+      finalByAlpha: Object.fromEntries(ALPHAS.map((alpha) => [String(alpha), alpha * ifs + (1 - alpha) * vfs])),
+      vfsAllCheckpoints: taskMean((cell) => cell.vfsAllCheckpoints),
+      inputTokens: sum(mine.map((cell) => cell.inputTokens)),
+      outputTokens: sum(mine.map((cell) => cell.outputTokens)),
+      costUsd: sum(mine.map((cell) => cell.costUsd)),
+      wallMs: sum(mine.map((cell) => cell.wallMs)),
+    };
+  });
+}
+
+/** Each arm's mean Final per interaction class and per visual class (a task's repeats averaged first). */
+export function classTables(
+  arms: ReadonlyArray<{ name: string }>,
+  cells: readonly CellScores[],
+  taskById: ReadonlyMap<number, { meta: { interactionComplexity: string; visualComplexity: string } }>,
+): ReportData["byClass"] {
+  const classTable = (classOf: (meta: { interactionComplexity: string; visualComplexity: string }) => string) => {
+    const table: Record<string, Record<string, number>> = {};
+    for (const arm of arms) {
+      const finals = perTask(cells, arm.name, (cell) => cell.final);
+      const byClass = new Map<string, number[]>();
+      for (const [taskId, final] of finals) {
+        const task = taskById.get(taskId);
+        if (task) byClass.set(classOf(task.meta), [...(byClass.get(classOf(task.meta)) ?? []), final]);
+      }
+      for (const [name, values] of byClass) {
+        table[name] ??= {};
+        table[name][arm.name] = mean(values);
+      }
+    }
+    return Object.fromEntries(Object.entries(table).sort(([a], [b]) => a.localeCompare(b)));
+  };
+  return { interaction: classTable((meta) => meta.interactionComplexity), visual: classTable((meta) => meta.visualComplexity) };
+}
+
+/** Per action: its type and the checkpoint showing the state after it (the k-th flagged action's is step_<k>), or null. */
+export function actionCheckpoints(task: Task): Array<{ type: string; checkpoint: number | null }> {
+  let flagged = 0;
+  return task.truth.actions.map((action) => ({ type: action.type, checkpoint: action.visual_evaluation_flag ? ++flagged : null }));
+}
+
+/** What the failure summary needs of a task. */
+export function failureTaskOf(task: Task): FailureTask {
+  return {
+    id: task.id,
+    site: task.meta.sourceWebsite,
+    interaction: task.meta.interactionComplexity,
+    visual: task.meta.visualComplexity,
+    actionTypes: task.truth.actions.map((action) => action.type),
   };
 }
 
@@ -292,49 +392,7 @@ export function buildReportData(input: {
     return task ? [cellScores(record, dir, task)] : [];
   });
   refuseMixedEngines(cells);
-  const arms: ArmSummary[] = input.arms.map((arm) => {
-    const mine = cells.filter((cell) => cell.arm === arm.name);
-    const taskMean = (pick: (cell: CellScores) => number) => mean([...perTask(cells, arm.name, pick).values()]);
-    const ifs = taskMean((cell) => cell.ifs);
-    const vfs = taskMean((cell) => cell.vfs);
-    return {
-      name: arm.name,
-      kind: arm.kind,
-      tasks: new Set(mine.map((cell) => cell.taskId)).size,
-      cells: mine.length,
-      failed: mine.filter((cell) => cell.status === "failed").length,
-      coverage: mine.length === 0 ? 0 : mine.filter((cell) => cell.hasPage).length / mine.length,
-      successRate: taskMean((cell) => (cell.ifs >= 1 ? 1 : 0)),
-      ifs,
-      lfs: taskMean((cell) => cell.lfs),
-      hfs: taskMean((cell) => cell.hfs),
-      vfs,
-      final: taskMean((cell) => cell.final),
-      finalByAlpha: Object.fromEntries(ALPHAS.map((alpha) => [String(alpha), alpha * ifs + (1 - alpha) * vfs])),
-      vfsAllCheckpoints: taskMean((cell) => cell.vfsAllCheckpoints),
-      inputTokens: sum(input.records.filter(({ record }) => record.arm === arm.name).map(({ record }) => record.produced.usage.inputTokens)),
-      outputTokens: sum(input.records.filter(({ record }) => record.arm === arm.name).map(({ record }) => record.produced.usage.outputTokens)),
-      costUsd: sum(mine.map((cell) => cell.costUsd)),
-      wallMs: sum(mine.map((cell) => cell.wallMs)),
-    };
-  });
-
-  const classTable = (classOf: (task: Task) => string) => {
-    const table: Record<string, Record<string, number>> = {};
-    for (const arm of input.arms) {
-      const finals = perTask(cells, arm.name, (cell) => cell.final);
-      const byClass = new Map<string, number[]>();
-      for (const [taskId, final] of finals) {
-        const task = taskById.get(taskId);
-        if (task) byClass.set(classOf(task), [...(byClass.get(classOf(task)) ?? []), final]);
-      }
-      for (const [name, values] of byClass) {
-        table[name] ??= {};
-        table[name][arm.name] = mean(values);
-      }
-    }
-    return Object.fromEntries(Object.entries(table).sort(([a], [b]) => a.localeCompare(b)));
-  };
+  const arms = armSummaries(input.arms, cells, input.resamples);
 
   const pair = input.compare ?? (input.arms.length >= 2 ? [input.arms[0]!.name, input.arms[1]!.name] : undefined);
   const comparison = pair ? pairedComparison(cells, pair[0], pair[1], input.resamples) : undefined;
@@ -377,9 +435,11 @@ export function buildReportData(input: {
       interaction: task.meta.interactionComplexity,
       visual: task.meta.visualComplexity,
       checkpointPaths: [...task.truth.checkpointPaths],
+      actions: actionCheckpoints(task),
     })),
     cells,
-    byClass: { interaction: classTable((task) => task.meta.interactionComplexity), visual: classTable((task) => task.meta.visualComplexity) },
+    byClass: classTables(input.arms, cells, taskById),
+    failures: failureSummary(cells, usedTasks.map(failureTaskOf), input.arms),
     ...(comparison ? { comparison } : {}),
     ...(bounds.length > 0 ? { feedbackBounds: bounds } : {}),
     curves,

@@ -31,7 +31,8 @@ const RunRecordSchema = z.looseObject({
   repeats: z.number().int().positive().optional(),
 });
 
-interface RunRecord {
+/** What the report and `iwr view` read of run.json. */
+export interface RunRecord {
   name: string;
   tasks: { file: string };
   evaluator: Record<string, unknown>;
@@ -41,6 +42,25 @@ interface RunRecord {
   /** The keys of the config's cells (written by iwr run): cells of an earlier config left in the folder are not counted. */
   cells?: string[];
   repeats?: number;
+  startedAt?: string;
+}
+
+/** run.json of a run folder, verified, or IwrError("IO") saying the folder is not one or the file is damaged. */
+export function readRunRecord(runDir: string): RunRecord {
+  const files = runFiles(runDir);
+  if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
+  const read = readVerifiedJson(files.record, RunRecordSchema);
+  if (read.status !== "ok")
+    throw new IwrError("IO", `${files.record} is ${read.status === "missing" ? "missing" : `damaged (${read.reason})`}: the report is built from it`, {
+      file: files.record,
+    });
+  return read.value as RunRecord;
+}
+
+/** The protocol profile the run was scored under (run.json's evaluator), the corrected one when it names none. */
+export function runProtocol(run: RunRecord): ProtocolProfile {
+  const recorded = (run.evaluator as { protocol?: unknown } | undefined)?.protocol;
+  return PROTOCOL_PROFILES.find((profile) => profile === recorded) ?? "corrected";
 }
 
 /** Repeats of an arm of this kind: model and module arms run each repeat, the others once (as the plan makes them). */
@@ -118,19 +138,11 @@ function damagedCellRecord(entry: FoundCells["damaged"][number], kind: string): 
 export async function writeReport(
   runDir: string,
   options: { compare?: [string, string]; resamples?: number } = {},
-): Promise<{ data: ReportData; files: ReturnType<typeof runFiles> }> {
+): Promise<{ data: ReportData; files: ReturnType<typeof runFiles>; htmlBytes: number }> {
   const files = runFiles(runDir);
-  if (!fs.existsSync(files.record)) throw new IwrError("IO", `${runDir} is not a run folder: it has no run.json (made by iwr run)`);
-  const read = readVerifiedJson(files.record, RunRecordSchema);
-  if (read.status !== "ok")
-    throw new IwrError("IO", `${files.record} is ${read.status === "missing" ? "missing" : `damaged (${read.reason})`}: the report is built from it`, {
-      file: files.record,
-    });
-  const run = read.value as RunRecord;
+  const run = readRunRecord(runDir);
   // Read as the run read them: the official protocol lets a line without a resolution fall back.
-  const recorded = (run.evaluator as { protocol?: unknown } | undefined)?.protocol;
-  const protocol: ProtocolProfile = PROTOCOL_PROFILES.find((profile) => profile === recorded) ?? "corrected";
-  const tasks = await loadTasks(run.tasks.file, { resolutionFallback: profileRules(protocol).missingResolution });
+  const tasks = await loadTasks(run.tasks.file, { resolutionFallback: profileRules(runProtocol(run)).missingResolution });
   const known = new Set(run.arms.map((arm) => arm.name));
   const current = run.cells ? new Set(run.cells) : undefined;
   const found = cellRecords(runDir);
@@ -173,6 +185,7 @@ export async function writeReport(
   // Redacted like every record: an error message in a cell may quote what a key looked like.
   writeFileAtomicSync(files.reportJson, redactString(`${JSON.stringify(data, null, 2)}\n`));
   writeFileAtomicSync(files.reportMd, redactString(reportMarkdown(data)));
-  writeFileAtomicSync(files.reportHtml, redactString(await reportHtml(data)));
-  return { data, files };
+  const html = redactString(await reportHtml(data, { runDir }));
+  writeFileAtomicSync(files.reportHtml, html);
+  return { data, files, htmlBytes: Buffer.byteLength(html) };
 }

@@ -10,6 +10,7 @@ import { registerSelfCheckCommand } from "./selfcheck.ts";
 import { registerSetupCommand } from "./setup.ts";
 import { registerStartCommand } from "./start.ts";
 import { registerTasksCommand } from "./tasks.ts";
+import { registerViewCommand } from "./view.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
 /** Every `iwr` sub-command, one line each. */
@@ -26,4 +27,5 @@ export function registerCommands(program: Command): void {
   registerAgentCommand(program);
   registerRunCommand(program);
   registerWorkerCommand(program);
+  registerViewCommand(program);
 }

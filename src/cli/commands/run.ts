@@ -44,14 +44,15 @@ export function registerRunCommand(program: Command): void {
     .option("--quiet", "print only the final table")
     .option("--json", "print progress events and the report summary as JSON lines on stdout")
     .action(async (configFile: string, options: RunCommandOptions) => {
-      const [{ loadExperimentConfig }, { runExperiment }, { runExperimentOnQueue }, { parseShard }, { writeReport }, { terminalTable }] = await Promise.all([
-        import("../../experiment/config.ts"),
-        import("../../experiment/run.ts"),
-        import("../../experiment/queue/coordinator.ts"),
-        import("../../experiment/shard.ts"),
-        import("../../report/report.ts"),
-        import("../../report/render.ts"),
-      ]);
+      const [{ loadExperimentConfig }, { runExperiment }, { runExperimentOnQueue }, { parseShard }, { writeReport }, { terminalTable, reportLocationLine }] =
+        await Promise.all([
+          import("../../experiment/config.ts"),
+          import("../../experiment/run.ts"),
+          import("../../experiment/queue/coordinator.ts"),
+          import("../../experiment/shard.ts"),
+          import("../../report/report.ts"),
+          import("../../report/render.ts"),
+        ]);
       if (options.queue && options.shard) throw new IwrError("CONFIG_INVALID", "--queue and --shard are two ways to spread a run: use one");
       if (options.attempts && !options.queue) throw new IwrError("CONFIG_INVALID", "--attempts applies to queue mode (--queue)");
       // Each shard needs a folder of its own: in one folder, their run.json files would overwrite each other.
@@ -139,12 +140,14 @@ export function registerRunCommand(program: Command): void {
           console.error(
             `shard ${shard.index}/${shard.count}: ${summary.cells.length} of its cells done; combine the shards' folders with iwr merge <dirs...> --out <dir>`,
           );
-        const { data, files } = await writeReport(summary.runDir);
+        const { data, files, htmlBytes } = await writeReport(summary.runDir);
         if (options.json)
-          console.log(JSON.stringify({ type: "report", report: files.reportJson, html: files.reportHtml, arms: data.arms, comparison: data.comparison }));
+          console.log(
+            JSON.stringify({ type: "report", report: files.reportJson, html: files.reportHtml, htmlBytes, arms: data.arms, comparison: data.comparison }),
+          );
         else {
           console.log(`\n${terminalTable(data)}\n`);
-          console.log(`report: ${files.reportHtml} (also report.md, report.json)`);
+          console.log(reportLocationLine(files.reportHtml, htmlBytes, summary.runDir));
           if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md); iwr run ${configFile} --retry-errors runs them again`);
           if (summary.unfinished > 0)
             console.log(`${summary.unfinished} cell(s) unfinished (the run was stopped): the report covers the others; iwr run ${configFile} runs the rest`);
@@ -162,7 +165,7 @@ export function registerRunCommand(program: Command): void {
     .argument("<dirs...>", "run folders made by iwr run --shard of one config")
     .requiredOption("--out <dir>", "the merged run folder")
     .action(async (dirs: string[], options: { out: string }) => {
-      const [{ mergeRuns }, { writeReport }, { terminalTable }] = await Promise.all([
+      const [{ mergeRuns }, { writeReport }, { terminalTable, reportLocationLine }] = await Promise.all([
         import("../../experiment/merge.ts"),
         import("../../report/report.ts"),
         import("../../report/render.ts"),
@@ -179,7 +182,7 @@ export function registerRunCommand(program: Command): void {
       } finally {
         lock.release();
       }
-      const { data, files } = report;
+      const { data, files, htmlBytes } = report;
       console.log(`${terminalTable(data)}\n`);
       console.log(
         `merged ${dirs.length} folder(s) into ${merged.out}: ${merged.copied} cell(s) copied, ${merged.kept} already there, ` +
@@ -187,7 +190,7 @@ export function registerRunCommand(program: Command): void {
       );
       if (merged.missing > 0)
         console.log(`${merged.missing} cell(s) of the run are in no folder yet (a shard not run or not finished): merge again when they are`);
-      console.log(`report: ${files.reportHtml}`);
+      console.log(reportLocationLine(files.reportHtml, htmlBytes, merged.out));
       process.exitCode = exitCodeForRun(merged.missing);
     });
 
@@ -197,11 +200,11 @@ export function registerRunCommand(program: Command): void {
     .argument("<run-dir>", "a folder made by iwr run")
     .option("--compare <arms>", "the two arms of the paired difference, as a,b (default: the config's, else the first two)")
     .action(async (runDir: string, options: { compare?: string }) => {
-      const [{ writeReport }, { terminalTable }] = await Promise.all([import("../../report/report.ts"), import("../../report/render.ts")]);
+      const [{ writeReport }, { terminalTable, reportLocationLine }] = await Promise.all([import("../../report/report.ts"), import("../../report/render.ts")]);
       const compare = options.compare?.split(",").map((name) => name.trim());
       if (compare && compare.length !== 2) throw new Error(`--compare: expected two arm names as a,b, got '${options.compare}'`);
-      const { data, files } = await writeReport(runDir, compare ? { compare: [compare[0]!, compare[1]!] } : {});
-      console.log(`${terminalTable(data)}\n\nreport: ${files.reportHtml}`);
+      const { data, files, htmlBytes } = await writeReport(runDir, compare ? { compare: [compare[0]!, compare[1]!] } : {});
+      console.log(`${terminalTable(data)}\n\n${reportLocationLine(files.reportHtml, htmlBytes, runDir)}`);
       // A record that could not be read is a failed cell in the report (each named in a warning above).
       const damaged = data.cells.filter((cell) => cell.damaged !== undefined).length;
       if (damaged > 0) console.log(`${damaged} cell(s) have a damaged or missing record and count as failed; iwr run on the config recomputes them`);
