@@ -59,7 +59,7 @@ describe("isolation between tasks", () => {
     expect(mixed.get(3)?.stopReason?.message).toMatch(/made more than 2000 requests/);
     // Both memory pages take their memory in steps (buffers, canvases): on a busy machine the replay may reach
     // the first action (on a page with nothing to act on) before the page is over its limit. Either way the
-    // failure is the page's own; the limit itself is tested on its own in test/browser/page-limits.test.ts.
+    // failure is the page's own; the limit itself is tested on its own in test/browser/page-limits.long.test.ts.
     expect(mixed.get(5)?.stopReason?.message).toMatch(/grew past its memory limit of 1000 MiB|the page has no interactive elements/);
     expect(mixed.get(9)?.stopReason?.message).toMatch(/grew past its memory limit of 1000 MiB|the page has no interactive elements/);
     const report = fs.readFileSync(path.join(dir, "mixed", "reports", "m_metrics.md"), "utf8");
