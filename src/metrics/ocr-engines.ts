@@ -154,14 +154,7 @@ export async function startTesseractJs(size: number, layout: OcrLayout): Promise
   const pool = new WorkerPool(workers);
   const info: OcrEngineInfo = { name: "tesseract.js", version: packageVersion("tesseract.js"), detail: detailOf(layout) };
   logger.debug(`OCR pool of ${size} tesseract.js worker(s) started`, { engine: info });
-  const identity = [
-    `${info.name}@${info.version}`,
-    `core@${packageVersion("tesseract.js-core")}`,
-    `data@${packageVersion("@tesseract.js-data/eng")}`,
-    "oem lstm",
-    info.detail,
-    `text-format ${STORED_TEXT_FORMAT}`,
-  ].join(" ");
+  const identity = engineIdentity(info, `core@${packageVersion("tesseract.js-core")}`);
   return {
     info,
     identity,
@@ -172,6 +165,18 @@ export async function startTesseractJs(size: number, layout: OcrLayout): Promise
     },
     close: () => pool.close(),
   };
+}
+
+/** What decides an engine's readings: the engine and its runtime, the trained data, the options, the stored text's format. */
+function engineIdentity(info: OcrEngineInfo, runtime: string): string {
+  return [
+    `${info.name}@${info.version}`,
+    runtime,
+    `data@${packageVersion("@tesseract.js-data/eng")}`,
+    "oem lstm",
+    info.detail,
+    `text-format ${STORED_TEXT_FORMAT}`,
+  ].join(" ");
 }
 
 /** Native Tesseract (`executable`): `size` long-lived processes, reading the same trained data as tesseract.js. */
@@ -186,14 +191,7 @@ export async function startNativeTesseract(executable: string, size: number, lay
   );
   const info: OcrEngineInfo = { name: "tesseract", version: version.tesseract, detail: detailOf(layout) };
   logger.debug(`OCR pool of ${size} native Tesseract process(es) (${executable})`, { engine: info });
-  const identity = [
-    `${info.name}@${info.version}`,
-    `leptonica@${version.leptonica}`,
-    `data@${packageVersion("@tesseract.js-data/eng")}`,
-    "oem lstm",
-    info.detail,
-    `text-format ${STORED_TEXT_FORMAT}`,
-  ].join(" ");
+  const identity = engineIdentity(info, `leptonica@${version.leptonica}`);
   return {
     info,
     identity,
