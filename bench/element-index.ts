@@ -87,7 +87,8 @@ try {
     }
     const [d, p, b] = [median(devtools), median(plain), median(blocks)];
     console.log(
-      `${String(rows).padStart(5)}  ${String(elements).padStart(8)}  ${d.toFixed(1).padStart(11)}  ${p.toFixed(1).padStart(8)}  ${(d / p).toFixed(2).padStart(5)}` +
+      `${String(rows).padStart(5)}  ${String(elements).padStart(8)}  ${d.toFixed(1).padStart(11)}  ${p.toFixed(1).padStart(8)}` +
+        `  ${(d / p).toFixed(2).padStart(5)}` +
         `  ${String(listeners).padStart(15)}  ${b.toFixed(1).padStart(14)}`,
     );
     await page.close();

@@ -252,7 +252,8 @@ async function main(): Promise<number> {
         `\nOCR scores of ${pairs.length} scored pairs: mean native ${mean(scores.map((score) => score.native)).toFixed(4)}, ` +
           `tesseract.js ${mean(scores.map((score) => score.wasm)).toFixed(4)}; |difference| mean ${mean(gaps).toFixed(4)}, ` +
           `max ${Math.max(0, ...gaps).toFixed(4)}, over 0.05 in ${gaps.filter((gap) => gap > 0.05).length}; ` +
-          `native higher in ${scores.filter((score) => score.native > score.wasm).length}, lower in ${scores.filter((score) => score.native < score.wasm).length}`,
+          `native higher in ${scores.filter((score) => score.native > score.wasm).length}, ` +
+          `lower in ${scores.filter((score) => score.native < score.wasm).length}`,
       );
     }
 

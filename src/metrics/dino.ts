@@ -79,7 +79,10 @@ function modelIdentity(modelDir: string, preprocessing: DinoPreprocessing): stri
     .update(fs.readFileSync(path.join(modelDir, "config.json")))
     .digest("hex")
     .slice(0, 16);
-  return `${METRIC_SETTINGS.dino.modelId} config ${config} weights ${weights.size}@${Math.round(weights.mtimeMs)} preprocessing ${JSON.stringify(preprocessing)}`;
+  return (
+    `${METRIC_SETTINGS.dino.modelId} config ${config} weights ${weights.size}@${Math.round(weights.mtimeMs)} ` +
+    `preprocessing ${JSON.stringify(preprocessing)}`
+  );
 }
 
 const loaded = new Map<string, Promise<DinoModel>>();

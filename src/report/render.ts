@@ -63,7 +63,10 @@ export function terminalTable(data: ReportData): string {
 }
 
 function differenceLine(c: Comparison): string {
-  return `Final(${c.a}) − Final(${c.b}): ${pct(c.meanDifference)} points over ${c.tasks} task(s), 95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}]`;
+  return (
+    `Final(${c.a}) − Final(${c.b}): ${pct(c.meanDifference)} points over ${c.tasks} task(s), ` +
+    `95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}]`
+  );
 }
 
 /** The columns of a feedback bound's table: single pass, agent with self-check feedback, agent with oracle feedback. */
@@ -690,7 +693,10 @@ function perTaskHtml(data: ReportData): string {
       const final = mine.reduce((total, cell) => total + cell.final, 0) / mine.length;
       const first = mine[0]!;
       const line = failureLine(first);
-      return `<td title="${escapeHtml(first.failure?.detail ?? line)}">${pct(final)} <small class="${first.failure ? "no" : "yes"}">${escapeHtml(line)}</small></td>`;
+      return (
+        `<td title="${escapeHtml(first.failure?.detail ?? line)}">${pct(final)} ` +
+        `<small class="${first.failure ? "no" : "yes"}">${escapeHtml(line)}</small></td>`
+      );
     });
     return (
       `<tr data-task-row="${task.id}"><td>${task.id}</td><td>${escapeHtml(task.site)}</td>` +

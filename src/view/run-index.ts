@@ -82,7 +82,9 @@ export class RunIndex {
       const set = await loadTaskSet(this.tasksFile, { resolutionFallback: profileRules(runProtocol(this.run)).missingResolution });
       for (const task of set.tasks) this.tasks.set(task.id, task);
       if (set.problems.length > 0)
-        this.tasksProblem = `${set.problems.length} problem(s) in ${this.tasksFile}; tasks with problems show no classes or checkpoints (first: ${set.problems[0]!.message})`;
+        this.tasksProblem =
+          `${set.problems.length} problem(s) in ${this.tasksFile}; ` +
+          `tasks with problems show no classes or checkpoints (first: ${set.problems[0]!.message})`;
     } catch (error) {
       this.tasksProblem = `cannot read the task file ${this.tasksFile}: ${errorMessage(error)}`;
     }

@@ -24,7 +24,10 @@ const NO_WAITS = { initialSettleMs: 0, actionSettleMs: 0, screenshotDelayMs: 0, 
 const CORRECTED: ReplayStyle = { ...PROFILE_RULES.corrected, timings: NO_WAITS };
 const OFFICIAL: ReplayStyle = { ...PROFILE_RULES.official, timings: NO_WAITS };
 
-/** A link whose words are place and kind words, and a 3 × 3 grid of thumbnails with no alt text, wired with `img.onclick` by script; a click shows it full screen, a click on that closes it. */
+/**
+ * A link whose words are place and kind words, and a 3 × 3 grid of thumbnails with no alt text, wired with `img.onclick` by script;
+ * a click shows it full screen, a click on that closes it.
+ */
 const GALLERY = `<!doctype html><html><head><style>
   body { margin: 0; background: #111; }
   .row { display: flex; gap: 8px; margin: 8px; }
@@ -196,17 +199,21 @@ describe("controls wired by script are listed, as a person would see them", () =
     expect(harnessVisibleElements(elements).filter((el) => el.tag === "img")).toHaveLength(9);
   });
 
-  it("addEventListener listeners are found through DevTools; a container hearing its buttons' clicks is not a control; the harness's list leaves listeners out", async () => {
-    const elements = await load(SCRIPT_WIRED);
-    const because = (id: string) => elements.find((el) => el.id === id)?.clickableBecause;
-    expect([because("tile"), because("pressable"), because("property"), because("focusable")]).toEqual(["listener", "listener", "handler", "tabindex"]);
-    expect(because("toolbar")).toBeUndefined();
-    expect(elements.filter((el) => el.tag === "button").map((el) => el.text)).toEqual(["Bold", "Italic"]);
-    const official = harnessVisibleElements(elements).map((el) => el.id);
-    expect(official).toContain("property");
-    expect(official).not.toContain("tile");
-    expect(official).not.toContain("pressable");
-  });
+  it(
+    "addEventListener listeners are found through DevTools; a container hearing its buttons' clicks is not a control; " +
+      "the harness's list leaves listeners out",
+    async () => {
+      const elements = await load(SCRIPT_WIRED);
+      const because = (id: string) => elements.find((el) => el.id === id)?.clickableBecause;
+      expect([because("tile"), because("pressable"), because("property"), because("focusable")]).toEqual(["listener", "listener", "handler", "tabindex"]);
+      expect(because("toolbar")).toBeUndefined();
+      expect(elements.filter((el) => el.tag === "button").map((el) => el.text)).toEqual(["Bold", "Italic"]);
+      const official = harnessVisibleElements(elements).map((el) => el.id);
+      expect(official).toContain("property");
+      expect(official).not.toContain("tile");
+      expect(official).not.toContain("pressable");
+    },
+  );
 
   it("a listener-only tile is clicked through the replay in corrected; official, like the harness, does not see it", async () => {
     await load(SCRIPT_WIRED);

@@ -218,11 +218,13 @@ const QUOTE_TOKEN = /«(\d+)»/g;
 const PHRASE_END = "(?=$|[,;.:!?()]|\\s+(?:and|or|but|then|to|which|that|where|while|when|so|in|on|at|inside|within|near|next|beside|under|below|above)\\b)";
 const SIDE = "(top|bottom|upper|lower|left|right|middle|centre|center)";
 const SIDE_OF = new RegExp(
-  `\\b(?:at|on|to|in|towards?)\\s+the\\s+(?:very\\s+|far\\s+)?${SIDE}(?:[\\s-]+${SIDE})?(?:[\\s-]+hand)?(?:\\s+(?:corner|side|edge|end|part|half))?\\s+of\\s+((?:the|a|an|each|every|its|this)\\s+)?(.+?)${PHRASE_END}`,
+  `\\b(?:at|on|to|in|towards?)\\s+the\\s+(?:very\\s+|far\\s+)?${SIDE}(?:[\\s-]+${SIDE})?(?:[\\s-]+hand)?(?:\\s+(?:corner|side|edge|end|part|half))?` +
+    `\\s+of\\s+((?:the|a|an|each|every|its|this)\\s+)?(.+?)${PHRASE_END}`,
   "g",
 );
 const PAGE_PLACE = new RegExp(
-  `\\b(?:at|on|to|in|towards?|near)\\s+the\\s+(?:very\\s+|far\\s+)?${SIDE}(?:[\\s-]+${SIDE})?(?:[\\s-]+hand)?(?:\\s+(?:corner|side|edge|end|part|half))?\\b(?!\\s+of\\b|[\\s-]+(?:row|column)\\b)`,
+  `\\b(?:at|on|to|in|towards?|near)\\s+the\\s+(?:very\\s+|far\\s+)?${SIDE}(?:[\\s-]+${SIDE})?(?:[\\s-]+hand)?(?:\\s+(?:corner|side|edge|end|part|half))?` +
+    `\\b(?!\\s+of\\b|[\\s-]+(?:row|column)\\b)`,
   "g",
 );
 const RELATIONS: Array<[Relation["kind"], string]> = [
@@ -232,9 +234,11 @@ const RELATIONS: Array<[Relation["kind"], string]> = [
   ["leftOf", "(?:to\\s+the\\s+)?left\\s+of"],
   ["near", "next\\s+to|beside|alongside|near|by\\s+the\\s+side\\s+of"],
 ];
-const RELATION = new RegExp(`\\b(${RELATIONS.map(([, words]) => words).join("|")})\\s+(?:the\\s+|a\\s+|an\\s+|its\\s+)?(.+?)${PHRASE_END}`, "g");
+const RELATION_WORDS = RELATIONS.map(([, words]) => words).join("|");
+const RELATION = new RegExp(`\\b(${RELATION_WORDS})\\s+(?:the\\s+|a\\s+|an\\s+|its\\s+)?(.+?)${PHRASE_END}`, "g");
 const CONTAINMENT = new RegExp(
-  `\\b(?:in|inside|within|on|of)\\s+(?:the|a|an|its|each|every|this)\\s+((?:[\\w'-]+|«\\d+»)(?:\\s+(?:[\\w'/-]+|«\\d+»)){0,3}?)\\s+(${CONTAINER_NOUNS.join("|")})\\b`,
+  `\\b(?:in|inside|within|on|of)\\s+(?:the|a|an|its|each|every|this)\\s+` +
+    `((?:[\\w'-]+|«\\d+»)(?:\\s+(?:[\\w'/-]+|«\\d+»)){0,3}?)\\s+(${CONTAINER_NOUNS.join("|")})\\b`,
   "g",
 );
 

@@ -255,7 +255,9 @@ async function chooseByKind(
     allElements: context.elements,
     strict: true,
   });
-  const basis = `no element's words name it; by kind (${kind}: ${pool.length} visible${peers.length < pool.length ? `, ${peers.length} with the look described` : ""})`;
+  const basis =
+    `no element's words name it; by kind (${kind}: ${pool.length} visible` +
+    `${peers.length < pool.length ? `, ${peers.length} with the look described` : ""})`;
   if (placed.failed) return { why: basis, failed: placed.failed };
   const chosen = placed.items[0];
   if (!chosen) return undefined;
@@ -318,7 +320,8 @@ export function createHeuristicGrounder(): Grounder {
             ? "the page has no interactive elements"
             : failed?.failed
               ? `${failed.why}: ${failed.failed}`
-              : `no element matches the description well enough (best evidence ${round(Math.max(0, ...ranked.map((s) => s.evidence)))} < ${HEURISTIC_MIN_EVIDENCE})`,
+              : "no element matches the description well enough " +
+                `(best evidence ${round(Math.max(0, ...ranked.map((s) => s.evidence)))} < ${HEURISTIC_MIN_EVIDENCE})`,
       };
     },
     async nameKey(description: string): Promise<KeyAnswer> {

@@ -46,7 +46,8 @@ export function FailureSummary({ failures, arms, labels }) {
     ${
       kindRows.length > 0
         ? html`<table class="compact" data-testid="failures-by-kind">
-            <thead><tr><th>why the first failing step failed</th><th class="num">cells</th><th class="num">share</th>${arms.map((arm) => html`<th class="num">${arm.name}</th>`)}</tr></thead>
+            <thead><tr><th>why the first failing step failed</th><th class="num">cells</th><th class="num">share</th>
+              ${arms.map((arm) => html`<th class="num">${arm.name}</th>`)}</tr></thead>
             <tbody>
               ${kindRows.map(
                 (row) => html`<tr data-kind=${row.kind}>
@@ -61,9 +62,12 @@ export function FailureSummary({ failures, arms, labels }) {
     ${
       failures.byAction.length > 0
         ? html`<h3>Which actions fail most</h3>
-          <p class="note">Action type × the task's interaction class: reached = replays that got to such an action; failed = those where it was the first failing step.</p>
+          <p class="note">
+            Action type × the task's interaction class: reached = replays that got to such an action; failed = those where it was the first failing step.
+          </p>
           <table class="compact" data-testid="failures-by-action">
-            <thead><tr><th>action</th><th>class</th><th class="num">reached</th><th class="num">failed</th><th class="num">failure rate</th><th>kinds</th></tr></thead>
+            <thead><tr><th>action</th><th>class</th><th class="num">reached</th>
+              <th class="num">failed</th><th class="num">failure rate</th><th>kinds</th></tr></thead>
             <tbody>
               ${failures.byAction.map(
                 (row) => html`<tr>
@@ -83,7 +87,8 @@ export function FailureSummary({ failures, arms, labels }) {
       failures.unpassedTasks.length === 0
         ? html`<p data-testid="unpassed-none">Every task was passed (IFS = 100) by at least one cell.</p>`
         : html`<table class="compact" data-testid="unpassed-tasks">
-            <thead><tr><th>task</th><th>site</th><th>class</th><th class="num">cells</th><th class="num">best Final</th><th>best arm</th><th>first failing steps</th></tr></thead>
+            <thead><tr><th>task</th><th>site</th><th>class</th><th class="num">cells</th>
+              <th class="num">best Final</th><th>best arm</th><th>first failing steps</th></tr></thead>
             <tbody>
               ${failures.unpassedTasks.map(
                 (row) => html`<tr>
@@ -97,7 +102,9 @@ export function FailureSummary({ failures, arms, labels }) {
     ${
       failures.passedOnlyByCalibration && failures.passedOnlyByCalibration.length > 0
         ? html`<p>Passed only by calibration arms (built from the true page):
-            ${failures.passedOnlyByCalibration.map((row, index) => html`${index > 0 ? ", " : ""}<a href=${`#/task/${row.taskId}`}>${row.taskId}</a> (${row.arms.join(", ")})`)}</p>`
+            ${failures.passedOnlyByCalibration.map(
+              (row, index) => html`${index > 0 ? ", " : ""}<a href=${`#/task/${row.taskId}`}>${row.taskId}</a> (${row.arms.join(", ")})`,
+            )}</p>`
         : ""
     }
   </section>`;

@@ -30,9 +30,9 @@ function Step({ step, labels, failure }) {
       }
       ${
         step.verdict
-          ? html`<p data-testid="verdict">judge: <b class=${verdictClass}>${step.verdict.result}</b>${step.verdict.repeats ? html` <span class="sub">(${step.verdict.repeats.join(", ")})</span>` : ""}${
-              step.verdict.reason ? html` — <span class="reason">${step.verdict.reason}</span>` : ""
-            }</p>
+          ? html`<p data-testid="verdict">judge: <b class=${verdictClass}>${step.verdict.result}</b>${
+              step.verdict.repeats ? html` <span class="sub">(${step.verdict.repeats.join(", ")})</span>` : ""
+            }${step.verdict.reason ? html` — <span class="reason">${step.verdict.reason}</span>` : ""}</p>
             ${step.verdict.reply ? html`<details><summary>judge's reply</summary><pre>${step.verdict.reply}</pre></details>` : ""}`
           : ""
       }
@@ -44,7 +44,8 @@ function Step({ step, labels, failure }) {
             ${
               step.visual.checkpointText !== undefined
                 ? html`<details data-testid="ocr"><summary>OCR texts</summary>
-                    <div class="ocr"><div><b>checkpoint</b><pre>${step.visual.checkpointText}</pre></div><div><b>page</b><pre>${step.visual.screenshotText}</pre></div></div>
+                    <div class="ocr"><div><b>checkpoint</b><pre>${step.visual.checkpointText}</pre></div>
+                      <div><b>page</b><pre>${step.visual.screenshotText}</pre></div></div>
                     ${step.visual.judgeReply ? html`<p class="sub">MLLM: ${step.visual.judgeReply}</p>` : ""}
                   </details>`
                 : ""
@@ -53,9 +54,9 @@ function Step({ step, labels, failure }) {
       }
       ${
         step.selfCheck
-          ? html`<p class="sub">self-check: ${step.selfCheck.executed === false ? "not executed" : step.selfCheck.screenChanged ? "screen changed" : "screen unchanged"}${
-              step.selfCheck.credited !== undefined ? ` · ${step.selfCheck.credited ? "credited" : "not credited"}` : ""
-            }</p>`
+          ? html`<p class="sub">self-check: ${
+              step.selfCheck.executed === false ? "not executed" : step.selfCheck.screenChanged ? "screen changed" : "screen unchanged"
+            }${step.selfCheck.credited !== undefined ? ` · ${step.selfCheck.credited ? "credited" : "not credited"}` : ""}</p>`
           : ""
       }
     </div>
@@ -81,7 +82,9 @@ function Diff({ cellUrl, drafts, version }) {
   }, [cellUrl]);
   const diff = useJson(`${cellUrl}/diff?from=${from}&to=${to}`, version);
   const select = (value, set) =>
-    html`<select value=${value} onChange=${(event) => set(Number(event.currentTarget.value))}>${drafts.map((draft) => html`<option value=${draft.id}>draft ${draft.id}</option>`)}</select>`;
+    html`<select value=${value} onChange=${(event) => set(Number(event.currentTarget.value))}>
+      ${drafts.map((draft) => html`<option value=${draft.id}>draft ${draft.id}</option>`)}
+    </select>`;
   return html`<div class="diff" data-testid="draft-diff">
     <p>diff of the pages: ${select(from, setFrom)} → ${select(to, setTo)}</p>
     ${
@@ -123,23 +126,29 @@ function AgentTimeline({ agent, cellUrl, imageBase, version }) {
   return html`<section class="agent" data-testid="agent-timeline">
     <h2>Iterations</h2>
     <p>
-      ${agent.status ?? ""}${agent.stopReason ? ` · stopped: ${agent.stopReason}` : ""}${agent.bestDraft !== undefined ? ` · kept draft ${agent.bestDraft}` : ""}
+      ${agent.status ?? ""}${agent.stopReason ? ` · stopped: ${agent.stopReason}` : ""}
+      ${agent.bestDraft !== undefined ? ` · kept draft ${agent.bestDraft}` : ""}
       ${agent.track ? ` · track ${agent.track}` : ""}${agent.durationMs !== undefined ? ` · ${seconds(agent.durationMs)}` : ""}
       ${agent.usage ? ` · ${agent.usage.calls ?? 0} model calls, ${money(agent.usage.costUsd)}` : ""}
     </p>
-    <p class="note">Self-score: the agent's own signal while it ran. Final: the evaluator on each saved draft, scored after the agent finished (never fed back).</p>
+    <p class="note">
+      Self-score: the agent's own signal while it ran. Final: the evaluator on each saved draft, scored after the agent finished (never fed back).
+    </p>
     <${ScoreChart} drafts=${agent.drafts} />
     <table class="compact" data-testid="drafts">
-      <thead><tr><th>draft</th><th>round</th><th>made by</th><th class="num">self-score</th><th class="num">Final</th><th class="num">IFS</th><th>the draft's findings</th><th>start</th></tr></thead>
+      <thead><tr><th>draft</th><th>round</th><th>made by</th><th class="num">self-score</th>
+        <th class="num">Final</th><th class="num">IFS</th><th>the draft's findings</th><th>start</th></tr></thead>
       <tbody>
         ${agent.drafts.map(
           (draft) => html`<tr class=${draft.best ? "best" : ""} data-draft=${draft.id}>
             <td>${draft.id}${draft.best ? " ★" : ""}</td><td>${draft.round}</td>
-            <td>${draft.origin ?? ""}${draft.parent !== undefined ? ` of ${draft.parent}` : ""}${draft.edits ? ` (${draft.edits.applied}/${draft.edits.proposed} edits)` : ""}${
-              draft.error ? html`<div class="no">${draft.error}</div>` : ""
-            }</td>
+            <td>${draft.origin ?? ""}${draft.parent !== undefined ? ` of ${draft.parent}` : ""}
+              ${draft.edits ? ` (${draft.edits.applied}/${draft.edits.proposed} edits)` : ""}${
+                draft.error ? html`<div class="no">${draft.error}</div>` : ""
+              }</td>
             <td class="num">${pct(draft.selfScore)}</td><td class="num">${pct(draft.final)}</td><td class="num">${pct(draft.ifs)}</td>
-            <td>${draft.findings !== undefined ? `${draft.findings}: ` : ""}${draft.topFindings.join(" · ")}${draft.scoreError ? html`<div class="no">scoring: ${draft.scoreError}</div>` : ""}</td>
+            <td>${draft.findings !== undefined ? `${draft.findings}: ` : ""}${draft.topFindings.join(" · ")}
+              ${draft.scoreError ? html`<div class="no">scoring: ${draft.scoreError}</div>` : ""}</td>
             <td>${draft.thumbnail ? html`<${Thumb} src=${`${imageBase}/${draft.thumbnail}`} size="small" />` : ""}</td>
           </tr>`,
         )}
@@ -151,7 +160,9 @@ function AgentTimeline({ agent, cellUrl, imageBase, version }) {
     ${agent.critiques.map(
       (critique) => html`<div class="critique" data-testid="critique">
         <b>${critique.latest ? `latest critique${critique.round !== undefined ? ` (round ${critique.round})` : ""}` : "earlier critique"}</b>
-        <ul>${critique.defects.map((defect) => html`<li>${defect.where ? html`<b>${defect.where}</b>: ` : ""}${defect.problem} — <i>change:</i> ${defect.change}</li>`)}</ul>
+        <ul>${critique.defects.map(
+          (defect) => html`<li>${defect.where ? html`<b>${defect.where}</b>: ` : ""}${defect.problem} — <i>change:</i> ${defect.change}</li>`,
+        )}</ul>
       </div>`,
     )}
     ${agent.drafts.length > 1 ? html`<${Diff} cellUrl=${cellUrl} drafts=${agent.drafts} version=${version} />` : ""}
@@ -174,10 +185,18 @@ export function CellPage({ version, labels, arm, repeat, taskId }) {
   return html`<div data-testid="cell-page">
     <h1>${cell.arm} <span class="sub">repeat ${cell.repeat} · <a href=${`#/task/${cell.taskId}`}>task ${cell.taskId}</a> · ${cell.kind}</span></h1>
     <p class="scores">
-      Final <b>${pct(cell.scores.final)}</b> · IFS ${pct(cell.scores.ifs)} · LFS ${pct(cell.scores.lfs)} · HFS ${pct(cell.scores.hfs)} · VFS ${pct(cell.scores.vfs)}
-      ${cell.successStep !== undefined ? ` · ${cell.successStep} of ${cell.totalSteps} steps passed` : ""} · ${money(cell.costUsd)} · ${cell.tokens} tokens · ${seconds(cell.wallMs)}
+      Final <b>${pct(cell.scores.final)}</b> · IFS ${pct(cell.scores.ifs)} · LFS ${pct(cell.scores.lfs)} · HFS ${pct(cell.scores.hfs)} · VFS ${pct(
+        cell.scores.vfs,
+      )}
+      ${
+        cell.successStep !== undefined ? ` · ${cell.successStep} of ${cell.totalSteps} steps passed` : ""
+      } · ${money(cell.costUsd)} · ${cell.tokens} tokens · ${seconds(cell.wallMs)}
     </p>
-    <p>${cell.failure ? html`first failing step: <${FailureBadge} failure=${cell.failure} labels=${labels} /> <span class="detail">${cell.failure.detail}</span>` : html`<span class="badge ok">passed every step</span>`}</p>
+    <p>${
+      cell.failure
+        ? html`first failing step: <${FailureBadge} failure=${cell.failure} labels=${labels} /> <span class="detail">${cell.failure.detail}</span>`
+        : html`<span class="badge ok">passed every step</span>`
+    }</p>
     ${cell.error ? html`<p class="no">${cell.error}</p>` : ""}
     <p class="sub">page: ${cell.page.made ? (cell.page.origin ?? "made") : "none"}${
       cell.evaluator
@@ -188,7 +207,9 @@ export function CellPage({ version, labels, arm, repeat, taskId }) {
     }</p>
     ${
       cell.trace
-        ? html`<p class="trace" data-testid="trace">trace: <code>${cell.trace.command}</code> <button type="button" onClick=${copy}>${copied ? "copied" : "copy"}</button>
+        ? html`<p class="trace" data-testid="trace">trace: <code>${cell.trace.command}</code> <button type="button" onClick=${copy}>${
+            copied ? "copied" : "copy"
+          }</button>
             <a href=${cell.trace.url} download>download trace.zip</a></p>`
         : html`<p class="sub">no trace.zip</p>`
     }
@@ -196,19 +217,33 @@ export function CellPage({ version, labels, arm, repeat, taskId }) {
       <summary>replay incidents: ${incidents.length === 0 ? "none" : incidents.map(([kind, count]) => `${kind} ×${count}`).join(", ")}</summary>
       ${cell.incidents.loadError ? html`<p class="no">load: ${cell.incidents.loadError}</p>` : ""}
       ${cell.incidents.tornDown ? html`<p class="no">torn down: ${cell.incidents.tornDown}</p>` : ""}
-      <ul>${cell.incidents.list.map((incident) => html`<li><b>${incident.kind}</b>${incident.atMs !== undefined ? ` at ${seconds(incident.atMs)}` : ""}: ${incident.detail}</li>`)}</ul>
+      <ul>${cell.incidents.list.map(
+        (incident) => html`<li><b>${incident.kind}</b>${incident.atMs !== undefined ? ` at ${seconds(incident.atMs)}` : ""}: ${incident.detail}</li>`,
+      )}</ul>
     </details>
     ${cell.problems.length > 0 ? html`<p class="warning">unreadable records: ${cell.problems.join("; ")}</p>` : ""}
     <h2>Steps <span class="sub">checkpoint · page · video (aligned state)</span></h2>
-    <div class="steps" data-testid="steps">${cell.steps.map((step) => html`<${Step} key=${step.index} step=${step} labels=${labels} failure=${cell.failure} />`)}</div>
+    <div class="steps" data-testid="steps">${cell.steps.map(
+      (step) => html`<${Step} key=${step.index} step=${step} labels=${labels} failure=${cell.failure} />`,
+    )}</div>
     ${
       cell.selfCheck
-        ? html`<section class="selfcheck"><h2>Self-check <span class="sub">${pct(cell.selfCheck.selfScore)} (behaviour ${pct(cell.selfCheck.behaviour)}, appearance ${pct(
-            cell.selfCheck.appearance,
-          )})</span></h2>
+        ? html`<section class="selfcheck">
+            <h2>Self-check <span class="sub">${pct(cell.selfCheck.selfScore)} (behaviour ${pct(cell.selfCheck.behaviour)}, appearance ${pct(
+              cell.selfCheck.appearance,
+            )})</span></h2>
             <ul>${cell.selfCheck.findings.slice(0, 12).map((finding) => html`<li><b>${finding.kind}</b>: ${finding.message}</li>`)}</ul></section>`
         : ""
     }
-    ${cell.agent ? html`<${AgentTimeline} agent=${cell.agent} cellUrl=${cellUrl} imageBase=${`/img/${encodeURIComponent(arm)}/${repeat}/${taskId}`} version=${version} />` : ""}
+    ${
+      cell.agent
+        ? html`<${AgentTimeline}
+            agent=${cell.agent}
+            cellUrl=${cellUrl}
+            imageBase=${`/img/${encodeURIComponent(arm)}/${repeat}/${taskId}`}
+            version=${version}
+          />`
+        : ""
+    }
   </div>`;
 }

@@ -83,7 +83,12 @@ export function SortableTable({ columns, rows, initialSort, rowKey, className, t
   return html`<table class=${className ?? ""} data-testid=${testId}>
     <thead><tr>${columns.map(header)}</tr></thead>
     <tbody>
-      ${sorted.map((row) => html`<tr key=${rowKey(row)} data-row=${rowKey(row)}>${columns.map((column) => html`<td class=${column.className ?? ""}>${column.render(row)}</td>`)}</tr>`)}
+      ${sorted.map(
+        (row) =>
+          html`<tr key=${rowKey(row)} data-row=${rowKey(row)}>
+            ${columns.map((column) => html`<td class=${column.className ?? ""}>${column.render(row)}</td>`)}
+          </tr>`,
+      )}
     </tbody>
   </table>`;
 }

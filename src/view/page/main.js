@@ -59,7 +59,10 @@ function App() {
         <a href="#/#failures">What failed</a>
       </nav>
       <span class="progress" data-testid="progress">${progress}</span>
-      <span class=${`live ${live ? "on" : "off"}`} title=${live ? "following new cells" : "not following (the server stopped or live mode is off)"}>${live ? "● live" : "○"}</span>
+      <span
+        class=${`live ${live ? "on" : "off"}`}
+        title=${live ? "following new cells" : "not following (the server stopped or live mode is off)"}
+      >${live ? "● live" : "○"}</span>
     </header>
     ${info.tasksProblem ? html`<p class="warning">${info.tasksProblem}</p>` : ""}
     <main>${body}</main>

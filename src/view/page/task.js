@@ -50,7 +50,14 @@ export function TaskPage({ run, version, labels, taskId, query }) {
       )}
     </ol>
     <h2>Cells</h2>
-    <${SortableTable} columns=${columns} rows=${cells} rowKey=${(cell) => cell.id} initialSort=${{ key: "arm", descending: false }} className="cells" testId="task-cells" />
+    <${SortableTable}
+      columns=${columns}
+      rows=${cells}
+      rowKey=${(cell) => cell.id}
+      initialSort=${{ key: "arm", descending: false }}
+      className="cells"
+      testId="task-cells"
+    />
     <h2>Side by side</h2>
     <div class="filters">
       <fieldset class="arm-filter">
@@ -69,14 +76,20 @@ export function TaskPage({ run, version, labels, taskId, query }) {
       }
     </div>
     <table class="side" data-testid="side-by-side">
-      <thead><tr><th>step</th><th>checkpoint</th>${side.map((cell) => html`<th><a href=${cellHash(cell)}>${cell.arm}</a> <span class="sub">${pct(cell.final)}</span></th>`)}</tr></thead>
+      <thead><tr><th>step</th><th>checkpoint</th>
+        ${side.map((cell) => html`<th><a href=${cellHash(cell)}>${cell.arm}</a> <span class="sub">${pct(cell.final)}</span></th>`)}
+      </tr></thead>
       <tbody>
         ${rows.map((shot) => {
           const action = shot > 0 ? task.actions[shot - 1] : undefined;
           const checkpoint = shot === 0 ? (task.checkpoints > 0 ? 0 : null) : action?.checkpoint;
           return html`<tr>
             <td class="step-label">${action ? html`<b>${shot}. ${action.type}</b><div class="sub">${action.description}</div>` : html`<b>start</b>`}</td>
-            <td>${checkpoint !== null && checkpoint !== undefined ? html`<${Thumb} src=${`/img/checkpoint/${task.id}/${checkpoint}`} size="small" caption=${`step_${checkpoint}`} />` : html`<span class="sub">no checkpoint</span>`}</td>
+            <td>${
+              checkpoint !== null && checkpoint !== undefined
+                ? html`<${Thumb} src=${`/img/checkpoint/${task.id}/${checkpoint}`} size="small" caption=${`step_${checkpoint}`} />`
+                : html`<span class="sub">no checkpoint</span>`
+            }</td>
             ${side.map((cell) => {
               const failing = cell.failure && cell.failure.step === shot - 1;
               if (shot > cell.executedSteps)
