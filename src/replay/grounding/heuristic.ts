@@ -203,19 +203,24 @@ interface Choice {
   failed?: string;
 }
 
-/** Text path: the best-named elements, ties broken by look (in the score) and then by place (lenient). */
-async function chooseByName(pool: ScoredElement[], parts: DescriptionParts, context: GroundingContext, basis: string): Promise<Choice> {
-  const best = pool[0]!;
-  const peers = pool.filter((scored) => scored.score >= best.score - TIE);
-  const placed = await narrowByPlacement({
+/** The peers narrowed by the place and neighbours the description names (strict: a place that singles out none fails). */
+function placeAmong(peers: ScoredElement[], parts: DescriptionParts, context: GroundingContext, strict: boolean) {
+  return narrowByPlacement({
     items: peers,
     elementOf: (scored) => scored.element,
     neighbourInContext: (scored) => scored.neighbourInContext,
     parts,
     blocks: () => context.textBlocks?.() ?? Promise.resolve([]),
     allElements: context.elements,
-    strict: false,
+    strict,
   });
+}
+
+/** Text path: the best-named elements, ties broken by look (in the score) and then by place (lenient). */
+async function chooseByName(pool: ScoredElement[], parts: DescriptionParts, context: GroundingContext, basis: string): Promise<Choice> {
+  const best = pool[0]!;
+  const peers = pool.filter((scored) => scored.score >= best.score - TIE);
+  const placed = await placeAmong(peers, parts, context, false);
   const chosen = placed.items[0] ?? best;
   const tie =
     peers.length > 1 ? `; ${peers.length} fit equally well${placed.notes.length ? `: ${placed.notes.join(", ")}` : ", the first in reading order"}` : "";
@@ -246,15 +251,7 @@ async function chooseByKind(
     if (pool.length === 1) return { chosen: best, why: `no element's words name it; the only ${kind} on the page ${describe(best.element)}` };
     return undefined;
   }
-  const placed = await narrowByPlacement({
-    items: peers,
-    elementOf: (scored) => scored.element,
-    neighbourInContext: (scored) => scored.neighbourInContext,
-    parts,
-    blocks: () => context.textBlocks?.() ?? Promise.resolve([]),
-    allElements: context.elements,
-    strict: true,
-  });
+  const placed = await placeAmong(peers, parts, context, true);
   const basis =
     `no element's words name it; by kind (${kind}: ${pool.length} visible` +
     `${peers.length < pool.length ? `, ${peers.length} with the look described` : ""})`;
