@@ -78,7 +78,13 @@ async function main(): Promise<number> {
   });
   console.log(`\n${calibrationTable(tasks, rows)}`);
   const ladder = withLadder ? analyseLadder(tasks, rows) : undefined;
-  if (ladder) console.log(`\n${ladder.table}`);
+  if (ladder) {
+    console.log(`\n${ladder.table}`);
+    // Every judged step of the ladder with the judge's verdict and the deserved one, for whoever looks into a disagreement.
+    const stepsFile = path.join(resultDir, "ladder-steps.json");
+    fs.writeFileSync(stepsFile, `${JSON.stringify(ladder.judged, null, 2)}\n`);
+    console.log(`the ladder's ${ladder.judged.length} judged steps: ${stepsFile}`);
+  }
   console.log(
     `\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; ` +
       `visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`,

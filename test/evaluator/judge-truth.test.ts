@@ -113,6 +113,36 @@ describe("a change without new text: a selection moves between options", () => {
     expect(verdict.evidence?.decidedBy).toBe("location");
   });
 
+  it("No for a page that swallows the click: only the pointer's hover shows at the option, far less than the selection", async () => {
+    // Large options, so that the hover's ring alone is a change (a small radio's hover is below the judge's threshold).
+    const large = RADIOS.replace("input{width:20px;height:20px}", "input{width:40px;height:40px}");
+    const truth = await around(large, choose);
+    const swallowed = await around(large, async (p) => {
+      await p.evaluate(() => document.getElementById("exp")!.addEventListener("click", (event) => event.preventDefault()));
+      await choose(p);
+    });
+    expect(swallowed.after.png.equals(swallowed.before.png)).toBe(false);
+    const verdict = await verdictOf(assertion, truth, swallowed);
+    expect(verdict.result, verdict.think).toBe("No");
+    expect(verdict.evidence?.decidedBy).toBe("extent");
+  });
+
+  it("Yes for a page that marks the choice its own way, next to the option and of comparable size", async () => {
+    const truth = await around(RADIOS, choose);
+    const ownWay = await around(RADIOS, async (p) => {
+      await p.evaluate(() => {
+        const option = document.getElementById("exp")!;
+        option.addEventListener("click", (event) => {
+          event.preventDefault();
+          option.parentElement!.insertAdjacentHTML("beforeend", '<b style="display:inline-block;width:26px;height:18px;background:#333"></b>');
+        });
+      });
+      await choose(p);
+    });
+    const verdict = await verdictOf(assertion, truth, ownWay);
+    expect(verdict.result, verdict.think).toBe("Yes");
+  });
+
   it("No for a page where nothing happens", async () => {
     const truth = await around(RADIOS, choose);
     const verdict = await verdictOf(assertion, truth, await around(RADIOS, async () => {}));

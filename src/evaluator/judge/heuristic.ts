@@ -20,8 +20,10 @@
  *      on the candidate's screen;
  *   4. the true page changed without showing anything named as new (a selection, a focus, a
  *      colour, an icon, a panel opening): the candidate's change is not of the same kind —
- *      not near the named thing where the truth's was, far smaller than the truth's, or
- *      without any colour the truth's change brought.
+ *      not near the named thing where the truth's was, far smaller than the truth's (by
+ *      share of the screen when the truth's change is big, by changed pixels when it is
+ *      small: a hover or a focus ring is not a selection), or without any colour the
+ *      truth's change brought.
  * Literals the true page itself cannot be read to show ("unread") decide nothing.
  *
  * Without recorded states (the benchmark's own tasks keep checkpoints only after flagged
@@ -47,14 +49,19 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
   literalSimilarity: OCR_READING_SETTINGS.literalSimilarity,
   /** A truth change this large (share of the screen) is a big one: a panel opening, a picture enlarged. */
   bigChange: 0.05,
-  /** A candidate whose change is below this share of a big truth change did not make that change. */
+  /** A candidate whose change is below this share of the truth's change (by screen share, or by pixels) did not make that change. */
   minExtentRatio: 0.25,
+  /**
+   * Below this many changed pixels the truth's change is not measured against the
+   * candidate's by size: a caret or a one-glyph change is as small as a hover.
+   */
+  minLocalTruthPixels: 4 * MIN_CHANGED_PIXELS,
   /** A colour counts as brought by the candidate's change at this share of its changed pixels. */
   candidateColourShare: 0.1,
 });
 
-/** Version 2: the true page's change as evidence, and the candidate's screen text beside OCR. */
-export const HEURISTIC_RULES_VERSION = "2";
+/** Version 2: the true page's change as evidence, and the candidate's screen text beside OCR. Version 3: a small change is measured by size too. */
+export const HEURISTIC_RULES_VERSION = "3";
 
 export { impliesChange };
 
@@ -244,6 +251,14 @@ export function createHeuristicJudge(): AssertionJudge {
     }
     if (truth.changedFraction >= settings.bigChange && candidate.changedFraction < settings.minExtentRatio * truth.changedFraction) {
       return verdict("No", "extent", `the true page changed ${pct(truth.changedFraction)} of the screen; the candidate only ${pct(candidate.changedFraction)}`);
+    }
+    // A small change too has its size: a hover or a focus ring next to the control is not the selection or mark the truth shows.
+    if (truth.changedPixels >= settings.minLocalTruthPixels && candidate.changedPixels < settings.minExtentRatio * truth.changedPixels) {
+      return verdict(
+        "No",
+        "extent",
+        `the true page's change covers ${truth.changedPixels} pixels; the candidate's only ${candidate.changedPixels} (a lesser change: a hover or a focus ring)`,
+      );
     }
     if (truth.colours.length > 0) {
       const brought = new Set(candidate.colours);
