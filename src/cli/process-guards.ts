@@ -21,6 +21,17 @@ let installed = false;
  */
 export const STOP_GRACE_MS = 5_000;
 
+/**
+ * Queue mode's last resort once its command is done (`iwr run --queue`, `iwr worker`): after
+ * Redis went away, BullMQ can leave timers behind (a job's lock renewal, retried for ever;
+ * the watchdog of a blocking wait for jobs) that keep the process alive. The timer set here
+ * does not hold the process itself: it fires only if something else still does, and ends it
+ * with its exit code. Only in the real command (tests call main() in their own process).
+ */
+export function exitIfStillRunningAfter(ms: number): void {
+  if (installed) setTimeout(() => process.exit(), ms).unref();
+}
+
 export function installProcessGuards(): void {
   if (installed) return;
   installed = true;

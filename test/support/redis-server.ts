@@ -10,7 +10,8 @@ import { findRedisServer } from "../../src/setup/find-tools.ts";
 export interface RedisServer {
   url: string;
   port: number;
-  stop(): Promise<void>;
+  /** Ends the server (SIGTERM by default; SIGKILL for a crash) and resolves once it has exited. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -24,11 +25,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+/** A redis-server on a free port, or on `port` (a Redis restarted where its clients look for it). */
+export async function startRedisServer(port?: number): Promise<RedisServer> {
   const binary = findRedisServer();
   if (!binary)
     throw new Error("redis-server not found: run `node bin/iwr.js setup` (as root on Debian it installs the redis-server package) or set IWR_REDIS_SERVER");
-  const port = await freePort();
+  port ??= await freePort();
   const child: ChildProcess = spawn(binary, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -50,11 +52,11 @@ export async function startRedisServer(): Promise<RedisServer> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop: () =>
+    stop: (signal = "SIGTERM") =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once("exit", () => resolve());
-        child.kill("SIGTERM");
+        child.kill(signal);
       }),
   };
 }

@@ -5,7 +5,7 @@ import type { RunEvent } from "../../experiment/run.ts";
 import { checkOutputFolder } from "../../files/output-folder.ts";
 import { exitCodeForRun } from "../exit-codes.ts";
 import { positiveInteger } from "../options.ts";
-import { STOP_GRACE_MS } from "../process-guards.ts";
+import { exitIfStillRunningAfter, STOP_GRACE_MS } from "../process-guards.ts";
 
 function judgeRepeats(text: string): number {
   const value = positiveInteger(text);
@@ -156,6 +156,7 @@ export function registerRunCommand(program: Command): void {
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
+        if (options.queue) exitIfStillRunningAfter(2_000);
       }
     });
 

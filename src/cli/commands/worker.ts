@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { EXIT_CODES } from "../exit-codes.ts";
 import { positiveInteger } from "../options.ts";
+import { exitIfStillRunningAfter, STOP_GRACE_MS } from "../process-guards.ts";
 
 interface WorkerCommandOptions {
   queue: string;
@@ -29,10 +30,12 @@ export function registerWorkerCommand(program: Command): void {
         evaluate: options.evaluate,
         stallMs: options.stallMs,
         say: (line) => console.error(line),
+        stopGraceMs: STOP_GRACE_MS,
       });
       const onSignal = (signal: NodeJS.Signals) => {
         console.error(
-          `${signal}: the worker stops taking jobs; the ones in progress finish (a second signal exits at once, and their jobs are taken up again elsewhere)`,
+          `${signal}: the worker stops taking jobs; the ones in progress finish (while Redis is unreachable, within ${STOP_GRACE_MS / 1000} s; ` +
+            "a second signal exits at once, and their jobs are taken up again elsewhere)",
         );
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
@@ -42,10 +45,14 @@ export function registerWorkerCommand(program: Command): void {
       };
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
-      const stop = await worker.run();
-      if (stop.reason === "refused") {
-        console.error(`worker: refused: ${stop.message}`);
-        process.exitCode = EXIT_CODES.usage;
+      try {
+        const stop = await worker.run();
+        if (stop.reason === "refused") {
+          console.error(`worker: refused: ${stop.message}`);
+          process.exitCode = EXIT_CODES.usage;
+        }
+      } finally {
+        exitIfStillRunningAfter(2_000);
       }
     });
 }

@@ -8,10 +8,12 @@
  * It returns the same summary as an in-process run, so the same report follows.
  *
  * Stopping the coordinator (SIGINT) stops the waiting, not the work: queued jobs stay, and
- * running the coordinator again collects what the workers finished meanwhile.
+ * running the coordinator again collects what the workers finished meanwhile. That holds
+ * while Redis is down too: every wait on Redis is raced against the stop and against
+ * RedisLink giving up on a Redis lost for IWR_QUEUE_REDIS_GIVE_UP_MS, which ends the run
+ * with an error (exit 3) saying the finished cells are kept and a rerun resumes.
  */
 import { type Job, Queue } from "bullmq";
-import { errorMessage } from "../../errors.ts";
 import { writeFileAtomic } from "../../files/atomic.ts";
 import { lockFolder } from "../../files/folder-lock.ts";
 import { redactString } from "../../log/redact.ts";
@@ -21,7 +23,7 @@ import { CellTally } from "../cell-tally.ts";
 import type { ExperimentConfig } from "../config.ts";
 import { abandonedCellRecord, type ExperimentPlan, planExperiment, preflightModels, writeRunRecord } from "../plan.ts";
 import { type RunEvent, type RunSummary, summaryOf } from "../run.ts";
-import { checkRedisReachable, displayRedisURL, redisOptionsOf } from "./connection.ts";
+import { checkRedisReachable, displayRedisURL, queueErrorListener, RedisLink, redisGiveUpMs, settledWithin } from "./connection.ts";
 import { type CellJob, cellJobId, cellJobOptions, EVALUATE_QUEUE, GENERATE_QUEUE } from "./jobs.ts";
 
 export interface QueueRunOptions {
@@ -36,6 +38,8 @@ export interface QueueRunOptions {
   signal?: AbortSignal;
   /** How often the run folder and the queues are looked at (default 500 ms). */
   pollMs?: number;
+  /** How long a Redis lost mid-run is waited for (default: redisGiveUpMs(), from IWR_QUEUE_REDIS_GIVE_UP_MS). */
+  redisGiveUpMs?: number;
 }
 
 const UNFINISHED_STATES = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
@@ -55,12 +59,13 @@ async function stateOf(queue: Queue, id: string): Promise<{ state: string; job?:
 
 export async function runExperimentOnQueue(config: ExperimentConfig, options: QueueRunOptions): Promise<RunSummary> {
   const started = Date.now();
+  const giveUpMs = options.redisGiveUpMs ?? redisGiveUpMs();
   await checkRedisReachable(options.queueUrl);
   const plan = await planExperiment(config);
   // The coordinator holds the run folder for its workers: another coordinator or an in-process run on it is refused.
   const lock = lockFolder(plan.files.dir, { name: RUN_LOCK, command: `iwr run ${config.file} --queue`, what: "run folder" });
   try {
-    return await coordinate(plan, config, options, started);
+    return await coordinate(plan, config, { ...options, redisGiveUpMs: giveUpMs }, started);
   } finally {
     lock.release();
   }
@@ -82,10 +87,17 @@ async function coordinate(plan: ExperimentPlan, config: ExperimentConfig, option
   if (pending.length === 0) return summaryOf(plan, plan.order, tally.records, tally.skipped);
   await preflightModels(plan, pending);
 
-  const connection = redisOptionsOf(options.queueUrl);
+  const link = new RedisLink(options.queueUrl, {
+    giveUpMs: options.redisGiveUpMs ?? redisGiveUpMs(),
+    say,
+    afterGiveUp:
+      `The coordinator stops: the cells finished so far are kept in ${plan.files.dir}, ` +
+      `and once Redis is back, iwr run ${config.file} --queue ${displayRedisURL(options.queueUrl)} resumes the run from them.`,
+  });
+  const connection = link.options;
   const generateQueue = new Queue(GENERATE_QUEUE, { connection });
   const evaluateQueue = new Queue(EVALUATE_QUEUE, { connection });
-  for (const queue of [generateQueue, evaluateQueue]) queue.on("error", (error) => say(`queue error: ${errorMessage(error)}`));
+  for (const queue of [generateQueue, evaluateQueue]) queue.on("error", queueErrorListener("queue", say));
   const attempts = options.attempts ?? 3;
   const idOf = (key: string) => cellJobId(plan.runKey, plan.files.dir, key);
   const newRecord = (key: string) => {
@@ -109,9 +121,12 @@ async function coordinate(plan: ExperimentPlan, config: ExperimentConfig, option
     await generateQueue.add("generate", data, cellJobOptions(idOf(key), attempts));
   };
   const requeued = new Set<string>();
-  try {
+  // Set once the coordinator stops waiting: a wait() still blocked on Redis does nothing more when it wakes.
+  let over = false;
+  const wait = async () => {
     for (const key of pending) {
       const jobs = await statesOf(key);
+      if (over) return;
       // A job of this cell still under way (an earlier coordinator queued it): wait for it.
       if (UNFINISHED_STATES.has(jobs.generate.state) || UNFINISHED_STATES.has(jobs.evaluate.state)) continue;
       // Jobs that ended without leaving the record wanted: queue the cell afresh.
@@ -134,7 +149,7 @@ async function coordinate(plan: ExperimentPlan, config: ExperimentConfig, option
       await writeFileAtomic(recordFileOf(plan, key), `${redactString(JSON.stringify(record, null, 2))}\n`);
       note(key, record);
     };
-    while (outstanding.size > 0 && !options.signal?.aborted) {
+    while (outstanding.size > 0 && !options.signal?.aborted && !over) {
       for (const key of [...outstanding]) {
         const record = newRecord(key);
         if (record) note(key, record);
@@ -143,6 +158,7 @@ async function coordinate(plan: ExperimentPlan, config: ExperimentConfig, option
         lastStateCheck = Date.now();
         for (const key of [...outstanding]) {
           const jobs = await statesOf(key);
+          if (over) return;
           if (UNFINISHED_STATES.has(jobs.generate.state) || UNFINISHED_STATES.has(jobs.evaluate.state)) continue;
           // Read after the states: a job that completed has written its record first.
           const record = newRecord(key);
@@ -190,9 +206,27 @@ async function coordinate(plan: ExperimentPlan, config: ExperimentConfig, option
       }
       if (outstanding.size > 0) await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
     }
+  };
+  // BullMQ's calls wait for a lost Redis forever: the waiting ends on a stop signal, or with link.lost's error once Redis is given up on.
+  const stopped = new Promise<void>((resolve) => {
+    if (options.signal?.aborted) resolve();
+    options.signal?.addEventListener("abort", () => resolve(), { once: true });
+  });
+  try {
+    await Promise.race([wait(), stopped, link.lost]);
   } finally {
-    await generateQueue.close();
-    await evaluateQueue.close();
+    over = true;
+    link.close();
+    await Promise.all([generateQueue, evaluateQueue].map((queue) => closeQueue(queue, link.down)));
   }
   return summaryOf(plan, plan.order, tally.records, tally.skipped);
+}
+
+/**
+ * Closes a queue's connection: politely while Redis answers (given 3 s), else at once (a
+ * polite close waits for a lost Redis forever; the queued jobs are in Redis either way).
+ */
+async function closeQueue(queue: Queue, redisDown: boolean): Promise<void> {
+  if (!redisDown && (await settledWithin(queue.close(), 3_000))) return;
+  await settledWithin(queue.disconnect(), 300);
 }

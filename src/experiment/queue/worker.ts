@@ -13,6 +13,12 @@
  * eval.json that scored the same page is kept), so a job taken up again after its worker
  * died (BullMQ's stalled-job check) redoes only what had not finished. A job that fails on
  * its last attempt leaves the cell's record, failed, with the error.
+ *
+ * Redis lost mid-run is reconnected to with a bounded back-off (RedisLink). Stopping while
+ * Redis is down gives the jobs in progress a grace period for their work in the run folder,
+ * then cancels them and closes at once (BullMQ's polite close would wait for Redis forever);
+ * their jobs are taken up again once Redis is back. A Redis unreachable for
+ * IWR_QUEUE_REDIS_GIVE_UP_MS stops the worker the same way, with an error (exit 3).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -24,7 +30,7 @@ import { CellOutcomeSchema, type CellRecord, readCellRecord } from "../../result
 import { type CellRunner, openCellRunner } from "../cell-runner.ts";
 import { loadExperimentConfig } from "../config.ts";
 import { abandonedCellRecord, type ExperimentPlan, planExperiment } from "../plan.ts";
-import { checkRedisReachable, redisOptionsOf } from "./connection.ts";
+import { checkRedisReachable, queueErrorListener, RedisLink, redisGiveUpMs, settledWithin } from "./connection.ts";
 import { type CellJob, CellJobSchema, cellJobId, cellJobOptions, EVALUATE_QUEUE, GENERATE_QUEUE } from "./jobs.ts";
 
 export interface QueueWorkerOptions {
@@ -39,9 +45,14 @@ export interface QueueWorkerOptions {
   statesCacheDir?: string;
   /** A line for the person running the worker (job started, finished, refused). */
   say: (line: string) => void;
+  /** How long a Redis lost mid-run is waited for (default: redisGiveUpMs(), from IWR_QUEUE_REDIS_GIVE_UP_MS). */
+  redisGiveUpMs?: number;
+  /** Stopping while Redis is down: how long jobs in progress may take to finish before they are cancelled (default 5 s). */
+  stopGraceMs?: number;
 }
 
 export type WorkerStop = { reason: "stopped" } | { reason: "refused"; message: string };
+type Stop = WorkerStop | { reason: "redis lost"; error: unknown };
 
 interface RunContext {
   plan: ExperimentPlan;
@@ -112,8 +123,10 @@ export class QueueWorker {
   private readonly controller = new AbortController();
   private workers: Worker[] = [];
   private evaluateQueue: Queue | undefined;
-  private stopped: ((stop: WorkerStop) => void) | undefined;
-  private readonly done: Promise<WorkerStop>;
+  /** The job functions running now, for a stop while Redis is down to wait for. */
+  private readonly running = new Set<Promise<unknown>>();
+  private stopped: ((stop: Stop) => void) | undefined;
+  private readonly done: Promise<Stop>;
 
   constructor(options: QueueWorkerOptions) {
     this.options = options;
@@ -122,10 +135,19 @@ export class QueueWorker {
 
   /** Connects and takes jobs; resolves when the worker has stopped (`stop()`, or a refused job). */
   async run(): Promise<WorkerStop> {
+    const giveUpMs = this.options.redisGiveUpMs ?? redisGiveUpMs();
     await checkRedisReachable(this.options.queueUrl);
-    const connection = redisOptionsOf(this.options.queueUrl);
+    const link = new RedisLink(this.options.queueUrl, {
+      giveUpMs,
+      say: this.options.say,
+      afterGiveUp:
+        "This worker stops: the cells it finished are kept in their run folder, its unfinished jobs are taken up again once Redis is back, " +
+        "and a coordinator that stopped too resumes the run when run again.",
+    });
+    link.lost.catch((error: unknown) => this.stopped?.({ reason: "redis lost", error }));
+    const connection = link.options;
     this.evaluateQueue = new Queue(EVALUATE_QUEUE, { connection });
-    this.evaluateQueue.on("error", (error) => this.options.say(`queue error: ${errorMessage(error)}`));
+    this.evaluateQueue.on("error", queueErrorListener("queue", this.options.say));
     // Named so each job records which worker ran it (BullMQ processedBy).
     const common = {
       connection,
@@ -135,28 +157,53 @@ export class QueueWorker {
       maxStalledCount: 2,
     };
     this.workers = [
-      new Worker(GENERATE_QUEUE, (job: Job, token?: string) => this.generateJob(job, token), { ...common, concurrency: this.options.generate }),
-      new Worker(EVALUATE_QUEUE, (job: Job, token?: string) => this.evaluateJob(job, token), { ...common, concurrency: this.options.evaluate }),
+      new Worker(GENERATE_QUEUE, (job: Job, token?: string) => this.track(this.generateJob(job, token)), { ...common, concurrency: this.options.generate }),
+      new Worker(EVALUATE_QUEUE, (job: Job, token?: string) => this.track(this.evaluateJob(job, token)), { ...common, concurrency: this.options.evaluate }),
     ];
-    for (const worker of this.workers) worker.on("error", (error) => this.options.say(`worker error: ${errorMessage(error)}`));
+    for (const worker of this.workers) worker.on("error", queueErrorListener("worker", this.options.say));
     this.options.say(
       `worker ${process.pid}: taking jobs from ${GENERATE_QUEUE} (${this.options.generate} at once) and ${EVALUATE_QUEUE} (${this.options.evaluate} at once)`,
     );
     const stop = await this.done;
-    await this.close();
+    await this.close(link);
+    if (stop.reason === "redis lost") throw stop.error;
     return stop;
   }
 
-  /** Stops taking jobs; the ones in progress finish first. */
+  /** Stops taking jobs; the ones in progress finish first (while Redis is down, for a grace period). */
   stop(): void {
     this.stopped?.({ reason: "stopped" });
   }
 
-  private async close(): Promise<void> {
-    // Jobs in progress finish as they would have (an agent is not cut short into a failed cell); then the runners close.
-    await Promise.all(this.workers.map((worker) => worker.close()));
+  private track<T>(job: Promise<T>): Promise<T> {
+    this.running.add(job);
+    const untrack = () => void this.running.delete(job);
+    job.then(untrack, untrack);
+    return job;
+  }
+
+  private async close(link: RedisLink): Promise<void> {
+    // While Redis answers, jobs in progress finish as they would have (an agent is not cut short into a failed cell), and the queue hears of it.
+    const closing = link.down ? undefined : Promise.all(this.workers.map((worker) => worker.close()));
+    const closed = closing !== undefined && (await Promise.race([closing.then(() => true), link.untilDown().then(() => false)]));
+    if (!closed) {
+      // Redis is gone, and BullMQ's polite close would wait for it forever. Jobs in progress get the grace period to finish
+      // their work in the run folder; then they are cancelled, and the connections dropped. Their jobs' locks expire, so the
+      // queue hands them out again once Redis is back (a finished cell's record is kept by the job run again).
+      const graceMs = this.options.stopGraceMs ?? 5_000;
+      if (this.running.size > 0)
+        this.options.say(`Redis is unreachable: ${this.running.size} job(s) in progress get ${graceMs / 1000} s to finish, then this worker stops`);
+      await settledWithin(Promise.allSettled([...this.running]), graceMs);
+      this.controller.abort();
+      // A forced close drops the connections at once; after a polite close began, only a disconnect does.
+      await Promise.all(
+        this.workers.map(async (worker) => (await settledWithin(worker.close(true), 2_000)) || (await settledWithin(worker.disconnect(), 300))),
+      );
+    }
+    link.close();
     this.controller.abort();
-    await this.evaluateQueue?.close();
+    if (this.evaluateQueue && (link.down || !(await settledWithin(this.evaluateQueue.close(), 3_000))))
+      await settledWithin(this.evaluateQueue.disconnect(), 300);
     for (const context of this.contexts.values()) await (await context.catch(() => undefined))?.runner.close();
   }
 
