@@ -257,7 +257,8 @@ export function createHeuristicJudge(): AssertionJudge {
       return verdict(
         "No",
         "extent",
-        `the true page's change covers ${truth.changedPixels} pixels; the candidate's only ${candidate.changedPixels} (a lesser change: a hover or a focus ring)`,
+        `the true page's change covers ${truth.changedPixels} pixels; ` +
+          `the candidate's only ${candidate.changedPixels} (a lesser change: a hover or a focus ring)`,
       );
     }
     if (truth.colours.length > 0) {
