@@ -196,20 +196,32 @@ interface ReplayedAndJudged {
 /**
  * Reference checkpoints are read by OCR while the replay waits (the text cache keeps
  * them), one as each evalpoint is taken: read all at once they would take the CPUs from
- * the page while it opens. `rest()` reads any the replay did not reach.
+ * the page while it opens. `rest()` reads any the replay did not reach. `stop()` ends the
+ * prefetching with the task: a checkpoint whose file arrives later is not read. Why: these
+ * readings are not awaited, and one asked for after the command shut OCR down (a page that
+ * never loaded ends its task at once, its last task's checkpoints still being fetched)
+ * started a new pool of OCR workers that nobody closed, and held `iwr evaluate` open for
+ * good after its report.
  */
-function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position: number): void; rest(): void } {
+function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position: number): void; rest(): void; stop(): void } {
   const started = new Set<number>();
+  let stopped = false;
   const at = (position: number): void => {
     const checkpoint = checkpointPaths[position];
-    if (checkpoint === undefined || started.has(position)) return;
+    if (stopped || checkpoint === undefined || started.has(position)) return;
     started.add(position);
     void fsp
       .readFile(checkpoint)
-      .then((png) => readImageText(png))
+      .then((png) => (stopped ? undefined : readImageText(png)))
       .catch(() => undefined);
   };
-  return { at, rest: () => checkpointPaths.forEach((_, position) => void at(position)) };
+  return {
+    at,
+    rest: () => checkpointPaths.forEach((_, position) => void at(position)),
+    stop: () => {
+      stopped = true;
+    },
+  };
 }
 
 async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayDeterminism): Promise<ReplayedAndJudged> {
@@ -261,12 +273,20 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       scrollbars: profileRules(evaluator.profile).scrollbars,
       ...(determinism.seeded && task.truth.determinism ? { determinism: task.truth.determinism } : {}),
     });
+  } catch (error) {
+    // The task fails here: nothing is left to read ahead for it.
+    prefetch.stop();
+    throw error;
   } finally {
     prefetch.rest();
   }
   const judgeStarted = Date.now();
-  const assertions = await queue.settled();
-  return { replay: hosted.replay, assertions, closed: hosted.closed, timings: { ...hosted.timings, judgeWaitMs: Date.now() - judgeStarted } };
+  try {
+    const assertions = await queue.settled();
+    return { replay: hosted.replay, assertions, closed: hosted.closed, timings: { ...hosted.timings, judgeWaitMs: Date.now() - judgeStarted } };
+  } finally {
+    prefetch.stop();
+  }
 }
 
 export async function evaluateTask(options: EvaluateTaskOptions): Promise<TaskEvaluation> {

@@ -116,29 +116,66 @@ async function startTesseractJsWorker(layout: OcrLayout): Promise<Worker> {
   return worker;
 }
 
-/** Readings wait here for the first idle worker, in the order they were asked for. */
+/**
+ * Readings wait here for the first idle worker, in the order they were asked for.
+ *
+ * Closed, the pool refuses readings instead of handing out its terminated workers. Why:
+ * readings outlive the work that asked for them (the evaluator reads a task's checkpoints
+ * ahead, unawaited, and a page that never loads ends its task while they queue), so some
+ * still wait or run when the command ends and shuts OCR down. tesseract.js sends a job to
+ * a terminated worker from an unawaited async function, an unhandled rejection ("Cannot
+ * read properties of null (reading 'postMessage')") that ended `iwr evaluate` with exit
+ * code 3 after its report; and a job already sent is never answered once its worker is
+ * gone. So closing fails the waiting readings and those in flight, and later ones fail
+ * at once, each with an error their callers handle.
+ */
 class WorkerPool {
   private readonly idle: Worker[];
-  private readonly waiting: Array<(worker: Worker) => void> = [];
+  private readonly waiting: Array<{ resolve: (worker: Worker) => void; reject: (error: unknown) => void }> = [];
+  private closed = false;
+  private markClosed: (error: IwrError) => void = () => undefined;
+  /** Rejects when the pool closes: what a reading in flight is raced against. */
+  private readonly closing: Promise<never>;
 
   constructor(private readonly workers: readonly Worker[]) {
     this.idle = [...workers];
+    this.closing = new Promise<never>((_, reject) => {
+      this.markClosed = reject;
+    });
+    // Handled here too: the pool may close with no reading in flight to race it.
+    this.closing.catch(() => undefined);
   }
 
   async run<T>(job: (worker: Worker) => Promise<T>): Promise<T> {
-    const worker = this.idle.pop() ?? (await new Promise<Worker>((resolve) => this.waiting.push(resolve)));
+    if (this.closed) throw closedPoolError();
+    const worker = this.idle.pop() ?? (await new Promise<Worker>((resolve, reject) => this.waiting.push({ resolve, reject })));
     try {
-      return await job(worker);
+      // A waiter handed a worker just before the pool closed.
+      if (this.closed) throw closedPoolError();
+      return await Promise.race([job(worker), this.closing]);
     } finally {
       const next = this.waiting.shift();
-      if (next) next(worker);
+      if (next) next.resolve(worker);
       else this.idle.push(worker);
     }
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const error = closedPoolError();
+    this.markClosed(error);
+    for (const waiter of this.waiting.splice(0)) waiter.reject(error);
+    // A reading started just now sends its job a few microtasks later (recognize awaits its
+    // image first, at once for a Buffer); terminated before that, its worker would be gone
+    // when it sends. One turn of the event loop lets every started reading send.
+    await new Promise((resolve) => setImmediate(resolve));
     await Promise.all(this.workers.map((worker) => worker.terminate().catch(() => undefined)));
   }
+}
+
+function closedPoolError(): IwrError {
+  return new IwrError("EVALUATOR", "OCR: the tesseract.js workers were shut down; the reading was not made");
 }
 
 /** tesseract.js: `size` WebAssembly workers in threads of this process, started at once. */

@@ -1,11 +1,12 @@
 /**
  * The OCR engine choice (IWR_OCR_ENGINE, native Tesseract or tesseract.js) and the native
  * engine's long-lived processes: each image gets its own text however many are read at
- * once, and an image Tesseract cannot read fails alone, with Tesseract's message.
+ * once, and an image Tesseract cannot read fails alone, with Tesseract's message. The
+ * tesseract.js pool, closed under readings still waiting or running, fails them.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveOcrEngine } from "../../src/metrics/ocr-choice.ts";
-import { type OcrEngine, startNativeTesseract } from "../../src/metrics/ocr-engines.ts";
+import { type OcrEngine, startNativeTesseract, startTesseractJs } from "../../src/metrics/ocr-engines.ts";
 import { joinOcrSegments } from "../../src/metrics/text-similarity.ts";
 import { findTesseract } from "../../src/setup/find-tools.ts";
 import { renderPage } from "../support/evaluator-images.ts";
@@ -49,4 +50,21 @@ describe.skipIf(!tesseract)("native Tesseract (long-lived processes)", () => {
     await expect(engine.readSegments(Buffer.from("not an image at all"))).rejects.toThrow(/native Tesseract could not read the image.*cannot be read/);
     expect(joinOcrSegments(await engine.readSegments(await page("Foxtrot refund")))).toBe("Foxtrot refund");
   });
+});
+
+describe("tesseract.js (worker threads)", () => {
+  it("closed with readings in flight and waiting, fails them all and refuses later ones, leaving nothing unhandled", async () => {
+    const engine = await startTesseractJs(1, "page");
+    engines.push(engine);
+    const png = await renderPage({ lines: [{ text: "Golf voucher", x: 60, y: 120, size: 40 }] });
+    // One reading on the only worker, two waiting for it, as the evaluator's unawaited
+    // checkpoint readings can be when a command ends and shuts OCR down.
+    const readings = Promise.allSettled([1, 2, 3].map(() => engine.readSegments(png)));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await engine.close();
+    const outcomes = await readings;
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const outcome of outcomes) expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/tesseract.js workers were shut down/);
+    await expect(engine.readSegments(png)).rejects.toThrow(/tesseract.js workers were shut down/);
+  }, 30_000);
 });
