@@ -2,7 +2,8 @@
  * `iwr run` end to end: a small config (two bundled tasks; every arm kind) against a
  * local OpenAI-compatible server answering from a script (a fixture: what it answers is
  * chosen here, never presented as a result), real Chromium, real OCR. Then the report's
- * numbers against the eval.json files, report.html opened in Chromium, and a warm rerun.
+ * numbers against the eval.json files, report.html opened in Chromium (per-task rows, the
+ * worst steps with their images, the line pointing to iwr view), and a warm rerun.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -10,6 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "../../src/browser/launch.ts";
 import { referencePagePath } from "../../src/calibration/calibration.ts";
 import { replayActionOf } from "../../src/replay/replay.ts";
+import { viewCommand } from "../../src/report/render.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
@@ -40,7 +42,7 @@ function harnessResults(root: string): string {
 
 describe("iwr run", () => {
   it(
-    "runs every arm kind on two tasks; report.json agrees with the eval.json files; report.html renders offline with one image row per evaluated step",
+    "runs every arm kind on two tasks; report.json agrees with the eval.json files; report.html renders offline with a row per task and the worst steps with their images",
     async () => {
       // Model answers are small pages that fail early (what they score is not the point here, and
       // they keep the replays short); the agent's revision differs from its draft, so two drafts are scored.
@@ -141,15 +143,25 @@ arms:
       expect(record.tools.chromium).not.toBe("unknown");
       expect(Object.keys(record.promptHashes)).toEqual(expect.arrayContaining(["generate", "analyze", "judge-assertion"]));
 
-      // report.html: no console error, no request beyond the file itself, one image row per evaluated step.
-      const evaluatedSteps = TASK_IDS.map(
-        (id) =>
-          new Set(
-            report.cells
-              .filter((cell: { taskId: number; repeat: number }) => cell.taskId === id && cell.repeat === 0)
-              .flatMap((cell: { steps: Array<{ position: number }> }) => cell.steps.map((step) => step.position)),
-          ).size,
-      ).reduce((a, b) => a + b, 0);
+      // report.html: no console error, no request beyond the file itself (its thumbnails are data: URLs); one row
+      // per task with each arm's Final and first failing step; the worst steps (the first failing step of the
+      // lowest-scoring cell of each task, at most 8) with their images; and the line that points to iwr view.
+      interface ReportCell {
+        arm: string;
+        repeat: number;
+        taskId: number;
+        final: number;
+        failure?: { step: number | null };
+      }
+      const reportCells = report.cells as ReportCell[];
+      const worst: ReportCell[] = [];
+      for (const cell of reportCells
+        .filter((entry) => entry.failure && entry.failure.step !== null)
+        .sort((a, b) => a.final - b.final || a.taskId - b.taskId || a.arm.localeCompare(b.arm) || a.repeat - b.repeat)) {
+        if (worst.length < 8 && !worst.some((chosen) => chosen.taskId === cell.taskId)) worst.push(cell);
+      }
+      // The blank arm fails a step of every task, so each task has a worst step here.
+      expect(worst.map((cell) => cell.taskId).sort((a, b) => a - b)).toEqual(TASK_IDS);
       const browser = await launchBrowser();
       try {
         const page = await browser.newPage();
@@ -161,10 +173,34 @@ arms:
         await page.goto(`file://${path.join(runDir, "report.html")}`);
         expect(errors).toEqual([]);
         expect(requests.filter((url) => !url.startsWith("data:"))).toEqual([`file://${path.join(runDir, "report.html")}`]);
-        expect(await page.locator("[data-step-row]").count()).toBe(evaluatedSteps);
-        const images = await page.locator("[data-step-row] img").evaluateAll((nodes) => nodes.map((node) => (node as HTMLImageElement).naturalWidth));
-        expect(images.length).toBeGreaterThan(evaluatedSteps);
+
+        // Per task: a row for each task, a column for each arm with its Final (one repeat here: the cell's own).
+        const taskRows = page.locator("tr[data-task-row]");
+        expect(await taskRows.evaluateAll((rows) => rows.map((row) => Number(row.getAttribute("data-task-row"))))).toEqual(TASK_IDS);
+        for (const id of TASK_IDS) {
+          const texts = await page.locator(`tr[data-task-row="${id}"] td`).allInnerTexts();
+          expect(texts, `task ${id}`).toHaveLength(3 + arms.length);
+          arms.forEach((arm, column) => {
+            const cell = reportCells.find((entry) => entry.taskId === id && entry.arm === arm && entry.repeat === 0)!;
+            expect(texts[3 + column]!.startsWith((cell.final * 100).toFixed(1)), `task ${id} ${arm}: ${texts[3 + column]}`).toBe(true);
+          });
+        }
+
+        // The worst steps: the chosen cells in order, each with the page's screenshot (and the checkpoint when the action has one), all decoded.
+        const worstRows = page.locator("tr[data-worst-step]");
+        expect(await worstRows.count()).toBe(worst.length);
+        const worstTexts = await worstRows.allInnerTexts();
+        worst.forEach((cell, row) => {
+          expect(worstTexts[row], `worst step ${row}`).toContain(`task ${cell.taskId}\n${cell.arm} r${cell.repeat}`);
+        });
+        expect(await page.locator('tr[data-worst-step] img[alt^="page at step"]').count()).toBe(worst.length);
+        const images = await page.locator("tr[data-worst-step] img").evaluateAll((nodes) => nodes.map((node) => (node as HTMLImageElement).naturalWidth));
+        expect(images.length).toBeGreaterThanOrEqual(worst.length);
         expect(images.every((width) => width > 0)).toBe(true);
+        expect(await page.locator("img").count()).toBe(images.length);
+
+        // What the file leaves out, iwr view shows: the line names the command for this run folder.
+        await expect(page.locator("[data-view-hint]").innerText()).resolves.toContain(viewCommand(runDir));
       } finally {
         await browser.close();
       }
