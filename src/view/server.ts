@@ -108,6 +108,15 @@ function warm(index: RunIndex): void {
 /** An error the routes answer with its status (404 for what the run does not have). */
 class NotFound extends Error {}
 
+/**
+ * Files the server chose itself (a run's screenshots, the thumbnails it made), given as
+ * absolute paths: send serves them even under a dot folder. By default it refuses any path
+ * with a dot segment, and the default thumbnail cache is `.cache/view/` in the checkout, so
+ * every image of a real run failed while the tests' cache folders had no dot.
+ */
+// A new object each time: express writes its defaults into the options it is given.
+const sendOptions = () => ({ dotfiles: "allow" as const });
+
 function buildApp(index: RunIndex, images: ViewImages, listeners: Set<Response>): express.Express {
   const app = express();
   app.disable("x-powered-by");
@@ -139,11 +148,11 @@ function buildApp(index: RunIndex, images: ViewImages, listeners: Set<Response>)
     response.type("html").setHeader("Cache-Control", "no-store");
     response.send(shell);
   });
-  app.use("/app", express.static(PAGE_DIR, { index: false, fallthrough: false }));
+  app.use("/app", express.static(PAGE_DIR, { index: false, fallthrough: false, ...sendOptions() }));
   for (const [name, file] of Object.entries(VENDOR_MODULES)) {
     app.get(`/vendor/${name}`, (_request, response) => {
       response.type("text/javascript").setHeader("Cache-Control", "max-age=3600");
-      response.sendFile(file);
+      response.sendFile(file, sendOptions());
     });
   }
 
@@ -219,12 +228,12 @@ function buildApp(index: RunIndex, images: ViewImages, listeners: Set<Response>)
     if (!file || !fs.existsSync(file)) throw new NotFound("no such image");
     if (size === "full") {
       response.setHeader("Cache-Control", "max-age=60");
-      response.sendFile(file);
+      response.sendFile(file, sendOptions());
       return;
     }
     const thumb = await images.thumbnail(file, size === "small" ? "small" : ("medium" satisfies ThumbSize));
     response.setHeader("Cache-Control", "max-age=3600");
-    response.type("image/jpeg").sendFile(thumb);
+    response.type("image/jpeg").sendFile(thumb, sendOptions());
   };
   const image =
     (find: (request: Request) => Promise<string | undefined> | string | undefined) => async (request: Request, response: Response, next: NextFunction) => {
@@ -276,7 +285,7 @@ function buildApp(index: RunIndex, images: ViewImages, listeners: Set<Response>)
       const cell = cellOf(request);
       const file = candidateFiles(cell.scores.dir).trace;
       if (!fs.existsSync(file)) throw new NotFound("this cell has no trace.zip");
-      response.download(file, `trace-${cell.record.arm}-r${cell.record.repeat}-task${cell.record.taskId}.zip`);
+      response.download(file, `trace-${cell.record.arm}-r${cell.record.repeat}-task${cell.record.taskId}.zip`, sendOptions());
     } catch (error) {
       next(error);
     }
@@ -286,7 +295,9 @@ function buildApp(index: RunIndex, images: ViewImages, listeners: Set<Response>)
     response.status(404).json({ error: "not found" });
   });
   app.use((error: unknown, _request: Request, response: Response, _next: NextFunction) => {
-    const status = error instanceof NotFound || (error as NodeJS.ErrnoException).code === "ENOENT" ? 404 : 500;
+    // send's own errors carry their status (a file gone between the check and the send is a 404 too).
+    const sendStatus = (error as { status?: unknown }).status;
+    const status = error instanceof NotFound || (error as NodeJS.ErrnoException).code === "ENOENT" || sendStatus === 404 ? 404 : 500;
     if (status === 500) logger.warn(`iwr view: ${errorMessage(error)}`);
     if (response.headersSent) return;
     response.status(status).json({ error: errorMessage(error) });
