@@ -72,13 +72,28 @@ function Step({ step, labels, failure }) {
   </section>`;
 }
 
-function Diff({ cellUrl, drafts, version }) {
+/**
+ * The pair of drafts the diff opens on, never a draft against itself: the best draft against
+ * the one it was revised from; when the best is a first draft, against its revision; else the
+ * first draft against the last.
+ */
+function defaultPair(drafts) {
   const best = drafts.find((draft) => draft.best) ?? drafts[drafts.length - 1];
-  const [to, setTo] = useState(best?.id ?? 0);
-  const [from, setFrom] = useState(best?.parent ?? drafts[0]?.id ?? 0);
+  const to = best?.id ?? 0;
+  if (best?.parent !== undefined && best.parent !== to) return [best.parent, to];
+  const revision = drafts.find((draft) => draft.parent === to && draft.id !== to);
+  if (revision) return [to, revision.id];
+  return [drafts[0]?.id ?? 0, drafts[drafts.length - 1]?.id ?? 0];
+}
+
+function Diff({ cellUrl, drafts, version }) {
+  const [initialFrom, initialTo] = defaultPair(drafts);
+  const [to, setTo] = useState(initialTo);
+  const [from, setFrom] = useState(initialFrom);
   useEffect(() => {
-    setTo(best?.id ?? 0);
-    setFrom(best?.parent ?? drafts[0]?.id ?? 0);
+    const [pairFrom, pairTo] = defaultPair(drafts);
+    setTo(pairTo);
+    setFrom(pairFrom);
   }, [cellUrl]);
   const diff = useJson(`${cellUrl}/diff?from=${from}&to=${to}`, version);
   const select = (value, set) =>
@@ -89,10 +104,12 @@ function Diff({ cellUrl, drafts, version }) {
     <p>diff of the pages: ${select(from, setFrom)} → ${select(to, setTo)}</p>
     ${
       diff.data
-        ? html`<pre>${diff.data.diff
+        ? // The newline is a value: htm drops a template's own whitespace that holds a line break, which ran the lines together.
+          html`<pre>${diff.data.diff
             .split("\n")
             .map(
-              (line) => html`<span class=${line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : ""}>${line}\n</span>`,
+              (line) =>
+                html`<span class=${line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : ""}>${`${line}\n`}</span>`,
             )}</pre>`
         : html`<p class="loading">${diff.error ?? "loading…"}</p>`
     }
