@@ -146,26 +146,32 @@ export function watchPage(
     if (where === `${origin}/favicon.ico`) return;
     incidents.record("console-error", where ? `${message.text()} (${describeUrl(where)})` : message.text());
   });
+  const blockedRequest = (request: Request) => `${request.resourceType()} ${request.method()} ${describeUrl(request.url())}`;
+  // Requests that went to the dead-end proxy and have not failed yet. A flood is torn down as soon as it passes the limit,
+  // when its requests' failures may not have come in yet (they come well after the requests on a busy machine): those
+  // still waiting are recorded as blocked then, since the proxy never lets them through.
+  const awaitingFailure = new Set<Request>();
   const onRequestFailed = (request: Request): void => {
-    const url = request.url();
+    awaitingFailure.delete(request);
     const failure = request.failure()?.errorText ?? "";
-    if (!isAllowedUrl(url, origin) && PROXY_FAILURES.test(failure)) {
-      incidents.record("blocked-request", `${request.resourceType()} ${request.method()} ${describeUrl(url)}`);
-    }
+    if (!isAllowedUrl(request.url(), origin) && PROXY_FAILURES.test(failure)) incidents.record("blocked-request", blockedRequest(request));
   };
   const onResponse = (response: Response): void => {
     if (response.status() < 400 || !isAllowedUrl(response.url(), origin)) return;
     incidents.record("http-error", `${response.request().resourceType()} ${describeUrl(response.url())} answered HTTP ${response.status()}`);
   };
   let requests = 0;
-  const onRequest = (): void => {
+  const onRequest = (request: Request): void => {
     requests += 1;
+    if (!isAllowedUrl(request.url(), origin)) awaitingFailure.add(request);
     if (requests !== limits.maxRequests + 1) return;
     // Each request event is a handle Playwright makes and sends to this process: with
     // no listener left, it stops making them for this flood while the page is torn down.
     context.off("request", onRequest);
     context.off("requestfailed", onRequestFailed);
     page.off("response", onResponse);
+    for (const request of awaitingFailure) incidents.record("blocked-request", blockedRequest(request));
+    awaitingFailure.clear();
     handlers.onRequestFlood(requests);
   };
   context.on("request", onRequest);

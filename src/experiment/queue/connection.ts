@@ -193,11 +193,20 @@ export class RedisLink {
     this.lost = new Promise<never>((_resolve, reject) => (this.giveUp = reject));
     // Whoever races it sees the rejection; nobody racing it is no unhandled rejection.
     this.lost.catch(() => {});
-    this.probe = new Redis({ ...this.options, enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 5_000 });
+    // The probe reconnects at least once per poll (not on the clients' back-off, up to 5 s): a Redis that is back is seen, and said,
+    // within about a poll, before a run that finishes through the reconnected clients closes the link.
+    const pollMs = settings.pollMs ?? 1_000;
+    this.probe = new Redis({
+      ...this.options,
+      retryStrategy: (attempt: number) => (this.closed ? null : Math.min(redisRetryDelay(attempt), pollMs)),
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 5_000,
+    });
     this.probe.on("error", (error) => (this.lastError = errorMessage(error)));
     this.probe.on("close", () => this.markDown());
     this.probe.on("ready", () => this.markUp());
-    this.timer = setInterval(() => this.check(), settings.pollMs ?? 1_000);
+    this.timer = setInterval(() => this.check(), pollMs);
   }
 
   /** Whether Redis is unreachable now (as last seen). */
