@@ -42,7 +42,8 @@ function harnessResults(root: string): string {
 
 describe("iwr run", () => {
   it(
-    "runs every arm kind on two tasks; report.json agrees with the eval.json files; report.html renders offline with a row per task and the worst steps with their images",
+    "runs every arm kind on two tasks; report.json agrees with the eval.json files; " +
+      "report.html renders offline with a row per task and the worst steps with their images",
     async () => {
       // Model answers are small pages that fail early (what they score is not the point here, and
       // they keep the replays short); the agent's revision differs from its draft, so two drafts are scored.
