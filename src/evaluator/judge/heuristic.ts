@@ -127,11 +127,7 @@ export function createHeuristicJudge(): AssertionJudge {
     if (literals.length === 0) return verdict("Yes", "change", `screen changed by ${candidate.changedPixels} pixels; the assertion names no text to read`);
     const screens = new ScreenReadings(input.before, input.after);
     const findings = await readCandidateLiterals({
-      literals,
-      screens,
-      before: input.before,
-      after: input.after,
-      ...screenTexts(input),
+      ...candidateSources(input, literals, screens),
       wants: (finding) =>
         finding.literal.role !== "was" &&
         finding.literal.role !== "gone" &&
@@ -184,11 +180,7 @@ export function createHeuristicJudge(): AssertionJudge {
     const shown = (fate: LiteralFate | undefined) => fate === "appeared" || fate === "kept";
     const screens = new ScreenReadings(input.before, input.after);
     const findings = await readCandidateLiterals({
-      literals,
-      screens,
-      before: input.before,
-      after: input.after,
-      ...screenTexts(input),
+      ...candidateSources(input, literals, screens),
       wants: (finding) => {
         const fate = fateOf.get(finding.literal);
         return (shown(fate) && finding.after < threshold) || (fate === "appeared" && !finding.isNew);
@@ -295,8 +287,16 @@ export function createHeuristicJudge(): AssertionJudge {
   }
 }
 
-function screenTexts(input: AssertionInput) {
-  return { ...(input.beforeText ? { beforeText: input.beforeText } : {}), ...(input.afterText ? { afterText: input.afterText } : {}) };
+/** What the candidate's literals are read from: its two screenshots, their OCR, and the page's screen text when the replay read it. */
+function candidateSources(input: AssertionInput, literals: AssertionLiteral[], screens: ScreenReadings) {
+  return {
+    literals,
+    screens,
+    before: input.before,
+    after: input.after,
+    ...(input.beforeText ? { beforeText: input.beforeText } : {}),
+    ...(input.afterText ? { afterText: input.afterText } : {}),
+  };
 }
 
 function recordFindings(evidence: HeuristicEvidence, findings: readonly LiteralFinding[], found: (finding: LiteralFinding) => boolean): void {
