@@ -25,7 +25,7 @@ export interface ScreenBox {
 
 export interface ScreenTextItem {
   text: string;
-  /** `text`: the page's own text; `value`: what a field shows; `placeholder`: a field's hint while it is empty. */
+  /** `text`: the page's own text; `value`: what a field shows (empty for an empty field without a hint); `placeholder`: a field's hint while it is empty. */
   kind: "text" | "value" | "placeholder";
   /** Viewport CSS pixels. */
   box: ScreenBox;
@@ -160,6 +160,8 @@ function readScreenTextInPage(args: { max: number }): ScreenText {
       const value = type === "password" ? "•".repeat(input.value.length) : clean(input.value);
       if (value) items.push({ text: value, kind: "value", box: boxOf(rect) });
       else if (clean(input.placeholder ?? "")) items.push({ text: clean(input.placeholder), kind: "placeholder", box: boxOf(rect) });
+      // An empty field shows nothing, and is still a field on the screen (where typed text was to go).
+      else items.push({ text: "", kind: "value", box: boxOf(rect) });
     } else if (tag === "INPUT" && ["button", "submit", "reset"].includes(type)) {
       const value = clean((field as HTMLInputElement).value);
       if (value && uncovered(field, rect)) items.push({ text: value, kind: "text", box: boxOf(rect) });

@@ -75,6 +75,7 @@ export class AssertionQueue {
       actionIndex: index - 1,
       actionType: action.type,
       actionDescription: action.parameters.description,
+      ...(action.type === "Type" && action.parameters.text ? { typedText: action.parameters.text } : {}),
       assertion,
       before,
       after: png,

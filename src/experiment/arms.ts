@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import escapeRegExp from "escape-string-regexp";
 import type { PageGenerator } from "../../agents/module-contract.ts";
 import { settleWithin } from "../browser/deadline.ts";
 import { referencePageHtml, stageReferenceSiteFiles, writeCalibrationCandidate } from "../calibration/calibration.ts";
@@ -220,8 +221,6 @@ async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<
     resources.signal.removeEventListener("abort", onAbort);
   }
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * A page made elsewhere links its assets relative to where it was written (the harness

@@ -11,6 +11,7 @@
  * rewrites the tail of `other/img/a.png`.
  */
 import path from "node:path";
+import escapeRegExp from "escape-string-regexp";
 import { ASSET_PLACEHOLDER } from "../tasks/inputs.ts";
 
 const MEDIA_EXTENSIONS = "png|jpe?g|gif|webp|svg|avif|ico|bmp|mp4|webm|ogv";
@@ -20,10 +21,6 @@ const MEDIA_REFERENCE = new RegExp(
   `(?<=^|["'(\\s=,\`])((?:\\.{0,2}/)?[^\\s"'(),<>=\`]+?\\.(?:${MEDIA_EXTENSIONS})(?:\\?[^\\s"'()<>\`#]*)?)(?=$|["')\\s,#\`])`,
   "gim",
 );
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 /** The spellings of `assetUrl` that may appear in a page served at `pageUrl`. */
 export function urlSpellings(assetUrl: string, pageUrl: string): string[] {

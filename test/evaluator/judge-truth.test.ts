@@ -108,9 +108,14 @@ describe("a change without new text: a selection moves between options", () => {
         document.getElementById("note")!.textContent = "Free returns within thirty days.";
       });
     });
-    const verdict = await verdictOf(assertion, truth, elsewhere);
-    expect(verdict.result, verdict.think).toBe("No");
-    expect(verdict.evidence?.decidedBy).toBe("location");
+    // From pixels and OCR: the change is not where the truth's was.
+    const fromPixels = await verdictOf(assertion, truth, elsewhere, { screenText: false });
+    expect(fromPixels.result, fromPixels.think).toBe("No");
+    expect(fromPixels.evidence?.decidedBy).toBe("location");
+    // With the page's screen text, the options' own state says it first.
+    const fromControls = await verdictOf(assertion, truth, elsewhere);
+    expect(fromControls.result, fromControls.think).toBe("No");
+    expect(fromControls.evidence?.decidedBy).toBe("controls");
   });
 
   it("No for a page that swallows the click: only the pointer's hover shows at the option, far less than the selection", async () => {
@@ -122,14 +127,21 @@ describe("a change without new text: a selection moves between options", () => {
       await choose(p);
     });
     expect(swallowed.after.png.equals(swallowed.before.png)).toBe(false);
-    const verdict = await verdictOf(assertion, truth, swallowed);
-    expect(verdict.result, verdict.think).toBe("No");
-    expect(verdict.evidence?.decidedBy).toBe("extent");
+    // From pixels alone, the hover is measured against the selection by size.
+    const fromPixels = await verdictOf(assertion, truth, swallowed, { screenText: false });
+    expect(fromPixels.result, fromPixels.think).toBe("No");
+    expect(fromPixels.evidence?.decidedBy).toBe("extent");
+    // With the page's screen text, the option's own state says it first: it was never picked.
+    const fromControls = await verdictOf(assertion, truth, swallowed);
+    expect(fromControls.result, fromControls.think).toBe("No");
+    expect(fromControls.evidence?.decidedBy).toBe("controls");
+    expect(fromControls.think).toContain("'Express courier' selected");
   });
 
   it("Yes for a page that marks the choice its own way, next to the option and of comparable size", async () => {
     const truth = await around(RADIOS, choose);
-    const ownWay = await around(RADIOS, async (p) => {
+    // Its own control: the native radios are not drawn (so their state is not what a person sees).
+    const ownWay = await around(RADIOS.replace("input{width:20px;height:20px}", "input{width:20px;height:20px;opacity:0}"), async (p) => {
       await p.evaluate(() => {
         const option = document.getElementById("exp")!;
         option.addEventListener("click", (event) => {

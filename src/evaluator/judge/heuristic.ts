@@ -26,6 +26,11 @@
  *      truth's change brought.
  * Literals the true page itself cannot be read to show ("unread") decide nothing.
  *
+ * On both paths, when the replay read the candidate's screen text, its controls must bear
+ * out what the assertion says of them (control-claims.ts): a radio, checkbox or option it
+ * names as selected (or no longer selected) in that state, and text a Type action typed
+ * shown in a field when the assertion puts it in one.
+ *
  * Without recorded states (the benchmark's own tasks keep checkpoints only after flagged
  * actions) it falls back to the author's words: a change if the assertion implies one;
  * quoted literals shown ('appears', 'stays'), not shown ('gone'), shown before ('was'); and
@@ -38,6 +43,7 @@ import sharp from "sharp";
 import { MIN_CHANGED_PIXELS } from "../../metrics/pixel-diff.ts";
 import { type AssertionLiteral, assertionLiteralList, impliesChange } from "../../replay/grounding/description-text.ts";
 import { type LiteralFinding, readCandidateLiterals } from "./candidate-reading.ts";
+import { typedTextInField, unmetControlClaims } from "./control-claims.ts";
 import { OCR_READING_SETTINGS, ScreenReadings } from "./ocr-reading.ts";
 import { boxesOf, near } from "./screen-text-match.ts";
 import { CHANGE_READING_SETTINGS, type LiteralFate, readNear, readTruthChange, type ScreenChange, screenChange, type TruthChange } from "./truth-change.ts";
@@ -60,8 +66,12 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
   candidateColourShare: 0.1,
 });
 
-/** Version 2: the true page's change as evidence, and the candidate's screen text beside OCR. Version 3: a small change is measured by size too. */
-export const HEURISTIC_RULES_VERSION = "3";
+/**
+ * Version 2: the true page's change as evidence, and the candidate's screen text beside OCR.
+ * Version 3: a small change is measured by size too. Version 4: the candidate's controls
+ * (selection and typed values, from its DOM) must bear out what the assertion says of them.
+ */
+export const HEURISTIC_RULES_VERSION = "4";
 
 export { impliesChange };
 
@@ -124,6 +134,8 @@ export function createHeuristicJudge(): AssertionJudge {
     if (change && candidate.changedPixels < settings.minChangedPixels) {
       return verdict("No", "change", `the assertion implies a change but only ${candidate.changedPixels} pixels changed`);
     }
+    const controls = controlsProblem(input);
+    if (controls) return verdict("No", "controls", controls);
     if (literals.length === 0) return verdict("Yes", "change", `screen changed by ${candidate.changedPixels} pixels; the assertion names no text to read`);
     const screens = new ScreenReadings(input.before, input.after);
     const findings = await readCandidateLiterals({
@@ -177,6 +189,8 @@ export function createHeuristicJudge(): AssertionJudge {
     if (truth.changed && !candidate.changed) {
       return verdict("No", "change", `the true page changed here (${truth.changedPixels} pixels); the candidate's screen did not (${candidate.changedPixels})`);
     }
+    const controls = controlsProblem(input);
+    if (controls) return verdict("No", "controls", controls);
     const shown = (fate: LiteralFate | undefined) => fate === "appeared" || fate === "kept";
     const screens = new ScreenReadings(input.before, input.after);
     const findings = await readCandidateLiterals({
@@ -285,6 +299,23 @@ export function createHeuristicJudge(): AssertionJudge {
     if (boxes.length > 0) return boxes.some((box) => candidate.regions.some((region) => near(box, region, reach)));
     return (await readNear(literal.text, screens, "after", candidate.regions, size)) || readNear(literal.text, screens, "before", candidate.regions, size);
   }
+}
+
+/**
+ * What the candidate's controls deny of the assertion (control-claims.ts): a named radio,
+ * checkbox or option not in the state the assertion gives it, or typed text the assertion
+ * puts in a field that no field shows. Only with the candidate's screen text.
+ */
+function controlsProblem(input: AssertionInput): string | undefined {
+  const screen = input.afterText;
+  if (!screen) return undefined;
+  const problems = unmetControlClaims(input.assertion, screen).map(
+    (claim) => `the assertion has '${claim.named}' ${claim.selected ? "selected" : "not selected"}; the candidate's control of that name is not`,
+  );
+  if (typedTextInField({ assertion: input.assertion, typed: input.typedText, screen }) === false) {
+    problems.push(`'${input.typedText}' was typed and the assertion puts it in a field; no field on the candidate's new screen shows it`);
+  }
+  return problems.length > 0 ? problems.join("; ") : undefined;
 }
 
 /** What the candidate's literals are read from: its two screenshots, their OCR, and the page's screen text when the replay read it. */

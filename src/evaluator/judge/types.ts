@@ -13,6 +13,8 @@ export interface AssertionInput {
   actionIndex: number;
   actionType: string;
   actionDescription: string;
+  /** The text a Type action typed (the action's own parameter, as the replay typed it). */
+  typedText?: string;
   assertion: string;
   /** evalpoint `actionIndex` (the page before the action). */
   before: Buffer;
@@ -67,7 +69,7 @@ export interface HeuristicEvidence {
   /** The named thing near which both the true page and the candidate changed (a change without new text). */
   anchor?: string;
   /** Which evidence decided the verdict. */
-  decidedBy?: "change" | "literals" | "newness" | "location" | "extent" | "colour";
+  decidedBy?: "change" | "controls" | "literals" | "newness" | "location" | "extent" | "colour";
 }
 
 export interface AssertionVerdict {
