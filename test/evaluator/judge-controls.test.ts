@@ -9,7 +9,7 @@ import type { Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { readScreenText, type ScreenText } from "../../src/browser/screen-text.ts";
-import { controlClaims, typedTextInField } from "../../src/evaluator/judge/control-claims.ts";
+import { controlClaims, typedTextInField, unmetControlClaims } from "../../src/evaluator/judge/control-claims.ts";
 import { createHeuristicJudge } from "../../src/evaluator/judge/heuristic.ts";
 import type { AssertionInput } from "../../src/evaluator/judge/types.ts";
 
@@ -32,24 +32,48 @@ describe("what an assertion says of the controls on the screen", () => {
   it("reads a control as selected, and the one named after 'in place of' as not", () => {
     const byName = (claims: ReturnType<typeof controlClaims>) => [...claims].sort((a, b) => b.named.localeCompare(a.named));
     expect(byName(controlClaims("The Weekly digest option gets chosen in place of Daily digest", plans))).toEqual([
-      { named: "Weekly digest", selected: true },
-      { named: "Daily digest", selected: false },
+      { named: "Weekly digest", selected: true, newly: true },
+      { named: "Daily digest", selected: false, newly: true },
     ]);
   });
 
   it("reads a denial in its own clause, borrowing the subject of selection from the clause before", () => {
     expect(controlClaims("'Daily digest' is now ticked, and 'Weekly digest' is not", plans)).toEqual([
-      { named: "Daily digest", selected: true },
-      { named: "Weekly digest", selected: false },
+      { named: "Daily digest", selected: true, newly: true },
+      { named: "Weekly digest", selected: false, newly: false },
     ]);
   });
 
   it("names a control by quoted words that belong to one label only, and a name inside a longer one once", () => {
-    expect(controlClaims("The 'Daily' choice is the checked one", plans)).toEqual([{ named: "Daily digest", selected: true }]);
+    expect(controlClaims("The 'Daily' choice is the checked one", plans)).toEqual([{ named: "Daily digest", selected: true, newly: false }]);
   });
 
   it("matches short labels only as written: the word 'us' is not the US option", () => {
-    expect(controlClaims("Let us see: EU is picked", plans)).toEqual([{ named: "EU", selected: true }]);
+    expect(controlClaims("Let us see: EU is picked", plans)).toEqual([{ named: "EU", selected: true, newly: false }]);
+  });
+
+  it("a state the words call new must not have been there before the action", () => {
+    const before = screenWith([
+      ["Daily digest", false],
+      ["Weekly digest", true],
+    ]);
+    const unchanged = screenWith([
+      ["Daily digest", false],
+      ["Weekly digest", true],
+    ]);
+    const flipped = screenWith([
+      ["Daily digest", true],
+      ["Weekly digest", false],
+    ]);
+    // "again" and "no longer" say the states are new: a page where nothing flipped does not bear them out.
+    const assertion = "Weekly digest is the chosen one again; Daily digest is no longer ticked";
+    expect(unmetControlClaims(assertion, unchanged, before).map((claim) => [claim.named, claim.how])).toEqual([
+      ["Weekly digest", "unchanged"],
+      ["Daily digest", "unchanged"],
+    ]);
+    // Without a word that makes it new, a state that held all along is what the assertion says.
+    expect(unmetControlClaims("Weekly digest is the chosen one", unchanged, before)).toEqual([]);
+    expect(unmetControlClaims("Daily digest is now ticked", flipped, before)).toEqual([]);
   });
 
   it("says nothing where the assertion does not speak of selection or names no control on the screen", () => {

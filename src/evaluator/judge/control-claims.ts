@@ -20,6 +20,14 @@ import { normalizeText, quotedSpansOf } from "../../replay/grounding/description
 export interface ControlClaim {
   named: string;
   selected: boolean;
+  /** The words say the state is new ("is now selected", "selected again", "no longer"): it was the other one before. */
+  newly: boolean;
+}
+
+/** A control whose claim the candidate's screens do not bear out, and how. */
+export interface UnmetClaim extends ControlClaim {
+  /** `state`: not in the claimed state after the action; `unchanged`: in it already before, though the words say it is new. */
+  how: "state" | "unchanged";
 }
 
 /** Words that state a control's selection, and the ones that deny it within the same clause. */
@@ -27,6 +35,8 @@ const SELECTION_WORDS = /\b(?:selected|checked|ticked|chosen|picked|unchecked|un
 const DENIAL_WORDS = /\b(?:no longer|not|n't|unchecked|unselected|unticked|deselected)\b/i;
 /** What follows these in a clause is the thing that lost the selection to another ("A is selected instead of B"). */
 const REPLACED_MARKER = /\b(?:instead of|rather than|in place of)\b/i;
+/** Words that make a claimed state new: it was the other one before the action. */
+const NEWLY_WORDS = /\b(?:now|again|becomes?|gets?|got|turns?|no longer|instead of|rather than|in place of)\b/i;
 /** Clauses: a claim holds within one ("A is selected and B is no longer selected" is two). */
 const CLAUSE_BREAK = /;|,?\s+\b(?:and|but|while|whereas)\b\s+|,\s+/i;
 /** Labels this short are abbreviations ("UK", "US"): they match only as written, so the word "us" does not name the US option. */
@@ -46,6 +56,8 @@ function namedAt(label: string, clause: string): number {
  * that speaks of selection, every control named (by its label, or by quoted words that
  * are part of exactly one label) is claimed selected, unless the clause denies it or names
  * it after "instead of"; a clause that only denies takes its subject from the clause before.
+ * A claim is `newly` when its clause says the state is new ("now", "again", "becomes",
+ * "no longer", "instead of").
  * A name inside a longer one named at the same place counts once.
  */
 export function controlClaims(assertion: string, screen: ScreenText): ControlClaim[] {
@@ -60,6 +72,7 @@ export function controlClaims(assertion: string, screen: ScreenText): ControlCla
     if (!speaksOfSelection) continue;
     const replacedFrom = REPLACED_MARKER.exec(clause)?.index ?? Number.POSITIVE_INFINITY;
     const denied = DENIAL_WORDS.test(clause.slice(0, replacedFrom));
+    const newly = NEWLY_WORDS.test(clause);
     const mentions: Array<{ label: string; at: number; length: number }> = [];
     for (const label of labels) {
       const at = namedAt(label, clause);
@@ -81,17 +94,29 @@ export function controlClaims(assertion: string, screen: ScreenText): ControlCla
     );
     for (const mention of kept) {
       const selected = mention.at > replacedFrom ? false : !denied;
-      claims.set(mention.label, { named: mention.label, selected });
+      claims.set(mention.label, { named: mention.label, selected, newly });
     }
   }
   return [...claims.values()];
 }
 
-/** The claims the screen's controls contradict: no control of that name in the claimed state. */
-export function unmetControlClaims(assertion: string, screen: ScreenText): ControlClaim[] {
-  return controlClaims(assertion, screen).filter(
-    (claim) => !screen.controls.some((control) => control.label.trim() === claim.named && control.checked === claim.selected),
-  );
+/**
+ * The claims the candidate's controls contradict: after the action, no control of that
+ * name is in the claimed state; or the words say the state is new and, before the action,
+ * every control of that name was in it already (the action changed nothing of it).
+ */
+export function unmetControlClaims(assertion: string, after: ScreenText, before?: ScreenText): UnmetClaim[] {
+  const inState = (screen: ScreenText, claim: ControlClaim) => screen.controls.filter((control) => control.label.trim() === claim.named);
+  const unmet: UnmetClaim[] = [];
+  for (const claim of controlClaims(assertion, after)) {
+    if (!inState(after, claim).some((control) => control.checked === claim.selected)) {
+      unmet.push({ ...claim, how: "state" });
+      continue;
+    }
+    const earlier = before ? inState(before, claim) : [];
+    if (claim.newly && earlier.length > 0 && earlier.every((control) => control.checked === claim.selected)) unmet.push({ ...claim, how: "unchanged" });
+  }
+  return unmet;
 }
 
 /** Nouns for a place that holds typed text. */

@@ -46,7 +46,7 @@ import { type LiteralFinding, readCandidateLiterals } from "./candidate-reading.
 import { typedTextInField, unmetControlClaims } from "./control-claims.ts";
 import { OCR_READING_SETTINGS, ScreenReadings } from "./ocr-reading.ts";
 import { boxesOf, near } from "./screen-text-match.ts";
-import { CHANGE_READING_SETTINGS, type LiteralFate, readNear, readTruthChange, type ScreenChange, screenChange, type TruthChange } from "./truth-change.ts";
+import { CHANGE_READING_SETTINGS, type LiteralFate, readNear, type ScreenChange, screenChange, type TruthChange, truthChangeOnce } from "./truth-change.ts";
 import type { AssertionInput, AssertionJudge, AssertionVerdict, HeuristicEvidence } from "./types.ts";
 
 export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
@@ -93,7 +93,7 @@ export function createHeuristicJudge(): AssertionJudge {
       const change = impliesChange(input.assertion);
       const literals = assertionLiteralList(input.assertion);
       const candidate = await screenChange(input.before, input.after);
-      const truth = input.truth ? await readTruthChange(literals, new ScreenReadings(input.truth.before, input.truth.after), input.truth) : undefined;
+      const truth = input.truth ? await truthChangeOnce(literals, new ScreenReadings(input.truth.before, input.truth.after), input.truth) : undefined;
       const evidence: HeuristicEvidence = {
         impliesChange: change,
         changedPixels: candidate.changedPixels,
@@ -309,9 +309,12 @@ export function createHeuristicJudge(): AssertionJudge {
 function controlsProblem(input: AssertionInput): string | undefined {
   const screen = input.afterText;
   if (!screen) return undefined;
-  const problems = unmetControlClaims(input.assertion, screen).map(
-    (claim) => `the assertion has '${claim.named}' ${claim.selected ? "selected" : "not selected"}; the candidate's control of that name is not`,
-  );
+  const problems = unmetControlClaims(input.assertion, screen, input.beforeText).map((claim) => {
+    const state = claim.selected ? "selected" : "not selected";
+    return claim.how === "state"
+      ? `the assertion has '${claim.named}' ${state}; the candidate's control of that name is not`
+      : `the assertion has '${claim.named}' newly ${state}; the candidate's control was ${state} before the action already`;
+  });
   if (typedTextInField({ assertion: input.assertion, typed: input.typedText, screen }) === false) {
     problems.push(`'${input.typedText}' was typed and the assertion puts it in a field; no field on the candidate's new screen shows it`);
   }

@@ -5,6 +5,7 @@
  * along, or cannot be read on the true page at all. The offline judge takes this as the
  * evidence of what the assertion describes, in place of guessing it from the author's words.
  */
+import { createHash } from "node:crypto";
 import sharp from "sharp";
 import { colourChange, coloursGained } from "../../metrics/change-evidence.ts";
 import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
@@ -116,17 +117,40 @@ async function readingsOf(
   return literalSimilarity(literal, enlarged) >= threshold ? occurrences(literal, enlarged) : 0;
 }
 
+/** Truth changes already read in this process, by the two states' bytes and the literals (most recent last). */
+const truthChanges = new Map<string, Promise<TruthChange>>();
+/** Enough for every action of a large suite in one run; each entry is a few hundred bytes. */
+const TRUTH_CHANGES_KEPT = 4096;
+
+/**
+ * The true page's change over the action, read once per process: every candidate of a task
+ * (each arm, each repeat, each draft) is judged against the same two states, and the
+ * reading's crops cost CPU to prepare even when their OCR is already known.
+ */
+export function truthChangeOnce(
+  literals: readonly AssertionLiteral[],
+  screens: ScreenReadings,
+  truth: { before: Buffer; after: Buffer },
+): Promise<TruthChange> {
+  const key = createHash("sha256").update(truth.before).update("\0").update(truth.after).update(JSON.stringify(literals)).digest("hex");
+  let change = truthChanges.get(key);
+  if (!change) {
+    change = readTruthChange(literals, screens, truth);
+    truthChanges.set(key, change);
+    // A failed reading is not kept: the next judgement reads again.
+    change.catch(() => truthChanges.delete(key));
+    if (truthChanges.size > TRUTH_CHANGES_KEPT) truthChanges.delete(truthChanges.keys().next().value!);
+  }
+  return change;
+}
+
 /**
  * The true page's change over the action, and each literal's fate on it. A literal's text
  * cannot come or go without pixels changing where it stands, so a fate that says it did is
  * only believed when it is read next to a change on that screen; otherwise OCR missed it on
  * one of the two screens, and it was there all along.
  */
-export async function readTruthChange(
-  literals: readonly AssertionLiteral[],
-  screens: ScreenReadings,
-  truth: { before: Buffer; after: Buffer },
-): Promise<TruthChange> {
+async function readTruthChange(literals: readonly AssertionLiteral[], screens: ScreenReadings, truth: { before: Buffer; after: Buffer }): Promise<TruthChange> {
   const change = await screenChange(truth.before, truth.after);
   const { width = 0, height = 0 } = await sharp(truth.after).metadata();
   const size = { width, height };
