@@ -11,7 +11,8 @@
  * what the truth shows there (truth-change.ts) and takes that as the evidence of what the
  * assertion describes, whatever its wording. It says No when
  *
- *   1. the true page changed and the candidate's screen did not;
+ *   1. the true page changed and the candidate's screen did not, or only scrolled (src/metrics/scroll-shift.ts)
+ *      where the true page's change is not a scroll;
  *   2. a literal the true page shows after the action (one that appeared, or was there all
  *      along) is not on the candidate's new screen, or one that went from the true page is
  *      still on it (what "'A' is replaced by B", "A disappears and only B is left", "is no
@@ -41,6 +42,7 @@
  */
 import sharp from "sharp";
 import { MIN_CHANGED_PIXELS } from "../../metrics/pixel-diff.ts";
+import { scrollChange } from "../../metrics/scroll-shift.ts";
 import { type AssertionLiteral, assertionLiteralList, impliesChange } from "../../replay/grounding/description-text.ts";
 import { type LiteralFinding, readCandidateLiterals } from "./candidate-reading.ts";
 import { typedTextInField, unmetControlClaims } from "./control-claims.ts";
@@ -188,6 +190,22 @@ export function createHeuristicJudge(): AssertionJudge {
     // 1. The truth changed here: so must the candidate.
     if (truth.changed && !candidate.changed) {
       return verdict("No", "change", `the true page changed here (${truth.changedPixels} pixels); the candidate's screen did not (${candidate.changedPixels})`);
+    }
+    // A screen that only scrolled shows nothing new of the page: where the true page's content changed (beyond any scroll of its own), that is no change.
+    const states = input.truth;
+    if (states && truth.changed && candidate.changedFraction >= settings.bigChange) {
+      const scrolled = await scrollChange(input.before, input.after);
+      if (scrolled && scrolled.residualPixels < settings.minChangedPixels) {
+        const truthScroll = await scrollChange(states.before, states.after);
+        const truthContentChange = truthScroll ? truthScroll.residualPixels : truth.changedPixels;
+        if (truthContentChange >= settings.minLocalTruthPixels) {
+          return verdict(
+            "No",
+            "change",
+            `the candidate's screen only scrolled (by ${scrolled.shift} pixels); on the true page ${truthContentChange} pixels of content changed beyond any scroll`,
+          );
+        }
+      }
     }
     const controls = controlsProblem(input);
     if (controls) return verdict("No", "controls", controls);
