@@ -166,6 +166,15 @@ export function colourName(r: number, g: number, b: number): string {
   return "pink";
 }
 
+/**
+ * The family a colour name belongs to when two pages' changes are compared: black and gray
+ * are one (dark text and thin marks drawn at another size or scale antialias from one to
+ * the other); every other name is its own.
+ */
+export function colourFamily(name: string): string {
+  return name === "gray" ? "black" : name;
+}
+
 /** How many of the changed pixels took each colour, before and after; and how many changed. */
 export interface ColourChange {
   changedPixels: number;

@@ -319,3 +319,28 @@ describe("without the candidate's screen text (OCR alone) the truth still decide
     expect(verdict.result, verdict.think).toBe("Yes");
   });
 });
+
+describe("a dark mark drawn thinner is the same colour (black and gray are one family)", () => {
+  const LIST = page(`<p>Packing list</p><p id="row">Rain jacket <span id="m"></span></p><p style="margin-top:160px">Check each item before you leave.</p>`);
+  /** A box after the item, out of the flow (nothing else moves). */
+  const mark = (style: string) => (p: Page) =>
+    p.evaluate((css) => {
+      document.getElementById("m")!.innerHTML = `<span style="position:absolute;left:160px;top:58px;width:70px;height:34px;${css}"></span>`;
+    }, style);
+  const assertion = "A box appears after the rain jacket to show it is packed";
+
+  it("Yes for a page whose mark is dark gray where the true page's is black (as thin black strokes read once scaled); No for a red one", async () => {
+    const truth = await around(LIST, mark("background:#000"));
+    const darkGray = await around(LIST, mark("background:#555"));
+    const verdict = await verdictOf(assertion, truth, darkGray);
+    // The premise: the truth's change brought black, the other page's brought gray and no black.
+    expect(verdict.evidence?.truth?.colours).toContain("black");
+    expect(verdict.evidence?.candidateColours).toContain("gray");
+    expect(verdict.evidence?.candidateColours).not.toContain("black");
+    expect(verdict.result, verdict.think).toBe("Yes");
+    const red = await around(LIST, mark("background:#e00"));
+    const redVerdict = await verdictOf(assertion, truth, red);
+    expect(redVerdict.result, redVerdict.think).toBe("No");
+    expect(redVerdict.evidence?.decidedBy).toBe("colour");
+  });
+});

@@ -24,7 +24,7 @@
  *      not near the named thing where the truth's was, far smaller than the truth's (by
  *      share of the screen when the truth's change is big, by changed pixels when it is
  *      small: a hover or a focus ring is not a selection), or without any colour the
- *      truth's change brought.
+ *      truth's change brought (black and gray counted as one: change-evidence.ts's colourFamily).
  * Literals the true page itself cannot be read to show ("unread") decide nothing.
  *
  * On both paths, when the replay read the candidate's screen text, its controls must bear
@@ -41,6 +41,7 @@
  * The verdict's reason names which evidence decided (evidence.decidedBy).
  */
 import sharp from "sharp";
+import { colourFamily } from "../../metrics/change-evidence.ts";
 import { MIN_CHANGED_PIXELS } from "../../metrics/pixel-diff.ts";
 import { scrollChange } from "../../metrics/scroll-shift.ts";
 import { type AssertionLiteral, assertionLiteralList, impliesChange } from "../../replay/grounding/description-text.ts";
@@ -286,8 +287,8 @@ export function createHeuristicJudge(): AssertionJudge {
       );
     }
     if (truth.colours.length > 0) {
-      const brought = new Set(candidate.colours);
-      if (!truth.colours.some((colour) => brought.has(colour))) {
+      const brought = new Set(candidate.colours.map(colourFamily));
+      if (!truth.colours.some((colour) => brought.has(colourFamily(colour)))) {
         return verdict(
           "No",
           "colour",
@@ -298,7 +299,9 @@ export function createHeuristicJudge(): AssertionJudge {
     const how = [
       evidence.anchor ? `near '${evidence.anchor}'` : undefined,
       `${pct(candidate.changedFraction)} of the screen (true page ${pct(truth.changedFraction)})`,
-      truth.colours.length > 0 ? `bringing ${truth.colours.filter((colour) => candidate.colours.includes(colour)).join(", ")}` : undefined,
+      truth.colours.length > 0
+        ? `bringing ${candidate.colours.filter((colour) => truth.colours.some((other) => colourFamily(other) === colourFamily(colour))).join(", ")}`
+        : undefined,
     ].filter(Boolean);
     return verdict("Yes", evidence.anchor ? "location" : truth.colours.length > 0 ? "colour" : "extent", `changed as the true page did: ${how.join(", ")}`);
   }
