@@ -179,6 +179,16 @@ describe("replacement phrasing, read off the truth", () => {
     expect(verdict.evidence?.truth?.literals.map((entry) => entry.fate)).toEqual(["went", "appeared"]);
   });
 
+  it("a second candidate of the same step, judged with the truth's reading kept from the first, gets the same evidence", async () => {
+    const truth = await around(STATUS, replace);
+    const candidate = await around(STATUS, replace);
+    const first = await verdictOf(assertion, truth, candidate);
+    const second = await verdictOf(assertion, truth, candidate);
+    expect(second.result, second.think).toBe("Yes");
+    expect(second.think).toBe(first.think);
+    expect(second.evidence?.truth).toEqual(first.evidence?.truth);
+  });
+
   it("No when the new text came but the old one stayed beside it", async () => {
     const truth = await around(STATUS, replace);
     const both = await around(STATUS, (p) => p.evaluate(() => document.getElementById("s")!.insertAdjacentText("afterend", " Up to date")));

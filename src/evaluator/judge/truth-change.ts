@@ -141,7 +141,8 @@ export function truthChangeOnce(
     change.catch(() => truthChanges.delete(key));
     if (truthChanges.size > TRUTH_CHANGES_KEPT) truthChanges.delete(truthChanges.keys().next().value!);
   }
-  return change;
+  // The judge looks fates up by its own literal objects: hand back this caller's (equal, in the same order).
+  return change.then((known) => ({ ...known, literals: known.literals.map((entry, index) => ({ ...entry, literal: literals[index] ?? entry.literal })) }));
 }
 
 /**
