@@ -14,7 +14,8 @@ import { scrollChange } from "../../src/metrics/scroll-shift.ts";
 const ROWS = Array.from({ length: 40 }, (_, index) => `<li id="r${index}">Shelf ${index + 1}: ${["maps", "atlases", "guides", "charts"][index % 4]}</li>`).join(
   "",
 );
-const PAGE = `<!doctype html><html><head><style>body{font:18px sans-serif;margin:20px;background:linear-gradient(#e8f4ff,#ffe8f0)}li{margin:10px 0}</style></head>
+const STYLE = "body{font:18px sans-serif;margin:20px;background:linear-gradient(#e8f4ff,#ffe8f0)}li{margin:10px 0}";
+const PAGE = `<!doctype html><html><head><style>${STYLE}</style></head>
   <body><h2>Reading room</h2><ul id="list">${ROWS}</ul><button id="go">Show atlases only</button></body></html>`;
 const showAtlasesOnly = (page: Page) =>
   page.evaluate(() => {

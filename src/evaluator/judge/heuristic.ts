@@ -203,7 +203,8 @@ export function createHeuristicJudge(): AssertionJudge {
           return verdict(
             "No",
             "change",
-            `the candidate's screen only scrolled (by ${scrolled.shift} pixels); on the true page ${truthContentChange} pixels of content changed beyond any scroll`,
+            `the candidate's screen only scrolled (by ${scrolled.shift} pixels); ` +
+              `on the true page ${truthContentChange} pixels of content changed beyond any scroll`,
           );
         }
       }
