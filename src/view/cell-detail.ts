@@ -329,7 +329,7 @@ export function cellDetail(index: RunIndex, cell: IndexedCell): CellDetail {
   };
 }
 
-/** A path as a shell word (quoted when it has anything but plain characters). */
+/** A path as a shell word (quoted unless it is made of plain characters only). */
 export function shellQuote(text: string): string {
   return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }

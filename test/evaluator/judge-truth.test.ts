@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { readScreenText, type ScreenText } from "../../src/browser/screen-text.ts";
 import { createHeuristicJudge } from "../../src/evaluator/judge/heuristic.ts";
-import type { AssertionInput, AssertionVerdict } from "../../src/evaluator/judge/types.ts";
+import type { AssertionInput, AssertionVerdict, HeuristicEvidence } from "../../src/evaluator/judge/types.ts";
 
 const VIEWPORT = { width: 800, height: 500 };
 const judge = createHeuristicJudge();
@@ -76,6 +76,22 @@ async function verdictFromWords(assertion: string, candidate: { before: Capture;
   });
 }
 
+/** No twice: from pixels and OCR alone (decided by `fromPixels`), and with the page's screen text (decided by its controls). */
+async function expectNoBoth(
+  assertion: string,
+  truth: { before: Capture; after: Capture },
+  candidate: { before: Capture; after: Capture },
+  decided: { fromPixels: NonNullable<HeuristicEvidence["decidedBy"]> },
+): Promise<AssertionVerdict> {
+  const fromPixels = await verdictOf(assertion, truth, candidate, { screenText: false });
+  expect(fromPixels.result, fromPixels.think).toBe("No");
+  expect(fromPixels.evidence?.decidedBy).toBe(decided.fromPixels);
+  const fromControls = await verdictOf(assertion, truth, candidate);
+  expect(fromControls.result, fromControls.think).toBe("No");
+  expect(fromControls.evidence?.decidedBy).toBe("controls");
+  return fromControls;
+}
+
 const page = (body: string, style = "") =>
   `<!doctype html><html><head><style>body{font:18px sans-serif;margin:24px;background:#fff;color:#222}${style}</style></head><body>${body}</body></html>`;
 
@@ -108,14 +124,8 @@ describe("a change without new text: a selection moves between options", () => {
         document.getElementById("note")!.textContent = "Free returns within thirty days.";
       });
     });
-    // From pixels and OCR: the change is not where the truth's was.
-    const fromPixels = await verdictOf(assertion, truth, elsewhere, { screenText: false });
-    expect(fromPixels.result, fromPixels.think).toBe("No");
-    expect(fromPixels.evidence?.decidedBy).toBe("location");
-    // With the page's screen text, the options' own state says it first.
-    const fromControls = await verdictOf(assertion, truth, elsewhere);
-    expect(fromControls.result, fromControls.think).toBe("No");
-    expect(fromControls.evidence?.decidedBy).toBe("controls");
+    // From pixels and OCR: the change is not where the truth's was. With the page's screen text, the options' own state says it first.
+    await expectNoBoth(assertion, truth, elsewhere, { fromPixels: "location" });
   });
 
   it("No for a page that swallows the click: only the pointer's hover shows at the option, far less than the selection", async () => {
@@ -127,14 +137,8 @@ describe("a change without new text: a selection moves between options", () => {
       await choose(p);
     });
     expect(swallowed.after.png.equals(swallowed.before.png)).toBe(false);
-    // From pixels alone, the hover is measured against the selection by size.
-    const fromPixels = await verdictOf(assertion, truth, swallowed, { screenText: false });
-    expect(fromPixels.result, fromPixels.think).toBe("No");
-    expect(fromPixels.evidence?.decidedBy).toBe("extent");
-    // With the page's screen text, the option's own state says it first: it was never picked.
-    const fromControls = await verdictOf(assertion, truth, swallowed);
-    expect(fromControls.result, fromControls.think).toBe("No");
-    expect(fromControls.evidence?.decidedBy).toBe("controls");
+    // From pixels alone, the hover is measured against the selection by size; with screen text, the option was never picked.
+    const fromControls = await expectNoBoth(assertion, truth, swallowed, { fromPixels: "extent" });
     expect(fromControls.think).toContain("'Express courier' selected");
   });
 
