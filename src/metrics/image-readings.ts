@@ -132,18 +132,51 @@ function decodeOrNothing<T>(reader: ImageReader<T>, stored: Buffer): T | undefin
   }
 }
 
+async function fromDisk<T>(reader: ImageReader<T>, key: string): Promise<T | undefined> {
+  const stored = await readingStore()?.get(reader, key);
+  return stored === undefined ? undefined : decodeOrNothing(reader, stored);
+}
+
 async function fromDiskOrRead<T>(reader: ImageReader<T>, image: Buffer, imageKey: string, tally: ReadingCounts): Promise<T> {
-  const disk = readingStore();
-  const stored = disk ? await disk.get(reader, imageKey) : undefined;
-  const decoded = stored === undefined ? undefined : decodeOrNothing(reader, stored);
-  if (decoded !== undefined) {
+  const stored = await fromDisk(reader, imageKey);
+  if (stored !== undefined) {
     tally.disk += 1;
-    return decoded;
+    return stored;
   }
   tally.read += 1;
   const value = await reader.read(image);
-  await disk?.put(reader, imageKey, reader.encode(value));
+  await readingStore()?.put(reader, imageKey, reader.encode(value));
   return value;
+}
+
+/**
+ * The reading kept in this process's memory under `key` (then `onMemoryHit` is called),
+ * else the one `compute` makes, kept from then on; a failed one is forgotten.
+ */
+async function remembered<T>(reader: ImageReader<T>, key: string, compute: () => Promise<T>, onMemoryHit: () => void): Promise<T> {
+  const memoryKey = `${reader.kind}\n${reader.identity}\n${key}`;
+  const known = memory.get(memoryKey);
+  if (known) {
+    onMemoryHit();
+    // Most recently used goes last.
+    memory.delete(memoryKey);
+    memory.set(memoryKey, known);
+    return known.value as Promise<T>;
+  }
+  const entry: Remembered = { value: compute(), bytes: 0 };
+  remember(memoryKey, entry);
+  try {
+    const value = (await entry.value) as T;
+    if (memory.get(memoryKey) === entry) {
+      const bytes = reader.size(value);
+      entry.bytes = bytes;
+      memoryBytes += bytes;
+    }
+    return value;
+  } catch (error) {
+    forget(memoryKey, entry);
+    throw error;
+  }
 }
 
 /** The reader's reading of the image: from memory, from disk, or read now (and kept). A failed reading is not kept. */
@@ -151,29 +184,47 @@ export async function readOnce<T>(reader: ImageReader<T>, image: Buffer): Promis
   const tally = countsOf(reader.kind);
   tally.asked += 1;
   const imageKey = await imageContentKey(image);
-  const key = `${reader.kind}\n${reader.identity}\n${imageKey}`;
-  const known = memory.get(key);
-  if (known) {
-    tally.memory += 1;
-    // Most recently used goes last.
-    memory.delete(key);
-    memory.set(key, known);
-    return known.value as Promise<T>;
-  }
-  const entry: Remembered = { value: fromDiskOrRead(reader, image, imageKey, tally), bytes: 0 };
-  remember(key, entry);
-  try {
-    const value = (await entry.value) as T;
-    if (memory.get(key) === entry) {
-      const bytes = reader.size(value);
-      entry.bytes = bytes;
-      memoryBytes += bytes;
-    }
-    return value;
-  } catch (error) {
-    forget(key, entry);
-    throw error;
-  }
+  return remembered(
+    reader,
+    imageKey,
+    () => fromDiskOrRead(reader, image, imageKey, tally),
+    () => {
+      tally.memory += 1;
+    },
+  );
+}
+
+/**
+ * The reader's reading of an image made from `source` by `recipe` (a crop prepared for
+ * OCR, say), keyed by the source's content and the recipe: an image already made and read
+ * is neither made nor decoded again, in this process or in a later run. `derive` must give
+ * the same pixels for the same source and recipe, so a recipe names the version of the
+ * code that makes it. The image made goes through readOnce: two recipes that give the same
+ * picture share one reading.
+ */
+export async function readDerivedOnce<T>(reader: ImageReader<T>, source: Buffer, recipe: string, derive: () => Promise<Buffer>): Promise<T> {
+  const derivedKey = sha256(`derived\n${await imageContentKey(source)}\n${recipe}`);
+  // Each request is counted once: here when this key answers it, else by readOnce for the image made.
+  const tally = countsOf(reader.kind);
+  const answered = (where: "memory" | "disk") => {
+    tally.asked += 1;
+    tally[where] += 1;
+  };
+  return remembered(
+    reader,
+    derivedKey,
+    async () => {
+      const stored = await fromDisk(reader, derivedKey);
+      if (stored !== undefined) {
+        answered("disk");
+        return stored;
+      }
+      const reading = await readOnce(reader, await derive());
+      await readingStore()?.put(reader, derivedKey, reader.encode(reading));
+      return reading;
+    },
+    () => answered("memory"),
+  );
 }
 
 /** The counts of every kind read so far in this process (a copy). */

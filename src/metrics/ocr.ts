@@ -25,7 +25,7 @@
 import os from "node:os";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { type ImageReader, readOnce } from "./image-readings.ts";
+import { type ImageReader, readDerivedOnce, readOnce } from "./image-readings.ts";
 import { resolveOcrEngine } from "./ocr-choice.ts";
 import { type OcrEngine, type OcrEngineInfo, type OcrLayout, startNativeTesseract, startTesseractJs } from "./ocr-engines.ts";
 import { joinOcrSegments, textSimilarity } from "./text-similarity.ts";
@@ -108,15 +108,28 @@ export interface ReadTextOptions {
   layout?: OcrLayout;
 }
 
-/** The space-joined OCR text of a PNG, read once per image content (see the module comment). */
-export async function readImageText(png: Buffer, options: ReadTextOptions = {}): Promise<string> {
-  const engine = await getOcrEngine(options.layout ?? "page");
+async function textReaderFor(layout: OcrLayout): Promise<ImageReader<string>> {
+  const engine = await getOcrEngine(layout);
   let reader = readers.get(engine);
   if (!reader) {
     reader = textReader(engine);
     readers.set(engine, reader);
   }
-  return readOnce(reader, png);
+  return reader;
+}
+
+/** The space-joined OCR text of a PNG, read once per image content (see the module comment). */
+export async function readImageText(png: Buffer, options: ReadTextOptions = {}): Promise<string> {
+  return readOnce(await textReaderFor(options.layout ?? "page"), png);
+}
+
+/**
+ * The OCR text of an image made from `source` by `recipe` (a crop prepared for reading):
+ * made and read once per source content and recipe, in this process and across runs, so a
+ * crop already read costs neither its preparation nor its decoding (image-readings.ts).
+ */
+export async function readDerivedImageText(source: Buffer, recipe: string, derive: () => Promise<Buffer>, options: ReadTextOptions = {}): Promise<string> {
+  return readDerivedOnce(await textReaderFor(options.layout ?? "page"), source, recipe, derive);
 }
 
 /** OCR similarity of a reference checkpoint and a candidate screenshot (§3.5). */

@@ -22,20 +22,76 @@ async function rgb(png: Buffer): Promise<{ data: Buffer; width: number; height: 
   return { data, width: info.width, height: info.height };
 }
 
-export async function pixelDiff(before: Buffer, after: Buffer): Promise<PixelDiff> {
+/** Size of the cells changed pixels are grouped in; gaps smaller than a cell join regions. */
+const CELL = 12;
+
+/** Where two pictures differ: the changed pixels counted, and which cells of the grid hold any. */
+interface ChangeGrid {
+  width: number;
+  height: number;
+  /** The pictures differ in size: every pixel counts as changed. */
+  resized: boolean;
+  changedPixels: number;
+  columns: number;
+  rows: number;
+  /** 1 where a cell holds a changed pixel. */
+  cells: Uint8Array;
+}
+
+async function measureChange(before: Buffer, after: Buffer): Promise<ChangeGrid> {
   const [a, b] = await Promise.all([rgb(before), rgb(after)]);
-  const totalPixels = b.width * b.height;
-  if (a.width !== b.width || a.height !== b.height) return { changedPixels: totalPixels, totalPixels, changedFraction: 1 };
+  const columns = Math.ceil(b.width / CELL);
+  const rows = Math.ceil(b.height / CELL);
+  const cells = new Uint8Array(columns * rows);
+  if (a.width !== b.width || a.height !== b.height) {
+    return { width: b.width, height: b.height, resized: true, changedPixels: b.width * b.height, columns, rows, cells };
+  }
   let changedPixels = 0;
-  for (let offset = 0; offset < a.data.length; offset += 3) {
-    if (
-      Math.abs((a.data[offset] ?? 0) - (b.data[offset] ?? 0)) > PIXEL_TOLERANCE ||
-      Math.abs((a.data[offset + 1] ?? 0) - (b.data[offset + 1] ?? 0)) > PIXEL_TOLERANCE ||
-      Math.abs((a.data[offset + 2] ?? 0) - (b.data[offset + 2] ?? 0)) > PIXEL_TOLERANCE
-    ) {
-      changedPixels += 1;
+  for (let y = 0; y < b.height; y++) {
+    for (let x = 0; x < b.width; x++) {
+      const offset = (y * b.width + x) * 3;
+      if (
+        Math.abs((a.data[offset] ?? 0) - (b.data[offset] ?? 0)) > PIXEL_TOLERANCE ||
+        Math.abs((a.data[offset + 1] ?? 0) - (b.data[offset + 1] ?? 0)) > PIXEL_TOLERANCE ||
+        Math.abs((a.data[offset + 2] ?? 0) - (b.data[offset + 2] ?? 0)) > PIXEL_TOLERANCE
+      ) {
+        changedPixels += 1;
+        cells[Math.floor(y / CELL) * columns + Math.floor(x / CELL)] = 1;
+      }
     }
   }
+  return { width: b.width, height: b.height, resized: false, changedPixels, columns, rows, cells };
+}
+
+/**
+ * Change grids of picture pairs, kept while both pictures are in use: the judge asks for the
+ * same pair's difference and regions several times (each reading pass has its own margin),
+ * and each time decoded both pictures again.
+ */
+const changeGrids = new WeakMap<Buffer, WeakMap<Buffer, Promise<ChangeGrid>>>();
+
+function changeGrid(before: Buffer, after: Buffer): Promise<ChangeGrid> {
+  let byAfter = changeGrids.get(before);
+  if (!byAfter) {
+    byAfter = new WeakMap();
+    changeGrids.set(before, byAfter);
+  }
+  let grid = byAfter.get(after);
+  if (!grid) {
+    const measuring = measureChange(before, after);
+    grid = measuring;
+    byAfter.set(after, measuring);
+    // A failed measurement is not kept.
+    measuring.catch(() => {
+      if (byAfter.get(after) === measuring) byAfter.delete(after);
+    });
+  }
+  return grid;
+}
+
+export async function pixelDiff(before: Buffer, after: Buffer): Promise<PixelDiff> {
+  const { width, height, changedPixels } = await changeGrid(before, after);
+  const totalPixels = width * height;
   return { changedPixels, totalPixels, changedFraction: totalPixels > 0 ? changedPixels / totalPixels : 0 };
 }
 
@@ -46,32 +102,15 @@ export interface Region {
   height: number;
 }
 
-/** Size of the cells changed pixels are grouped in; gaps smaller than a cell join regions. */
-const CELL = 12;
-
 /**
  * The boxes where the screen changed, largest first: changed pixels grouped in cells,
  * touching cells joined, each box padded a little (text next to a changed number is
  * usually part of it). Empty when nothing changed.
  */
 export async function changedRegions(before: Buffer, after: Buffer, options: { padding?: number; max?: number } = {}): Promise<Region[]> {
-  const [a, b] = await Promise.all([rgb(before), rgb(after)]);
-  if (a.width !== b.width || a.height !== b.height) return [{ left: 0, top: 0, width: b.width, height: b.height }];
-  const columns = Math.ceil(b.width / CELL);
-  const rows = Math.ceil(b.height / CELL);
-  const changed = new Uint8Array(columns * rows);
-  for (let y = 0; y < b.height; y++) {
-    for (let x = 0; x < b.width; x++) {
-      const offset = (y * b.width + x) * 3;
-      if (
-        Math.abs((a.data[offset] ?? 0) - (b.data[offset] ?? 0)) > PIXEL_TOLERANCE ||
-        Math.abs((a.data[offset + 1] ?? 0) - (b.data[offset + 1] ?? 0)) > PIXEL_TOLERANCE ||
-        Math.abs((a.data[offset + 2] ?? 0) - (b.data[offset + 2] ?? 0)) > PIXEL_TOLERANCE
-      ) {
-        changed[Math.floor(y / CELL) * columns + Math.floor(x / CELL)] = 1;
-      }
-    }
-  }
+  const grid = await changeGrid(before, after);
+  if (grid.resized) return [{ left: 0, top: 0, width: grid.width, height: grid.height }];
+  const { columns, rows, cells: changed, width, height } = grid;
   const seen = new Uint8Array(columns * rows);
   const boxes: Array<Region & { cells: number }> = [];
   for (let start = 0; start < changed.length; start++) {
@@ -101,8 +140,8 @@ export async function changedRegions(before: Buffer, after: Buffer, options: { p
     const padding = options.padding ?? 16;
     const left = Math.max(0, minX * CELL - padding);
     const top = Math.max(0, minY * CELL - padding);
-    const right = Math.min(b.width, (maxX + 1) * CELL + padding);
-    const bottom = Math.min(b.height, (maxY + 1) * CELL + padding);
+    const right = Math.min(width, (maxX + 1) * CELL + padding);
+    const bottom = Math.min(height, (maxY + 1) * CELL + padding);
     boxes.push({ left, top, width: right - left, height: bottom - top, cells });
   }
   return boxes

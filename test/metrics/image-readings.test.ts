@@ -10,7 +10,15 @@ import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli/main.ts";
-import { forgetReadings, type ImageReader, imageContentKey, readingCounts, readOnce, setReadingStoreDir } from "../../src/metrics/image-readings.ts";
+import {
+  forgetReadings,
+  type ImageReader,
+  imageContentKey,
+  readDerivedOnce,
+  readingCounts,
+  readOnce,
+  setReadingStoreDir,
+} from "../../src/metrics/image-readings.ts";
 import { readImageText, shutdownOcr } from "../../src/metrics/ocr.ts";
 import { clearReadingStore, defaultReadingStoreDir, openReadingStore, readingStoreLimitBytes, readingStoreStats } from "../../src/metrics/reading-store.ts";
 import { createVisualMetric } from "../../src/metrics/visual.ts";
@@ -96,6 +104,39 @@ describe("image readings", () => {
     const [first, second] = await Promise.all([readOnce(reader, png), readOnce(reader, recoded)]);
     expect(second).toBe(first);
     await readOnce(reader, other);
+    expect(reader.calls).toBe(2);
+  });
+
+  it("makes and reads an image derived from a screen once per screen content and recipe, in this run and the next", async () => {
+    const screen = await renderPage({ lines: [{ text: "Left half", x: 40, y: 80 }] });
+    const recoded = await sharp(screen).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
+    const reader = countingReader("v1");
+    let made = 0;
+    const crop = (left: number) => async () => {
+      made += 1;
+      return sharp(screen).extract({ left, top: 0, width: 100, height: 100 }).png().toBuffer();
+    };
+    const first = await readDerivedOnce(reader, screen, "left 0", crop(0));
+    // The same screen in other bytes, asked twice at once: nothing is made or read again.
+    const again = await Promise.all([readDerivedOnce(reader, recoded, "left 0", crop(0)), readDerivedOnce(reader, screen, "left 0", crop(0))]);
+    expect(again).toEqual([first, first]);
+    expect({ made, reads: reader.calls }).toEqual({ made: 1, reads: 1 });
+    expect(readingCounts()["test-brightness"]).toEqual({ asked: 3, memory: 2, disk: 0, read: 1 });
+
+    // Another recipe is made, and when its image has the same pixels, the two share one reading.
+    const blankLeft = await readDerivedOnce(reader, screen, "left 0, again", crop(0));
+    expect(blankLeft).toBe(first);
+    expect({ made, reads: reader.calls }).toEqual({ made: 2, reads: 1 });
+
+    // A later run finds the derived reading on disk without making the image.
+    await nextRun();
+    expect(await readDerivedOnce(reader, screen, "left 0", crop(0))).toBe(first);
+    expect({ made, reads: reader.calls }).toEqual({ made: 2, reads: 1 });
+    expect(readingCounts()["test-brightness"]).toEqual({ asked: 1, memory: 0, disk: 1, read: 0 });
+
+    // Another screen under the same recipe is another image.
+    const other = await renderPage({ lines: [{ text: "Other", x: 0, y: 20 }] });
+    await readDerivedOnce(reader, other, "left 0", async () => sharp(other).extract({ left: 0, top: 0, width: 100, height: 100 }).png().toBuffer());
     expect(reader.calls).toBe(2);
   });
 

@@ -7,8 +7,8 @@
  * screen enlarged — each reading done once per screen.
  */
 import { distance } from "fastest-levenshtein";
-import sharp from "sharp";
-import { readImageText } from "../../metrics/ocr.ts";
+import sharp, { type OutputInfo } from "sharp";
+import { readDerivedImageText, readImageText } from "../../metrics/ocr.ts";
 import type { Region } from "../../metrics/pixel-diff.ts";
 import { normalizeText } from "../../replay/grounding/description-text.ts";
 
@@ -147,24 +147,72 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
   for (const rule of vertical) for (let y = rule.from - 1; y <= rule.to + 1; y++) for (const dx of [-1, 0, 1]) clear(rule.x + dx, y);
 }
 
+interface DecodedScreen {
+  data: Buffer;
+  info: OutputInfo;
+  /** Mean of the first channel (red) over the whole screen. */
+  firstChannelMean: number;
+}
+
+/** A screen's decoded pixels, kept while its PNG is in use: its crops are cut from them, not each from a new decoding. */
+const decodedScreens = new WeakMap<Buffer, Promise<DecodedScreen>>();
+
+function decodedScreen(png: Buffer): Promise<DecodedScreen> {
+  let decoded = decodedScreens.get(png);
+  if (!decoded) {
+    decoded = sharp(png)
+      .raw()
+      .toBuffer({ resolveWithObject: true })
+      .then(({ data, info }) => {
+        let sum = 0;
+        for (let offset = 0; offset < data.length; offset += info.channels) sum += data[offset]!;
+        return { data, info, firstChannelMean: sum / (info.width * info.height) };
+      });
+    decodedScreens.set(png, decoded);
+  }
+  return decoded;
+}
+
+/**
+ * How a crop is prepared (regionForOcr), as part of its readings' key: change it whenever
+ * the preparation gives other pixels, or readings of the old crops would be taken for the new.
+ */
+const CROP_PREPARATION = "grey, stretched, dark inverted at mean < 110, rules erased, stretched, lanczos3, margin 24: v1";
+
 /**
  * A region prepared for OCR: grey, contrast-stretched, dark crops inverted (dark text on
  * light), rules across it erased, enlarged `scale` times (Tesseract reads best at one text
  * size, which a region's is not known to be: callers try more than one), on a white margin.
  */
 export async function regionForOcr(png: Buffer, region: Region, scale: number): Promise<Buffer> {
-  const grey = sharp(png).extract(region).greyscale().normalise();
-  const dark = ((await grey.clone().stats()).channels[0]?.mean ?? 255) < 110;
-  const { data, info } = await (dark ? grey.negate({ alpha: false }) : grey).raw().toBuffer({ resolveWithObject: true });
+  const screen = await decodedScreen(png);
+  const { data, info } = await sharp(screen.data, { raw: { width: screen.info.width, height: screen.info.height, channels: screen.info.channels } })
+    .extract(region)
+    .greyscale()
+    .normalise()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  // Inverted on a dark screen: Tesseract reads dark text on light. The test is the whole
+  // screen's red mean, which is what sharp's stats() measured here before (it reads the input, not the crop).
+  if (screen.firstChannelMean < 110) for (let index = 0; index < data.length; index++) data[index] = 255 - data[index]!;
   eraseRules(data, info.width, info.height);
   const factor = Math.max(1, Math.min(scale, OCR_READING_SETTINGS.regionMaxSide / Math.max(region.width, region.height)));
   // Stretched again without the rules: faint text inside a dark-bordered field becomes the darkest thing left.
-  return sharp(data, { raw: { width: info.width, height: info.height, channels: 1 } })
-    .normalise()
-    .resize(Math.round(region.width * factor), Math.round(region.height * factor), { kernel: "lanczos3" })
-    .extend({ top: 24, bottom: 24, left: 24, right: 24, background: "#ffffff" })
-    .png()
-    .toBuffer();
+  return (
+    sharp(data, { raw: { width: info.width, height: info.height, channels: 1 } })
+      .normalise()
+      .resize(Math.round(region.width * factor), Math.round(region.height * factor), { kernel: "lanczos3" })
+      .extend({ top: 24, bottom: 24, left: 24, right: 24, background: "#ffffff" })
+      // Fast compression: the crop lives only to be read (its pixels, not its bytes, key the reading).
+      .png({ compressionLevel: 1 })
+      .toBuffer()
+  );
+}
+
+/** One crop's text, prepared and read once per screen content, region and scale. */
+function readCrop(png: Buffer, region: Region, scale: number, layout: "page" | "block"): Promise<string> {
+  const recipe = `${CROP_PREPARATION}; ${region.left},${region.top} ${region.width}x${region.height} at ${scale}, max side ${OCR_READING_SETTINGS.regionMaxSide}`;
+  return readDerivedImageText(png, recipe, () => regionForOcr(png, region, scale), { layout });
 }
 
 /**
@@ -174,12 +222,12 @@ export async function regionForOcr(png: Buffer, region: Region, scale: number): 
  */
 async function readRegion(png: Buffer, region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
   const band = OCR_READING_SETTINGS.bandHeight;
-  if (region.height <= band) return readImageText(await regionForOcr(png, region, scale), { layout: "block" });
+  if (region.height <= band) return readCrop(png, region, scale, "block");
   const overlap = 24;
   const texts: string[] = [];
   for (let top = region.top; top < region.top + region.height - overlap; top += band - overlap) {
     const height = Math.min(band, region.top + region.height - top);
-    texts.push(await readImageText(await regionForOcr(png, { left: region.left, top, width: region.width, height }, scale), { layout: bandLayout }));
+    texts.push(await readCrop(png, { left: region.left, top, width: region.width, height }, scale, bandLayout));
   }
   return texts.join(" ");
 }

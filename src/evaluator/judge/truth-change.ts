@@ -52,9 +52,19 @@ export interface TruthChange extends ScreenChange {
   literals: LiteralOnTruth[];
 }
 
-async function colourPixels(png: Buffer): Promise<Buffer> {
-  const { width, height } = CHANGE_READING_SETTINGS.colourSide;
-  return sharp(png).removeAlpha().resize(width, height, { fit: "fill" }).raw().toBuffer();
+/** Screens shrunk for the colour comparison, kept while their PNG is in use (a screen is in two steps, and judged once per assertion). */
+const shrunkScreens = new WeakMap<Buffer, Promise<Buffer>>();
+
+function colourPixels(png: Buffer): Promise<Buffer> {
+  let shrunk = shrunkScreens.get(png);
+  if (!shrunk) {
+    const { width, height } = CHANGE_READING_SETTINGS.colourSide;
+    const shrinking = sharp(png).removeAlpha().resize(width, height, { fit: "fill" }).raw().toBuffer();
+    shrunk = shrinking;
+    shrunkScreens.set(png, shrinking);
+    shrinking.catch(() => shrunkScreens.delete(png));
+  }
+  return shrunk;
 }
 
 /** How a screen changed between two pictures: how much, where, and which colours came. */
