@@ -8,7 +8,7 @@ import type { Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { createHeuristicJudge, impliesChange } from "../../src/evaluator/judge/heuristic.ts";
-import { literalSimilarity } from "../../src/evaluator/judge/ocr-reading.ts";
+import { literalSimilarity, ScreenReadings } from "../../src/evaluator/judge/ocr-reading.ts";
 import { shutdownOcr } from "../../src/metrics/ocr.ts";
 import { shoppingListPage } from "../support/evaluator-replay-fixtures.ts";
 
@@ -94,6 +94,30 @@ describe("heuristic judge rules", () => {
     const wasNot = await judge.judge(input("The counter changes from '5 items' to '1 items'", { before, after }));
     expect(wasNot.result).toBe("No");
     expect(wasNot.think).toMatch(/'5 items' was not on the screen before the action/);
+  });
+});
+
+describe("reading a changed region", () => {
+  /** A screenshot of a page with small light-grey text on a band of `band` colour, over a `background` page. */
+  async function bandShot(background: string, band: string, text: string): Promise<Buffer> {
+    await page.setContent(
+      `<body style="margin:0;background:${background};font:15px sans-serif">` +
+        `<div style="position:absolute;left:200px;top:200px;width:260px;padding:14px;background:${band};color:${band === "#f2f2f2" ? "#6b6b6b" : "#c9d1e0"}">${text}</div></body>`,
+    );
+    return page.screenshot();
+  }
+
+  it("reads light text on a dark band of a light page, and dark text on a light card of a dark page", async () => {
+    // Whether a crop is dark is a property of the crop: a light page's dark banner must be inverted, a dark page's light card not.
+    const region = { left: 190, top: 190, width: 290, height: 66 };
+    for (const [background, band] of [
+      ["#ffffff", "#1d2740"],
+      ["#15171d", "#f2f2f2"],
+    ] as const) {
+      const shot = await bandShot(background, band, "Parcel 7305 dispatched");
+      const text = await new ScreenReadings(shot, shot).region("after", region, 2);
+      expect(literalSimilarity("Parcel 7305 dispatched", text), `${band} band on ${background}: read '${text}'`).toBeGreaterThanOrEqual(0.8);
+    }
   });
 });
 

@@ -73,8 +73,10 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
  * Version 2: the true page's change as evidence, and the candidate's screen text beside OCR.
  * Version 3: a small change is measured by size too. Version 4: the candidate's controls
  * (selection and typed values, from its DOM) must bear out what the assertion says of them.
+ * Version 5: a changed region's crop is inverted when the crop is dark (it was when the
+ * whole screen was), so light text on a dark band of a light page is read.
  */
-export const HEURISTIC_RULES_VERSION = "4";
+export const HEURISTIC_RULES_VERSION = "5";
 
 export { impliesChange };
 

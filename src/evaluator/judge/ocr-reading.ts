@@ -150,8 +150,6 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
 interface DecodedScreen {
   data: Buffer;
   info: OutputInfo;
-  /** Mean of the first channel (red) over the whole screen. */
-  firstChannelMean: number;
 }
 
 /** A screen's decoded pixels, kept while its PNG is in use: its crops are cut from them, not each from a new decoding. */
@@ -160,24 +158,20 @@ const decodedScreens = new WeakMap<Buffer, Promise<DecodedScreen>>();
 function decodedScreen(png: Buffer): Promise<DecodedScreen> {
   let decoded = decodedScreens.get(png);
   if (!decoded) {
-    decoded = sharp(png)
-      .raw()
-      .toBuffer({ resolveWithObject: true })
-      .then(({ data, info }) => {
-        let sum = 0;
-        for (let offset = 0; offset < data.length; offset += info.channels) sum += data[offset]!;
-        return { data, info, firstChannelMean: sum / (info.width * info.height) };
-      });
+    decoded = sharp(png).raw().toBuffer({ resolveWithObject: true });
     decodedScreens.set(png, decoded);
   }
   return decoded;
 }
 
+/** A crop whose stretched grey mean is below this is dark (light text on a dark band). */
+const DARK_CROP_MEAN = 110;
+
 /**
  * How a crop is prepared (regionForOcr), as part of its readings' key: change it whenever
  * the preparation gives other pixels, or readings of the old crops would be taken for the new.
  */
-const CROP_PREPARATION = "grey, stretched, dark inverted at mean < 110, rules erased, stretched, lanczos3, margin 24: v1";
+const CROP_PREPARATION = "grey, stretched, inverted when its stretched grey mean < 110, rules erased, stretched, lanczos3, margin 24: v2";
 
 /**
  * A region prepared for OCR: grey, contrast-stretched, dark crops inverted (dark text on
@@ -192,9 +186,12 @@ export async function regionForOcr(png: Buffer, region: Region, scale: number): 
     .normalise()
     .raw()
     .toBuffer({ resolveWithObject: true });
-  // Inverted on a dark screen: Tesseract reads dark text on light. The test is the whole
-  // screen's red mean, which is what sharp's stats() measured here before (it reads the input, not the crop).
-  if (screen.firstChannelMean < 110) for (let index = 0; index < data.length; index++) data[index] = 255 - data[index]!;
+  // A dark crop (light text on a dark band) is inverted: Tesseract reads dark text on light.
+  // Measured on the crop itself (until v2 this was the whole screen's red mean: sharp's
+  // stats() reads a pipeline's input, not its crop).
+  let sum = 0;
+  for (const value of data) sum += value;
+  if (sum / data.length < DARK_CROP_MEAN) for (let index = 0; index < data.length; index++) data[index] = 255 - data[index]!;
   eraseRules(data, info.width, info.height);
   const factor = Math.max(1, Math.min(scale, OCR_READING_SETTINGS.regionMaxSide / Math.max(region.width, region.height)));
   // Stretched again without the rules: faint text inside a dark-bordered field becomes the darkest thing left.
