@@ -100,9 +100,10 @@ describe("heuristic judge rules", () => {
 describe("reading a changed region", () => {
   /** A screenshot of a page with small light-grey text on a band of `band` colour, over a `background` page. */
   async function bandShot(background: string, band: string, text: string): Promise<Buffer> {
+    const textColour = band === "#f2f2f2" ? "#6b6b6b" : "#c9d1e0";
     await page.setContent(
       `<body style="margin:0;background:${background};font:15px sans-serif">` +
-        `<div style="position:absolute;left:200px;top:200px;width:260px;padding:14px;background:${band};color:${band === "#f2f2f2" ? "#6b6b6b" : "#c9d1e0"}">${text}</div></body>`,
+        `<div style="position:absolute;left:200px;top:200px;width:260px;padding:14px;background:${band};color:${textColour}">${text}</div></body>`,
     );
     return page.screenshot();
   }

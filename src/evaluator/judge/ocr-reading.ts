@@ -208,7 +208,8 @@ export async function regionForOcr(png: Buffer, region: Region, scale: number): 
 
 /** One crop's text, prepared and read once per screen content, region and scale. */
 function readCrop(png: Buffer, region: Region, scale: number, layout: "page" | "block"): Promise<string> {
-  const recipe = `${CROP_PREPARATION}; ${region.left},${region.top} ${region.width}x${region.height} at ${scale}, max side ${OCR_READING_SETTINGS.regionMaxSide}`;
+  const cut = `${region.left},${region.top} ${region.width}x${region.height}`;
+  const recipe = `${CROP_PREPARATION}; ${cut} at ${scale}, max side ${OCR_READING_SETTINGS.regionMaxSide}`;
   return readDerivedImageText(png, recipe, () => regionForOcr(png, region, scale), { layout });
 }
 
