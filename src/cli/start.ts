@@ -18,7 +18,7 @@ import { CALIBRATION_TARGETS } from "../calibration/targets.ts";
 import { loadExperimentConfig } from "../experiment/config.ts";
 import { runExperiment } from "../experiment/run.ts";
 import { hitRate, type ReadingCounts, readingCounts } from "../metrics/image-readings.ts";
-import { reportLocationLine, terminalTable } from "../report/render.ts";
+import { reportLocationLine, terminalTable } from "../report/render-terminal.ts";
 import { writeReport } from "../report/report.ts";
 import type { ReportData } from "../report/report-data.ts";
 import { validateAndList } from "./task-views.ts";

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "../../src/browser/launch.ts";
 import { referencePagePath } from "../../src/calibration/calibration.ts";
 import { replayActionOf } from "../../src/replay/replay.ts";
-import { viewCommand } from "../../src/report/render.ts";
+import { viewCommand } from "../../src/report/render-shared.ts";
 import { ASSET_PLACEHOLDER } from "../../src/tasks/inputs.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";

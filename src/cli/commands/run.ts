@@ -51,7 +51,7 @@ export function registerRunCommand(program: Command): void {
           import("../../experiment/queue/coordinator.ts"),
           import("../../experiment/shard.ts"),
           import("../../report/report.ts"),
-          import("../../report/render.ts"),
+          import("../../report/render-terminal.ts"),
         ]);
       if (options.queue && options.shard) throw new IwrError("CONFIG_INVALID", "--queue and --shard are two ways to spread a run: use one");
       if (options.attempts && !options.queue) throw new IwrError("CONFIG_INVALID", "--attempts applies to queue mode (--queue)");
@@ -169,7 +169,7 @@ export function registerRunCommand(program: Command): void {
       const [{ mergeRuns }, { writeReport }, { terminalTable, reportLocationLine }] = await Promise.all([
         import("../../experiment/merge.ts"),
         import("../../report/report.ts"),
-        import("../../report/render.ts"),
+        import("../../report/render-terminal.ts"),
       ]);
       checkOutputFolder(options.out, "--out");
       const { lockFolder } = await import("../../files/folder-lock.ts");
@@ -201,7 +201,10 @@ export function registerRunCommand(program: Command): void {
     .argument("<run-dir>", "a folder made by iwr run")
     .option("--compare <arms>", "the two arms of the paired difference, as a,b (default: the config's, else the first two)")
     .action(async (runDir: string, options: { compare?: string }) => {
-      const [{ writeReport }, { terminalTable, reportLocationLine }] = await Promise.all([import("../../report/report.ts"), import("../../report/render.ts")]);
+      const [{ writeReport }, { terminalTable, reportLocationLine }] = await Promise.all([
+        import("../../report/report.ts"),
+        import("../../report/render-terminal.ts"),
+      ]);
       const compare = options.compare?.split(",").map((name) => name.trim());
       if (compare && compare.length !== 2) throw new Error(`--compare: expected two arm names as a,b, got '${options.compare}'`);
       const { data, files, htmlBytes } = await writeReport(runDir, compare ? { compare: [compare[0]!, compare[1]!] } : {});

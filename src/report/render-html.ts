@@ -1,293 +1,29 @@
 /**
- * The report's three faces: a terminal table per arm, report.md, and a self-contained
- * report.html (no network: images inline as small JPEG data URLs, charts as inline SVG,
- * no script). The HTML shows, per task and checkpoint, the checkpoint beside each arm's
- * screenshot with the step's scores and the judge's verdict.
+ * report.html, self-contained (no network: images inline as small JPEG data URLs, charts as
+ * inline SVG, no script). It keeps the summaries, one row per task and the worst steps (each
+ * beside the task's checkpoint); `iwr view` shows every cell, step and image.
  */
 import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { FAILURE_KIND_LABELS } from "./failures.ts";
-import type { ArmSummary, CellScores, Comparison, FeedbackBound, ReportData } from "./report-data.ts";
+import {
+  ARM_COLUMNS,
+  BOUND_INTRO,
+  boundRows,
+  differenceLine,
+  escapeHtml,
+  fixed,
+  isOracleArm,
+  judgeNoiseLine,
+  ORACLE_NOTE,
+  pct,
+  viewCommand,
+} from "./render-shared.ts";
+import type { CellScores, ReportData } from "./report-data.ts";
+import { barChart, xyChart } from "./svg-charts.ts";
 
-const pct = (value: number) => (value * 100).toFixed(1);
-const fixed = (value: number | null) => (value === null ? "–" : value.toFixed(3));
 const shortText = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
-const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
-const ARM_COLUMNS: Array<[string, (arm: ArmSummary) => string]> = [
-  ["arm", (arm) => arm.name],
-  ["kind", (arm) => arm.kind],
-  ["tasks", (arm) => String(arm.tasks)],
-  ["IFS", (arm) => pct(arm.ifs)],
-  ["LFS", (arm) => pct(arm.lfs)],
-  ["HFS", (arm) => pct(arm.hfs)],
-  ["VFS", (arm) => pct(arm.vfs)],
-  ["Final", (arm) => pct(arm.final)],
-  ["Final 95 % CI", (arm) => `${pct(arm.ci95.final[0])}–${pct(arm.ci95.final[1])}`],
-  ["success", (arm) => pct(arm.successRate)],
-  ["coverage", (arm) => pct(arm.coverage)],
-  ["failed", (arm) => String(arm.failed)],
-  ["tokens", (arm) => String(arm.inputTokens + arm.outputTokens)],
-  ["cost $", (arm) => arm.costUsd.toFixed(4)],
-  ["wall s", (arm) => (arm.wallMs / 1000).toFixed(1)],
-];
-
-/** The per-arm table for a terminal (scores in percent). */
-export function terminalTable(data: ReportData): string {
-  const rows = [ARM_COLUMNS.map(([title]) => title), ...data.arms.map((arm) => ARM_COLUMNS.map(([, cell]) => cell(arm)))];
-  const widths = ARM_COLUMNS.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const line = (row: string[]) => row.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join("  ");
-  const lines = [line(rows[0]!), widths.map((width) => "-".repeat(width)).join("  "), ...rows.slice(1).map(line)];
-  if (data.comparison) {
-    const { a, b, meanDifference, ci95, tasks } = data.comparison;
-    lines.push(
-      "",
-      `Final(${a}) − Final(${b}): ${pct(meanDifference)} points over ${tasks} task(s), 95 % bootstrap interval [${pct(ci95[0])}, ${pct(ci95[1])}]`,
-    );
-  }
-  for (const bound of data.feedbackBounds ?? []) {
-    const overall = boundColumns(bound).map((column) => `${column.title} ${pct(column.pick(bound.overall) ?? 0)}`);
-    lines.push("", `Final, overall: ${overall.join("; ")}`, ...bound.comparisons.map(differenceLine));
-  }
-  if (data.judgeNoise) lines.push("", judgeNoiseLine(data));
-  if (data.selfCheck) {
-    const agreement = data.selfCheck;
-    lines.push(
-      "",
-      `self-check (given track) against the evaluator: mean Spearman ρ ${fixed(agreement.meanSpearman)}, ` +
-        `mean pairwise agreement ${fixed(agreement.meanPairwise)} over ${agreement.perTask.length} task(s)`,
-    );
-  }
-  return lines.join("\n");
-}
-
-function differenceLine(c: Comparison): string {
-  return (
-    `Final(${c.a}) − Final(${c.b}): ${pct(c.meanDifference)} points over ${c.tasks} task(s), ` +
-    `95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}]`
-  );
-}
-
-/** The columns of a feedback bound's table: single pass, agent with self-check feedback, agent with oracle feedback. */
-function boundColumns(bound: FeedbackBound): Array<{ title: string; pick: (row: FeedbackBound["overall"]) => number | undefined }> {
-  return [
-    ...(bound.arms.singlePass ? [{ title: `single pass (${bound.arms.singlePass})`, pick: (row: FeedbackBound["overall"]) => row.singlePass }] : []),
-    ...(bound.arms.selfCheck
-      ? [{ title: `agent, self-check feedback (${bound.arms.selfCheck})`, pick: (row: FeedbackBound["overall"]) => row.selfCheck }]
-      : []),
-    { title: `agent, ${bound.label} (${bound.arms.oracle})`, pick: (row: FeedbackBound["overall"]) => row.oracle },
-  ];
-}
-
-function boundRows(bound: FeedbackBound): { header: string[]; rows: string[][] } {
-  const columns = boundColumns(bound);
-  const cell = (value: number | undefined) => (value === undefined ? "–" : pct(value));
-  return {
-    header: ["task", ...columns.map((column) => column.title)],
-    rows: [
-      ...bound.perTask.map((row) => [String(row.taskId), ...columns.map((column) => cell(column.pick(row)))]),
-      ["overall", ...columns.map((column) => cell(column.pick(bound.overall)))],
-    ],
-  };
-}
-
-const ORACLE_NOTE = "oracle feedback: it uses the task's truth";
-const isOracleArm = (data: ReportData, arm: string) => (data.feedbackBounds ?? []).some((bound) => bound.arms.oracle === arm);
-
-const BOUND_INTRO =
-  "Final of the single pass, the agent with its self-check feedback, and the agent told the fixed evaluator's verdict on each draft " +
-  "(which step failed, the judge's reason, the reference checkpoints): what refinement gains when its feedback is perfect.";
-
-function judgeNoiseLine(data: ReportData): string {
-  const noise = data.judgeNoise!;
-  return `judge noise (${noise.repeats} judgements per assertion): ${noise.perArm
-    .map((arm) => `${arm.arm} SD of Final from the judge ≈ ${pct(arm.finalSdFromJudge)} points (${arm.disagreeing}/${arm.judgedSteps} steps disagreed)`)
-    .join("; ")}`;
-}
-
-function markdownTable(header: string[], rows: string[][]): string {
-  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
-}
-
-export function reportMarkdown(data: ReportData): string {
-  const parts = [
-    `# ${data.name}`,
-    "",
-    `Evaluator: ${Object.entries(data.evaluator)
-      .map(([key, value]) => `${key} ${String(value)}`)
-      .join(", ")}. Scores in percent.`,
-    "",
-  ];
-  parts.push(
-    markdownTable(
-      ARM_COLUMNS.map(([title]) => title),
-      data.arms.map((arm) => ARM_COLUMNS.map(([, cell]) => cell(arm))),
-    ),
-    "",
-  );
-  parts.push(
-    "## Other weightings and our extra metric",
-    "",
-    markdownTable(
-      ["arm", "Final α=0.5", "Final α=0.7", "Final α=0.9", "VFS (unreached = 0)"],
-      data.arms.map((arm) => [
-        arm.name,
-        pct(arm.finalByAlpha["0.5"] ?? 0),
-        pct(arm.finalByAlpha["0.7"] ?? 0),
-        pct(arm.finalByAlpha["0.9"] ?? 0),
-        pct(arm.vfsAllCheckpoints),
-      ]),
-    ),
-    "",
-  );
-  for (const [title, table] of [
-    ["interaction class", data.byClass.interaction],
-    ["visual class", data.byClass.visual],
-  ] as const) {
-    parts.push(
-      `## Final by ${title}`,
-      "",
-      markdownTable(
-        [title, ...data.arms.map((arm) => arm.name)],
-        Object.entries(table).map(([name, byArm]) => [name, ...data.arms.map((arm) => (byArm[arm.name] === undefined ? "–" : pct(byArm[arm.name]!)))]),
-      ),
-      "",
-    );
-  }
-  if (data.comparison) {
-    const c = data.comparison;
-    parts.push(
-      `## ${c.a} against ${c.b}`,
-      "",
-      `Mean paired difference in Final: ${pct(c.meanDifference)} points over ${c.tasks} task(s); ` +
-        `95 % bootstrap interval [${pct(c.ci95[0])}, ${pct(c.ci95[1])}] (${c.resamples} resamples).`,
-      "",
-    );
-    parts.push(
-      markdownTable(
-        ["task", c.a, c.b, "difference"],
-        c.perTask.map((row) => [String(row.taskId), pct(row.a), pct(row.b), pct(row.difference)]),
-      ),
-      "",
-    );
-  }
-  for (const bound of data.feedbackBounds ?? []) {
-    const { header, rows } = boundRows(bound);
-    parts.push(`## ${bound.arms.oracle}: ${bound.label}`, "", `${BOUND_INTRO} Scores in percent.`, "", markdownTable(header, rows), "");
-    parts.push(...bound.comparisons.map((c) => `- ${differenceLine(c)} (${c.resamples} resamples)`), "");
-  }
-  if (data.judgeNoise) parts.push("## The judge's own noise", "", judgeNoiseLine(data), "");
-  for (const curve of data.curves) {
-    parts.push(
-      `## ${curve.arm}: score by iteration`,
-      "",
-      ...(isOracleArm(data, curve.arm) ? [`This arm's score of each draft is the evaluator's Final, fed back to it (${ORACLE_NOTE}).`, ""] : []),
-      markdownTable(
-        ["round", "evaluator Final (best self-scored draft so far)", "self-score", "tasks"],
-        curve.rounds.map((round) => [String(round.round), pct(round.final), pct(round.selfScore), String(round.tasks)]),
-      ),
-      "",
-    );
-  }
-  if (data.selfCheck) {
-    const agreement = data.selfCheck;
-    parts.push(
-      "## The self-check against the evaluator (given track)",
-      "",
-      `Mean Spearman ρ ${fixed(agreement.meanSpearman)}, ` +
-        `mean pairwise order agreement ${fixed(agreement.meanPairwise)}, over ${agreement.perTask.length} task(s).`,
-      "",
-    );
-    parts.push(
-      markdownTable(
-        ["task", "pages", "Spearman ρ", "pairs", "pairwise agreement"],
-        agreement.perTask.map((row) => [String(row.taskId), String(row.pages), fixed(row.spearman), String(row.pairs), fixed(row.pairwiseAgreement)]),
-      ),
-      "",
-    );
-  }
-  parts.push(...failureSummaryMarkdown(data));
-  const failures = data.cells.filter((cell) => cell.error);
-  if (failures.length > 0)
-    parts.push("## Failed cells", "", ...failures.map((cell) => `- ${cell.arm} repeat ${cell.repeat} task ${cell.taskId}: ${cell.error}`), "");
-  parts.push("## Notes", "", ...data.notes.map((note) => `- ${note}`), "");
-  return parts.join("\n");
-}
-
-// ---- SVG charts -------------------------------------------------------------------
-
-const PALETTE = ["#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6", "#dd4477", "#66aa00", "#b82e2e", "#316395"];
-
-function barChart(title: string, bars: Array<{ label: string; value: number }>): string {
-  const width = 560;
-  const rowHeight = 22;
-  const left = 160;
-  const height = 30 + bars.length * rowHeight;
-  const items = bars
-    .map((bar, index) => {
-      const y = 24 + index * rowHeight;
-      const w = Math.max(0, Math.min(1, bar.value)) * (width - left - 60);
-      return (
-        `<text x="${left - 6}" y="${y + 14}" text-anchor="end">${escapeHtml(bar.label)}</text>` +
-        `<rect x="${left}" y="${y + 2}" width="${w.toFixed(1)}" height="${rowHeight - 6}" fill="${PALETTE[index % PALETTE.length]}"/>` +
-        `<text x="${(left + w + 4).toFixed(1)}" y="${y + 14}">${pct(bar.value)}</text>`
-      );
-    })
-    .join("");
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-size="12" font-family="sans-serif">` +
-    `<text x="4" y="14" font-weight="bold">${escapeHtml(title)}</text>${items}</svg>`
-  );
-}
-
-interface Series {
-  label: string;
-  points: Array<{ x: number; y: number }>;
-  line?: boolean;
-}
-
-function xyChart(title: string, xLabel: string, yLabel: string, series: Series[], options: { diagonal?: boolean; xMax?: number } = {}): string {
-  const width = 560;
-  const height = 320;
-  const [left, right, top, bottom] = [50, 150, 24, 40];
-  const all = series.flatMap((entry) => entry.points);
-  const xMax = options.xMax ?? Math.max(1e-9, ...all.map((point) => point.x));
-  const sx = (x: number) => left + (x / xMax) * (width - left - right);
-  const sy = (y: number) => height - bottom - Math.max(0, Math.min(1, y)) * (height - top - bottom);
-  const axes =
-    `<line x1="${left}" y1="${height - bottom}" x2="${width - right}" y2="${height - bottom}" stroke="#444"/>` +
-    `<line x1="${left}" y1="${top}" x2="${left}" y2="${height - bottom}" stroke="#444"/>`;
-  const ticks =
-    [0, 0.25, 0.5, 0.75, 1].map((t) => `<text x="${left - 4}" y="${sy(t) + 4}" text-anchor="end">${pct(t)}</text>`).join("") +
-    [0, 0.5, 1].map((t) => `<text x="${sx(t * xMax)}" y="${height - bottom + 14}" text-anchor="middle">${Number((t * xMax).toPrecision(3))}</text>`).join("");
-  const diagonal = options.diagonal ? `<line x1="${sx(0)}" y1="${sy(0)}" x2="${sx(xMax)}" y2="${sy(1)}" stroke="#bbb" stroke-dasharray="4 3"/>` : "";
-  const drawn = series
-    .map((entry, index) => {
-      const color = PALETTE[index % PALETTE.length];
-      const dots = entry.points.map((point) => `<circle cx="${sx(point.x).toFixed(1)}" cy="${sy(point.y).toFixed(1)}" r="3.5" fill="${color}"/>`).join("");
-      const path =
-        entry.line && entry.points.length > 1
-          ? `<polyline fill="none" stroke="${color}" stroke-width="2" ` +
-            `points="${entry.points.map((point) => `${sx(point.x).toFixed(1)},${sy(point.y).toFixed(1)}`).join(" ")}"/>`
-          : "";
-      const legend =
-        `<rect x="${width - right + 10}" y="${top + index * 18}" width="10" height="10" fill="${color}"/>` +
-        `<text x="${width - right + 24}" y="${top + index * 18 + 9}">${escapeHtml(entry.label)}</text>`;
-      return path + dots + legend;
-    })
-    .join("");
-  const labels =
-    `<text x="${(left + width - right) / 2}" y="${height - 6}" text-anchor="middle">${escapeHtml(xLabel)}</text>` +
-    `<text x="12" y="${(top + height - bottom) / 2}" transform="rotate(-90 12 ${(top + height - bottom) / 2})" text-anchor="middle">` +
-    `${escapeHtml(yLabel)}</text>`;
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-size="11" font-family="sans-serif">` +
-    `<text x="4" y="14" font-weight="bold">${escapeHtml(title)}</text>${axes}${ticks}${diagonal}${drawn}${labels}</svg>`
-  );
-}
-
-// ---- HTML --------------------------------------------------------------------------
 
 /** The worst steps' thumbnails: wide enough to read a page's headings. */
 const WORST_STEP_WIDTH = 240;
@@ -326,25 +62,6 @@ const STYLE =
   ".steps td{vertical-align:top;text-align:left}.steps img{width:240px;display:block;border:1px solid #999}" +
   ".tasks td{white-space:nowrap}.tasks small{font-size:11px}.view-hint{background:#f4f7fb;border-left:3px solid #3366cc;padding:6px 10px}" +
   ".miss{color:#999;font-style:italic}.yes{color:#109618}.no{color:#dc3912}figure{margin:0}figcaption{font-size:12px}h2{margin-top:32px}";
-
-/** The command that opens the run in `iwr view` (the folder quoted when it needs it). */
-export function viewCommand(runDir?: string): string {
-  if (!runDir) return "iwr view <run folder>";
-  const shown = path.relative(process.cwd(), runDir) || ".";
-  const plain = shown.startsWith("..") || path.isAbsolute(shown) ? runDir : shown;
-  return `iwr view ${/^[\w./@+-]+$/.test(plain) ? plain : `'${plain.replace(/'/g, "'\\''")}'`}`;
-}
-
-/** The closing line of a run or a report: where report.html is, its size, and what shows the rest. */
-export function reportLocationLine(htmlFile: string, htmlBytes: number, runDir: string): string {
-  return `report: ${htmlFile} (${formatBytes(htmlBytes)}; also report.md, report.json) — ${viewCommand(runDir)} shows every cell`;
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(2)} MB`;
-}
 
 export async function reportHtml(data: ReportData, options: { runDir?: string } = {}): Promise<string> {
   const thumbs = new Map<string, Promise<string>>();
@@ -548,75 +265,6 @@ function failureLine(cell: Pick<CellScores, "failure">): string {
   if (!failure) return "passed";
   const where = failure.step === null ? "" : `step ${failure.step + 1}${failure.actionType ? ` (${failure.actionType})` : ""}: `;
   return `${where}${FAILURE_KIND_LABELS[failure.kind]}`;
-}
-
-function failureSummaryMarkdown(data: ReportData): string[] {
-  const summary = data.failures;
-  const parts = [
-    "## What failed",
-    "",
-    `${summary.cells - summary.passed} of ${summary.cells} cell(s) have a step that did not pass. ` +
-      "Each cell counts once, by its first failing step (the action at success_step).",
-    "",
-  ];
-  if (summary.byKind.length > 0)
-    parts.push(
-      markdownTable(
-        ["why the first failing step failed", "cells", "share", ...data.arms.map((arm) => arm.name)],
-        summary.byKind.map((row) => [row.label, String(row.cells), pct(row.share), ...data.arms.map((arm) => String(row.byArm[arm.name] ?? 0))]),
-      ),
-      "",
-    );
-  if (summary.byAction.length > 0)
-    parts.push(
-      "Which actions fail most (action type × the task's interaction class): reached = replays that got to such an action, " +
-        "failed = those where it was the first failing step.",
-      "",
-      markdownTable(
-        ["action", "class", "reached", "failed", "failure rate", "kinds"],
-        summary.byAction.map((row) => [
-          row.actionType,
-          row.interaction,
-          String(row.reached),
-          String(row.failed),
-          pct(row.failureRate),
-          Object.entries(row.byKind)
-            .map(([kind, count]) => `${FAILURE_KIND_LABELS[kind as keyof typeof FAILURE_KIND_LABELS]} ×${count}`)
-            .join(", "),
-        ]),
-      ),
-      "",
-    );
-  parts.push(
-    summary.unpassedTasks.length === 0
-      ? "Every task was passed (IFS = 100) by at least one cell."
-      : `Tasks no arm passes (no cell reached IFS = 100): ${summary.unpassedTasks.length}.`,
-    "",
-  );
-  if (summary.unpassedTasks.length > 0)
-    parts.push(
-      markdownTable(
-        ["task", "site", "class", "cells", "best Final", "best arm", "first failing steps"],
-        summary.unpassedTasks.map((row) => [
-          String(row.taskId),
-          row.site,
-          `${row.interaction}/${row.visual}`,
-          String(row.cells),
-          pct(row.bestFinal),
-          row.bestArm,
-          row.kinds,
-        ]),
-      ),
-      "",
-    );
-  if (summary.passedOnlyByCalibration && summary.passedOnlyByCalibration.length > 0)
-    parts.push(
-      `Tasks passed only by calibration arms (built from the true page): ${summary.passedOnlyByCalibration
-        .map((row) => `${row.taskId} (${row.arms.join(", ")})`)
-        .join(", ")}.`,
-      "",
-    );
-  return parts;
 }
 
 function failureSummaryHtml(data: ReportData): string {
