@@ -219,7 +219,15 @@ export async function readDerivedOnce<T>(reader: ImageReader<T>, source: Buffer,
         answered("disk");
         return stored;
       }
-      const reading = await readOnce(reader, await derive());
+      let image: Buffer;
+      try {
+        image = await derive();
+      } catch (error) {
+        // Asked and not answered, as a failed read is in readOnce.
+        tally.asked += 1;
+        throw error;
+      }
+      const reading = await readOnce(reader, image);
       await readingStore()?.put(reader, derivedKey, reader.encode(reading));
       return reading;
     },

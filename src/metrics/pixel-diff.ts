@@ -4,6 +4,7 @@
  * sub-pixel antialiasing, counts a toggled checkbox or a typed letter).
  */
 import sharp from "sharp";
+import { oncePerBuffer } from "./once-per-buffer.ts";
 
 /** Per-channel difference (0–255) below which a pixel counts as unchanged. */
 export const PIXEL_TOLERANCE = 24;
@@ -64,29 +65,19 @@ async function measureChange(before: Buffer, after: Buffer): Promise<ChangeGrid>
 }
 
 /**
- * Change grids of picture pairs, kept while both pictures are in use: the judge asks for the
- * same pair's difference and regions several times (each reading pass has its own margin),
- * and each time decoded both pictures again.
+ * The change grid of a picture pair, kept while both pictures are in use: the judge asks for
+ * the same pair's difference and regions several times (each reading pass has its own
+ * margin), and each time decoded both pictures again.
  */
-const changeGrids = new WeakMap<Buffer, WeakMap<Buffer, Promise<ChangeGrid>>>();
+const changesFrom = new WeakMap<Buffer, (after: Buffer) => Promise<ChangeGrid>>();
 
 function changeGrid(before: Buffer, after: Buffer): Promise<ChangeGrid> {
-  let byAfter = changeGrids.get(before);
-  if (!byAfter) {
-    byAfter = new WeakMap();
-    changeGrids.set(before, byAfter);
+  let changeTo = changesFrom.get(before);
+  if (!changeTo) {
+    changeTo = oncePerBuffer((other) => measureChange(before, other));
+    changesFrom.set(before, changeTo);
   }
-  let grid = byAfter.get(after);
-  if (!grid) {
-    const measuring = measureChange(before, after);
-    grid = measuring;
-    byAfter.set(after, measuring);
-    // A failed measurement is not kept.
-    measuring.catch(() => {
-      if (byAfter.get(after) === measuring) byAfter.delete(after);
-    });
-  }
-  return grid;
+  return changeTo(after);
 }
 
 export async function pixelDiff(before: Buffer, after: Buffer): Promise<PixelDiff> {

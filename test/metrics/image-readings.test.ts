@@ -116,22 +116,34 @@ describe("image readings", () => {
       made += 1;
       return sharp(screen).extract({ left, top: 0, width: 100, height: 100 }).png().toBuffer();
     };
-    const first = await readDerivedOnce(reader, screen, "left 0", crop(0));
-    // The same screen in other bytes, asked twice at once: nothing is made or read again.
-    const again = await Promise.all([readDerivedOnce(reader, recoded, "left 0", crop(0)), readDerivedOnce(reader, screen, "left 0", crop(0))]);
+    expect(recoded.equals(screen)).toBe(false);
+    // Three requests at once, one with the same screen in other bytes: one image made, one read.
+    const [first, ...again] = await Promise.all([
+      readDerivedOnce(reader, screen, "left 0", crop(0)),
+      readDerivedOnce(reader, recoded, "left 0", crop(0)),
+      readDerivedOnce(reader, screen, "left 0", crop(0)),
+    ]);
     expect(again).toEqual([first, first]);
     expect({ made, reads: reader.calls }).toEqual({ made: 1, reads: 1 });
     expect(readingCounts()["test-brightness"]).toEqual({ asked: 3, memory: 2, disk: 0, read: 1 });
 
     // Another recipe is made, and when its image has the same pixels, the two share one reading.
-    const blankLeft = await readDerivedOnce(reader, screen, "left 0, again", crop(0));
-    expect(blankLeft).toBe(first);
+    const sameCut = await readDerivedOnce(reader, screen, "left 0, again", crop(0));
+    expect(sameCut).toBe(first);
     expect({ made, reads: reader.calls }).toEqual({ made: 2, reads: 1 });
+    expect(readingCounts()["test-brightness"]).toEqual({ asked: 4, memory: 3, disk: 0, read: 1 });
+
+    // A cut that cannot be made fails its request, is counted as asked, and is not kept.
+    const failing = async () => Promise.reject(new Error("no such region"));
+    await expect(readDerivedOnce(reader, screen, "left 9999", failing)).rejects.toThrow("no such region");
+    expect(readingCounts()["test-brightness"]?.asked).toBe(5);
+    expect(await readDerivedOnce(reader, screen, "left 9999", crop(0))).toBe(first);
+    expect({ made, reads: reader.calls }).toEqual({ made: 3, reads: 1 });
 
     // A later run finds the derived reading on disk without making the image.
     await nextRun();
     expect(await readDerivedOnce(reader, screen, "left 0", crop(0))).toBe(first);
-    expect({ made, reads: reader.calls }).toEqual({ made: 2, reads: 1 });
+    expect({ made, reads: reader.calls }).toEqual({ made: 3, reads: 1 });
     expect(readingCounts()["test-brightness"]).toEqual({ asked: 1, memory: 0, disk: 1, read: 0 });
 
     // Another screen under the same recipe is another image.

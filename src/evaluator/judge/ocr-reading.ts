@@ -152,34 +152,48 @@ interface DecodedScreen {
   info: OutputInfo;
 }
 
-/** A screen's decoded pixels, kept while its PNG is in use: its crops are cut from them, not each from a new decoding. */
-const decodedScreens = new WeakMap<Buffer, Promise<DecodedScreen>>();
-
-function decodedScreen(png: Buffer): Promise<DecodedScreen> {
-  let decoded = decodedScreens.get(png);
-  if (!decoded) {
-    decoded = sharp(png).raw().toBuffer({ resolveWithObject: true });
-    decodedScreens.set(png, decoded);
+/**
+ * One screenshot and, once a crop needs them, its decoded pixels: its crops are cut from
+ * them, not each from a new decoding. Owned by one judgement's ScreenReadings, so the
+ * pixels go when the judgement does (a task's queue keeps its PNGs far longer).
+ */
+class ScreenPicture {
+  private decoding: Promise<DecodedScreen> | undefined;
+  constructor(readonly png: Buffer) {}
+  decoded(): Promise<DecodedScreen> {
+    if (!this.decoding) {
+      const decoding = sharp(this.png).raw().toBuffer({ resolveWithObject: true });
+      this.decoding = decoding;
+      // A failed decoding is not kept: the next crop tries again.
+      decoding.catch(() => {
+        if (this.decoding === decoding) this.decoding = undefined;
+      });
+    }
+    return this.decoding;
   }
-  return decoded;
 }
 
 /** A crop whose stretched grey mean is below this is dark (light text on a dark band). */
 const DARK_CROP_MEAN = 110;
+/** White margin around a prepared crop (Tesseract misreads text that touches the edge). */
+const CROP_MARGIN = 24;
 
 /**
- * How a crop is prepared (regionForOcr), as part of its readings' key: change it whenever
- * the preparation gives other pixels, or readings of the old crops would be taken for the new.
+ * How a crop is prepared (regionForOcr), as part of its readings' key, with the libvips
+ * that prepares it: bump the version whenever the preparation gives other pixels, or
+ * readings of the old crops would be taken for the new.
  */
-const CROP_PREPARATION = "grey, stretched, inverted when its stretched grey mean < 110, rules erased, stretched, lanczos3, margin 24: v2";
+const CROP_PREPARATION =
+  `grey, stretched, inverted when its stretched grey mean < ${DARK_CROP_MEAN}, rules erased, stretched, lanczos3, ` +
+  `margin ${CROP_MARGIN}, max side ${OCR_READING_SETTINGS.regionMaxSide}: v2, libvips ${sharp.versions.vips}`;
 
 /**
  * A region prepared for OCR: grey, contrast-stretched, dark crops inverted (dark text on
  * light), rules across it erased, enlarged `scale` times (Tesseract reads best at one text
  * size, which a region's is not known to be: callers try more than one), on a white margin.
  */
-export async function regionForOcr(png: Buffer, region: Region, scale: number): Promise<Buffer> {
-  const screen = await decodedScreen(png);
+async function regionForOcr(picture: ScreenPicture, region: Region, scale: number): Promise<Buffer> {
+  const screen = await picture.decoded();
   const { data, info } = await sharp(screen.data, { raw: { width: screen.info.width, height: screen.info.height, channels: screen.info.channels } })
     .extract(region)
     .greyscale()
@@ -199,7 +213,7 @@ export async function regionForOcr(png: Buffer, region: Region, scale: number): 
     sharp(data, { raw: { width: info.width, height: info.height, channels: 1 } })
       .normalise()
       .resize(Math.round(region.width * factor), Math.round(region.height * factor), { kernel: "lanczos3" })
-      .extend({ top: 24, bottom: 24, left: 24, right: 24, background: "#ffffff" })
+      .extend({ top: CROP_MARGIN, bottom: CROP_MARGIN, left: CROP_MARGIN, right: CROP_MARGIN, background: "#ffffff" })
       // Fast compression: the crop lives only to be read (its pixels, not its bytes, key the reading).
       .png({ compressionLevel: 1 })
       .toBuffer()
@@ -207,10 +221,9 @@ export async function regionForOcr(png: Buffer, region: Region, scale: number): 
 }
 
 /** One crop's text, prepared and read once per screen content, region and scale. */
-function readCrop(png: Buffer, region: Region, scale: number, layout: "page" | "block"): Promise<string> {
-  const cut = `${region.left},${region.top} ${region.width}x${region.height}`;
-  const recipe = `${CROP_PREPARATION}; ${cut} at ${scale}, max side ${OCR_READING_SETTINGS.regionMaxSide}`;
-  return readDerivedImageText(png, recipe, () => regionForOcr(png, region, scale), { layout });
+function readCrop(picture: ScreenPicture, region: Region, scale: number, layout: "page" | "block"): Promise<string> {
+  const recipe = `${CROP_PREPARATION}; ${region.left},${region.top} ${region.width}x${region.height} at ${scale}`;
+  return readDerivedImageText(picture.png, recipe, () => regionForOcr(picture, region, scale), { layout });
 }
 
 /**
@@ -218,14 +231,14 @@ function readCrop(png: Buffer, region: Region, scale: number, layout: "page" | "
  * OCR_READING_SETTINGS.bandHeight), each band read as a page or, for the last pass
  * over a whole screen, as a block (which also reads a lone display digit or a faint line).
  */
-async function readRegion(png: Buffer, region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
+async function readRegion(picture: ScreenPicture, region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
   const band = OCR_READING_SETTINGS.bandHeight;
-  if (region.height <= band) return readCrop(png, region, scale, "block");
+  if (region.height <= band) return readCrop(picture, region, scale, "block");
   const overlap = 24;
   const texts: string[] = [];
   for (let top = region.top; top < region.top + region.height - overlap; top += band - overlap) {
     const height = Math.min(band, region.top + region.height - top);
-    texts.push(await readCrop(png, { left: region.left, top, width: region.width, height }, scale, bandLayout));
+    texts.push(await readCrop(picture, { left: region.left, top, width: region.width, height }, scale, bandLayout));
   }
   return texts.join(" ");
 }
@@ -244,18 +257,18 @@ export function occurrences(literal: string, text: string): number {
 /** Lazily read OCR texts of the two screens: whole, and per changed region. */
 export class ScreenReadings {
   private readonly regionTexts = new Map<string, Promise<string>>();
-  constructor(
-    private readonly before: Buffer,
-    private readonly after: Buffer,
-  ) {}
-  readonly afterText = () => readImageText(this.after);
-  readonly beforeText = () => readImageText(this.before);
+  private readonly pictures: Record<"before" | "after", ScreenPicture>;
+  constructor(before: Buffer, after: Buffer) {
+    this.pictures = { before: new ScreenPicture(before), after: new ScreenPicture(after) };
+  }
+  readonly afterText = () => readImageText(this.pictures.after.png);
+  readonly beforeText = () => readImageText(this.pictures.before.png);
   /** The text of a region on one screen, prepared and enlarged; each read once. */
   region(which: "before" | "after", region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
     const key = `${which}:${region.left},${region.top},${region.width},${region.height}@${scale}:${bandLayout}`;
     let text = this.regionTexts.get(key);
     if (!text) {
-      text = readRegion(which === "before" ? this.before : this.after, region, scale, bandLayout);
+      text = readRegion(this.pictures[which], region, scale, bandLayout);
       this.regionTexts.set(key, text);
     }
     return text;

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import sharp from "sharp";
 import { colourChange, coloursGained } from "../../metrics/change-evidence.ts";
+import { oncePerBuffer } from "../../metrics/once-per-buffer.ts";
 import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
 import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
 import { literalSimilarity, OCR_READING_SETTINGS, occurrences, type ScreenReadings } from "./ocr-reading.ts";
@@ -52,20 +53,11 @@ export interface TruthChange extends ScreenChange {
   literals: LiteralOnTruth[];
 }
 
-/** Screens shrunk for the colour comparison, kept while their PNG is in use (a screen is in two steps, and judged once per assertion). */
-const shrunkScreens = new WeakMap<Buffer, Promise<Buffer>>();
-
-function colourPixels(png: Buffer): Promise<Buffer> {
-  let shrunk = shrunkScreens.get(png);
-  if (!shrunk) {
-    const { width, height } = CHANGE_READING_SETTINGS.colourSide;
-    const shrinking = sharp(png).removeAlpha().resize(width, height, { fit: "fill" }).raw().toBuffer();
-    shrunk = shrinking;
-    shrunkScreens.set(png, shrinking);
-    shrinking.catch(() => shrunkScreens.delete(png));
-  }
-  return shrunk;
-}
+/** A screen shrunk for the colour comparison, once per screen (a screen is in two steps, and judged once per assertion). */
+const colourPixels = oncePerBuffer((png) => {
+  const { width, height } = CHANGE_READING_SETTINGS.colourSide;
+  return sharp(png).removeAlpha().resize(width, height, { fit: "fill" }).raw().toBuffer();
+});
 
 /** How a screen changed between two pictures: how much, where, and which colours came. */
 export async function screenChange(before: Buffer, after: Buffer): Promise<ScreenChange> {
