@@ -63,6 +63,7 @@ tasks:
   file: ${DATA}
   ids: [${TASK_IDS.join(", ")}]
 out: ../runs/all-arms
+concurrency: 2
 ${evaluatorBlock}  judgeRepeats: 2
 report:
   compare: [agent, single]
