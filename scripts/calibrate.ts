@@ -48,13 +48,35 @@ const { values: chosen } = parseScriptArgs({
 
 // Loaded once the arguments are good, so that --help and a usage error answer at once
 // rather than after the evaluator's modules (seconds on a small machine).
-const [{ configureLogger }, { loadTasks }, { mutantLadder }, { calibrationProblems, calibrationTable, runCalibration }, { analyseLadder }] = await Promise.all([
+const [
+  { configureLogger },
+  { loadTasks },
+  { mutantLadder },
+  { calibrationProblems, calibrationTable, runCalibration },
+  { analyseLadder },
+  { readingStageTallies },
+] = await Promise.all([
   import("../src/log/logger.ts"),
   import("../src/tasks/loader.ts"),
   import("../src/mutants/ladder.ts"),
   import("../src/calibration/calibration.ts"),
   import("../src/calibration/ladder.ts"),
+  import("../src/evaluator/judge/candidate-reading.ts"),
 ]);
+
+/** What each stage of the offline judge's reading of candidate screens found for what it asked (candidate-reading.ts). */
+function readingStagesTable(): string {
+  const rows = readingStageTallies().map((tally) =>
+    tally.reached === 0
+      ? `| ${tally.stage} | | | ${tally.literalsSettled} |`
+      : `| ${tally.stage} | ${tally.reached} | ${tally.cropsAsked} | ${tally.literalsSettled} |`,
+  );
+  return [
+    "| the judge's reading of candidate screens, by stage | judgements reaching it | crops asked | literals settled |",
+    "|---|---:|---:|---:|",
+    ...rows,
+  ].join("\n");
+}
 
 async function main(): Promise<number> {
   const withLadder = !chosen["no-ladder"];
@@ -85,6 +107,7 @@ async function main(): Promise<number> {
     fs.writeFileSync(stepsFile, `${JSON.stringify(ladder.judged, null, 2)}\n`);
     console.log(`the ladder's ${ladder.judged.length} judged steps: ${stepsFile}`);
   }
+  console.log(`\n${readingStagesTable()}`);
   console.log(
     `\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; ` +
       `visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`,

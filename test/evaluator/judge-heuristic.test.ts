@@ -7,6 +7,7 @@
 import type { Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
+import { CANDIDATE_READING_SETTINGS, type ReadingStageTally, readingStageTallies } from "../../src/evaluator/judge/candidate-reading.ts";
 import { createHeuristicJudge, impliesChange } from "../../src/evaluator/judge/heuristic.ts";
 import { literalSimilarity, ScreenReadings } from "../../src/evaluator/judge/ocr-reading.ts";
 import { shutdownOcr } from "../../src/metrics/ocr.ts";
@@ -94,6 +95,37 @@ describe("heuristic judge rules", () => {
     const wasNot = await judge.judge(input("The counter changes from '5 items' to '1 items'", { before, after }));
     expect(wasNot.result).toBe("No");
     expect(wasNot.think).toMatch(/'5 items' was not on the screen before the action/);
+  });
+});
+
+describe("the reading's stage tallies", () => {
+  /** What each stage did between two looks at the tallies (stages that did nothing left out). */
+  function stagesSince(earlier: ReadingStageTally[]): ReadingStageTally[] {
+    return readingStageTallies()
+      .map((tally) => {
+        const was = earlier.find((entry) => entry.stage === tally.stage);
+        return {
+          stage: tally.stage,
+          reached: tally.reached - (was?.reached ?? 0),
+          cropsAsked: tally.cropsAsked - (was?.cropsAsked ?? 0),
+          literalsSettled: tally.literalsSettled - (was?.literalsSettled ?? 0),
+        };
+      })
+      .filter((tally) => tally.reached > 0 || tally.literalsSettled > 0);
+  }
+
+  it("a literal read new on the whole screen is settled at once; one the screen does not show goes through every stage, unsettled", async () => {
+    let earlier = readingStageTallies();
+    await judge.judge(input("A new item 'Blueberries' appears", { before, after }));
+    expect(stagesSince(earlier)).toEqual([{ stage: "screen text and whole-screen OCR", reached: 1, cropsAsked: 0, literalsSettled: 1 }]);
+
+    earlier = readingStageTallies();
+    await judge.judge(input("A new item 'Strawberries' appears", { before, after }));
+    const stages = stagesSince(earlier);
+    // The whole screen, each changed-region pass in its order, both screens enlarged, and the literal left unsettled.
+    expect(stages.map((tally) => tally.reached)).toEqual([1, ...CANDIDATE_READING_SETTINGS.regionReadings.map(() => 1), 1, 0]);
+    expect(stages.map((tally) => tally.literalsSettled)).toEqual([0, ...CANDIDATE_READING_SETTINGS.regionReadings.map(() => 0), 0, 1]);
+    expect(stages.slice(1, -1).every((tally) => tally.cropsAsked > 0)).toBe(true);
   });
 });
 

@@ -53,6 +53,45 @@ export interface LiteralFinding {
 export type Wanted = (finding: LiteralFinding) => boolean;
 
 /**
+ * What one stage of the reading did over a run: how many judgements reached it, how many
+ * crops it asked for (each a reading unless already known), and how many literals it
+ * settled (wanted before the stage, no longer after it). Calibration prints these so the
+ * passes' order can be chosen by what each one finds for what it costs.
+ */
+export interface ReadingStageTally {
+  readonly stage: string;
+  reached: number;
+  cropsAsked: number;
+  literalsSettled: number;
+}
+
+/** This process's tallies, by stage, in the order the stages run. */
+const stageTallies = new Map<string, ReadingStageTally>();
+
+function stageTally(stage: string): ReadingStageTally {
+  let tally = stageTallies.get(stage);
+  if (!tally) {
+    tally = { stage, reached: 0, cropsAsked: 0, literalsSettled: 0 };
+    stageTallies.set(stage, tally);
+  }
+  return tally;
+}
+
+const FIRST_STAGE = "screen text and whole-screen OCR";
+const LAST_STAGE = `both whole screens ×${CANDIDATE_READING_SETTINGS.screenScale}`;
+const UNSETTLED = "unsettled after every stage";
+const regionStage = (padding: number, scale: number) => `changed regions, ${padding} px margin, ×${scale}`;
+
+/** The tallies so far, in the order the stages run; the last entry counts the literals no stage settled. */
+export function readingStageTallies(): ReadingStageTally[] {
+  const order = [FIRST_STAGE, ...CANDIDATE_READING_SETTINGS.regionReadings.map(({ padding, scale }) => regionStage(padding, scale)), LAST_STAGE, UNSETTLED];
+  return order.flatMap((stage) => {
+    const tally = stageTallies.get(stage);
+    return tally ? [{ ...tally }] : [];
+  });
+}
+
+/**
  * Reads every literal on both screens. `wants` says which findings still need reading on
  * the new screen (not found, or not yet new when newness matters); `wantsGoneChecked`
  * which ones must be looked for as hard as possible because finding them means No.
@@ -85,23 +124,39 @@ export async function readCandidateLiterals(options: {
       contradicted: onScreenAfter.contradicted,
     };
   });
+  const stillWanted = (wanted: Wanted) => findings.filter(wanted).length;
+  const first = stageTally(FIRST_STAGE);
+  first.reached += 1;
+  first.literalsSettled += findings.length - stillWanted(options.wants);
   // Changed regions, tight and with a wider margin (a label beside a changed number), at two sizes.
   for (const { padding, scale } of settings.regionReadings) {
-    if (!findings.some(options.wants)) break;
+    const wantedBefore = stillWanted(options.wants);
+    if (wantedBefore === 0) break;
+    const stage = stageTally(regionStage(padding, scale));
+    stage.reached += 1;
     for (const region of await changedRegions(options.before, options.after, { max: settings.maxRegions, padding })) {
       const pending = findings.filter(options.wants);
       if (pending.length === 0) break;
       const afterRegion = await screens.region("after", region, scale);
+      stage.cropsAsked += 1;
       for (const finding of pending.filter((entry) => !entry.contradicted)) {
         const similarity = literalSimilarity(finding.literal.text, afterRegion);
         finding.after = Math.max(finding.after, similarity);
         if (similarity >= threshold && !finding.isNew) {
           finding.isNew = literalSimilarity(finding.literal.text, await screens.region("before", region, scale)) < threshold;
+          stage.cropsAsked += 1;
         }
       }
     }
+    stage.literalsSettled += wantedBefore - stillWanted(options.wants);
   }
-  if (findings.some((finding) => options.wants(finding) || options.wantsGoneChecked(finding))) {
+  const lastWanted = (finding: LiteralFinding) => options.wants(finding) || options.wantsGoneChecked(finding);
+  if (findings.some(lastWanted)) {
+    // Settled counts the literals the rules needed found (a literal looked for as gone is only checked here).
+    const wantedBefore = stillWanted(options.wants);
+    const stage = stageTally(LAST_STAGE);
+    stage.reached += 1;
+    stage.cropsAsked += 2;
     // Last pass: both whole screens enlarged and read the same way (small text that did not
     // change, such as a label above a display; a lone digit): new if read more often than before.
     const { width = 0, height = 0 } = await sharp(options.after).metadata();
@@ -110,11 +165,13 @@ export async function readCandidateLiterals(options: {
       screens.region("after", whole, settings.screenScale, "block"),
       screens.region("before", whole, settings.screenScale, "block"),
     ]);
-    for (const finding of findings.filter((entry) => !entry.contradicted && (options.wants(entry) || options.wantsGoneChecked(entry)))) {
+    for (const finding of findings.filter((entry) => !entry.contradicted && lastWanted(entry))) {
       finding.after = Math.max(finding.after, literalSimilarity(finding.literal.text, afterEnlarged));
       finding.before = Math.max(finding.before, literalSimilarity(finding.literal.text, beforeEnlarged));
       finding.isNew ||= occurrences(finding.literal.text, afterEnlarged) > occurrences(finding.literal.text, beforeEnlarged);
     }
+    stage.literalsSettled += wantedBefore - stillWanted(options.wants);
   }
+  stageTally(UNSETTLED).literalsSettled += stillWanted(options.wants);
   return findings;
 }
