@@ -67,12 +67,13 @@ const [
 /** What each stage of the offline judge's reading of candidate screens found for what it asked (candidate-reading.ts). */
 function readingStagesTable(): string {
   const rows = readingStageTallies().map((tally) =>
+    // The last row counts the literals no stage settled: no judgement "reaches" it.
     tally.reached === 0
       ? `| ${tally.stage} | | | ${tally.literalsSettled} |`
-      : `| ${tally.stage} | ${tally.reached} | ${tally.cropsAsked} | ${tally.literalsSettled} |`,
+      : `| ${tally.stage} | ${tally.reached} | ${tally.readingsAsked} | ${tally.literalsSettled} |`,
   );
   return [
-    "| the judge's reading of candidate screens, by stage | judgements reaching it | crops asked | literals settled |",
+    "| the judge's reading of candidate screens, by stage | judgements reaching it | readings asked | literals settled |",
     "|---|---:|---:|---:|",
     ...rows,
   ].join("\n");

@@ -54,14 +54,16 @@ export type Wanted = (finding: LiteralFinding) => boolean;
 
 /**
  * What one stage of the reading did over a run: how many judgements reached it, how many
- * crops it asked for (each a reading unless already known), and how many literals it
- * settled (wanted before the stage, no longer after it). Calibration prints these so the
- * passes' order can be chosen by what each one finds for what it costs.
+ * readings it asked for (a whole screen or a crop, each read once per content and then
+ * known), and how many literals it settled (wanted before the stage, no longer after it;
+ * a literal the rules never needed found, such as one that should have gone, is never
+ * counted). Calibration prints these so the passes' order can be chosen by what each one
+ * finds for what it costs.
  */
 export interface ReadingStageTally {
   readonly stage: string;
   reached: number;
-  cropsAsked: number;
+  readingsAsked: number;
   literalsSettled: number;
 }
 
@@ -71,7 +73,7 @@ const stageTallies = new Map<string, ReadingStageTally>();
 function stageTally(stage: string): ReadingStageTally {
   let tally = stageTallies.get(stage);
   if (!tally) {
-    tally = { stage, reached: 0, cropsAsked: 0, literalsSettled: 0 };
+    tally = { stage, reached: 0, readingsAsked: 0, literalsSettled: 0 };
     stageTallies.set(stage, tally);
   }
   return tally;
@@ -124,13 +126,16 @@ export async function readCandidateLiterals(options: {
       contradicted: onScreenAfter.contradicted,
     };
   });
-  const stillWanted = (wanted: Wanted) => findings.filter(wanted).length;
+  const stillWanted = () => findings.filter(options.wants).length;
+  // Wanted before anything was read: what the rules need of a literal read nowhere yet.
+  const wantedAtFirst = findings.filter((finding) => options.wants({ ...finding, after: 0, before: 0, isNew: false, inScreenText: false })).length;
   const first = stageTally(FIRST_STAGE);
   first.reached += 1;
-  first.literalsSettled += findings.length - stillWanted(options.wants);
+  first.readingsAsked += 2;
+  first.literalsSettled += wantedAtFirst - stillWanted();
   // Changed regions, tight and with a wider margin (a label beside a changed number), at two sizes.
   for (const { padding, scale } of settings.regionReadings) {
-    const wantedBefore = stillWanted(options.wants);
+    const wantedBefore = stillWanted();
     if (wantedBefore === 0) break;
     const stage = stageTally(regionStage(padding, scale));
     stage.reached += 1;
@@ -138,25 +143,26 @@ export async function readCandidateLiterals(options: {
       const pending = findings.filter(options.wants);
       if (pending.length === 0) break;
       const afterRegion = await screens.region("after", region, scale);
-      stage.cropsAsked += 1;
+      stage.readingsAsked += 1;
+      let beforeAsked = false;
       for (const finding of pending.filter((entry) => !entry.contradicted)) {
         const similarity = literalSimilarity(finding.literal.text, afterRegion);
         finding.after = Math.max(finding.after, similarity);
         if (similarity >= threshold && !finding.isNew) {
           finding.isNew = literalSimilarity(finding.literal.text, await screens.region("before", region, scale)) < threshold;
-          stage.cropsAsked += 1;
+          // The old screen's crop is read once however many literals look at it.
+          if (!beforeAsked) stage.readingsAsked += 1;
+          beforeAsked = true;
         }
       }
     }
-    stage.literalsSettled += wantedBefore - stillWanted(options.wants);
+    stage.literalsSettled += wantedBefore - stillWanted();
   }
-  const lastWanted = (finding: LiteralFinding) => options.wants(finding) || options.wantsGoneChecked(finding);
-  if (findings.some(lastWanted)) {
-    // Settled counts the literals the rules needed found (a literal looked for as gone is only checked here).
-    const wantedBefore = stillWanted(options.wants);
+  const readInLastPass = (finding: LiteralFinding) => options.wants(finding) || options.wantsGoneChecked(finding);
+  if (findings.some(readInLastPass)) {
+    const wantedBefore = stillWanted();
     const stage = stageTally(LAST_STAGE);
     stage.reached += 1;
-    stage.cropsAsked += 2;
     // Last pass: both whole screens enlarged and read the same way (small text that did not
     // change, such as a label above a display; a lone digit): new if read more often than before.
     const { width = 0, height = 0 } = await sharp(options.after).metadata();
@@ -165,13 +171,14 @@ export async function readCandidateLiterals(options: {
       screens.region("after", whole, settings.screenScale, "block"),
       screens.region("before", whole, settings.screenScale, "block"),
     ]);
-    for (const finding of findings.filter((entry) => !entry.contradicted && lastWanted(entry))) {
+    stage.readingsAsked += 2;
+    for (const finding of findings.filter((entry) => !entry.contradicted && readInLastPass(entry))) {
       finding.after = Math.max(finding.after, literalSimilarity(finding.literal.text, afterEnlarged));
       finding.before = Math.max(finding.before, literalSimilarity(finding.literal.text, beforeEnlarged));
       finding.isNew ||= occurrences(finding.literal.text, afterEnlarged) > occurrences(finding.literal.text, beforeEnlarged);
     }
-    stage.literalsSettled += wantedBefore - stillWanted(options.wants);
+    stage.literalsSettled += wantedBefore - stillWanted();
   }
-  stageTally(UNSETTLED).literalsSettled += stillWanted(options.wants);
+  stageTally(UNSETTLED).literalsSettled += stillWanted();
   return findings;
 }
