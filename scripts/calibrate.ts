@@ -66,16 +66,12 @@ const [
 
 /** What each stage of the offline judge's reading of candidate screens found for what it asked (candidate-reading.ts). */
 function readingStagesTable(): string {
-  const rows = readingStageTallies().map((tally) =>
-    // The last row counts the literals no stage settled: no judgement "reaches" it.
-    tally.reached === 0
-      ? `| ${tally.stage} | | | ${tally.literalsSettled} |`
-      : `| ${tally.stage} | ${tally.reached} | ${tally.readingsAsked} | ${tally.literalsSettled} |`,
-  );
+  const { stages, unsettledLiterals } = readingStageTallies();
   return [
     "| the judge's reading of candidate screens, by stage | judgements reaching it | readings asked | literals settled |",
     "|---|---:|---:|---:|",
-    ...rows,
+    ...stages.map((tally) => `| ${tally.stage} | ${tally.reached} | ${tally.readingsAsked} | ${tally.literalsSettled} |`),
+    `| unsettled after every stage | | | ${unsettledLiterals} |`,
   ].join("\n");
 }
 

@@ -69,6 +69,8 @@ export interface ReadingStageTally {
 
 /** This process's tallies, by stage, in the order the stages run. */
 const stageTallies = new Map<string, ReadingStageTally>();
+/** Literals the rules still wanted after every stage (no stage found them), over this process. */
+let unsettledLiterals = 0;
 
 function stageTally(stage: string): ReadingStageTally {
   let tally = stageTallies.get(stage);
@@ -81,16 +83,16 @@ function stageTally(stage: string): ReadingStageTally {
 
 const FIRST_STAGE = "screen text and whole-screen OCR";
 const LAST_STAGE = `both whole screens ×${CANDIDATE_READING_SETTINGS.screenScale}`;
-const UNSETTLED = "unsettled after every stage";
 const regionStage = (padding: number, scale: number) => `changed regions, ${padding} px margin, ×${scale}`;
 
-/** The tallies so far, in the order the stages run; the last entry counts the literals no stage settled. */
-export function readingStageTallies(): ReadingStageTally[] {
-  const order = [FIRST_STAGE, ...CANDIDATE_READING_SETTINGS.regionReadings.map(({ padding, scale }) => regionStage(padding, scale)), LAST_STAGE, UNSETTLED];
-  return order.flatMap((stage) => {
+/** The tallies so far: the stages a judgement reached, in the order they run, and the literals no stage settled. */
+export function readingStageTallies(): { stages: ReadingStageTally[]; unsettledLiterals: number } {
+  const order = [FIRST_STAGE, ...CANDIDATE_READING_SETTINGS.regionReadings.map(({ padding, scale }) => regionStage(padding, scale)), LAST_STAGE];
+  const stages = order.flatMap((stage) => {
     const tally = stageTallies.get(stage);
     return tally ? [{ ...tally }] : [];
   });
+  return { stages, unsettledLiterals };
 }
 
 /**
@@ -179,6 +181,6 @@ export async function readCandidateLiterals(options: {
     }
     stage.literalsSettled += wantedBefore - stillWanted();
   }
-  stageTally(UNSETTLED).literalsSettled += stillWanted();
+  unsettledLiterals += stillWanted();
   return findings;
 }
