@@ -65,13 +65,15 @@ export function setOcrPoolSize(size: number): void {
 }
 
 /**
- * The process's OCR engine for a layout, started on first use: the page layout with the
- * pool, the block layout (crops) with one worker. A failed start is not kept: the next call retries.
+ * The process's OCR engine for a layout, started on first use, each layout with a pool of
+ * the same size: the judge's crops (block layout) come in bursts of dozens while the whole
+ * screens wait, and with one crop worker the other cores sat idle through each burst. A
+ * failed start is not kept: the next call retries.
  */
 export function getOcrEngine(layout: OcrLayout = "page"): Promise<OcrEngine> {
   let engine = engines.get(layout);
   if (!engine) {
-    const starting = startEngine(layout === "page" ? poolSize : 1, layout);
+    const starting = startEngine(poolSize, layout);
     engine = starting;
     engines.set(layout, starting);
     starting.catch(() => {
