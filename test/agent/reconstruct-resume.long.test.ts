@@ -41,37 +41,47 @@ function agentProcess(args: string[], killWhen?: () => boolean, signal: NodeJS.S
   });
 }
 
+/** A draft, then a critique and a revision into the true page: the agent improves once. */
+const improvingModel = () =>
+  scriptedAgentModel({
+    analyze: [storyboard()],
+    draft: [scriptlessPageReply(task)],
+    critique: [CRITIQUE_REPLY],
+    revise: [truePageReply(task)],
+  });
+
+/** `iwr agent` on the task into `resultDir`: one iteration, against the local server, no response cache. */
+const agentArgs = (resultDir: string) => [
+  "--data",
+  DATA,
+  "--result",
+  resultDir,
+  "--model",
+  "gpt-4o",
+  "--base-url",
+  server.baseURL,
+  "--ids",
+  String(TASK_ID),
+  "--max-iterations",
+  "1",
+  "--cache",
+  "off",
+];
+
+/** The first draft's self-check has begun (its first screenshot is written): prepare, analyze and draft are behind it, checkpointed. */
+function selfCheckBegun(resultDir: string): boolean {
+  const shots = path.join(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).iteration(0), "self-check");
+  return fs.existsSync(shots) && fs.readdirSync(shots).length > 0;
+}
+
 describe("the agent's persistence", () => {
   it(
     "killed (SIGKILL) during its self-check and resumed: it completes, and no model request is sent twice",
     async () => {
-      const model = scriptedAgentModel({
-        analyze: [storyboard()],
-        draft: [scriptlessPageReply(task)],
-        critique: [CRITIQUE_REPLY],
-        revise: [truePageReply(task)],
-      });
-      server.setReplyFunction(model.reply);
+      server.setReplyFunction(improvingModel().reply);
       const resultDir = path.join(dir, "resume");
-      const args = [
-        "--data",
-        DATA,
-        "--result",
-        resultDir,
-        "--model",
-        "gpt-4o",
-        "--base-url",
-        server.baseURL,
-        "--ids",
-        String(TASK_ID),
-        "--max-iterations",
-        "1",
-        "--cache",
-        "off",
-      ];
-      const shots = path.join(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).iteration(0), "self-check");
-      // The first draft's self-check has begun: prepare, analyze and draft are behind it, checkpointed.
-      const killed = await agentProcess(args, () => fs.existsSync(shots) && fs.readdirSync(shots).length > 0);
+      const args = agentArgs(resultDir);
+      const killed = await agentProcess(args, () => selfCheckBegun(resultDir));
       expect(killed).toBeNull();
       expect(kinds()).toEqual(["analyze", "draft"]);
       expect(fs.existsSync(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).page)).toBe(false);
@@ -87,33 +97,11 @@ describe("the agent's persistence", () => {
   it(
     "stopped by SIGINT during its self-check: it finishes that node, keeps the checkpoint, says it stopped, and --resume completes",
     async () => {
-      const model = scriptedAgentModel({
-        analyze: [storyboard()],
-        draft: [scriptlessPageReply(task)],
-        critique: [CRITIQUE_REPLY],
-        revise: [truePageReply(task)],
-      });
-      server.setReplyFunction(model.reply);
+      server.setReplyFunction(improvingModel().reply);
       const resultDir = path.join(dir, "interrupted");
-      const args = [
-        "--data",
-        DATA,
-        "--result",
-        resultDir,
-        "--model",
-        "gpt-4o",
-        "--base-url",
-        server.baseURL,
-        "--ids",
-        String(TASK_ID),
-        "--max-iterations",
-        "1",
-        "--cache",
-        "off",
-      ];
-      const shots = path.join(agentFiles(agentDirFor(resultDir, TASK_ID, "gpt-4o")).iteration(0), "self-check");
+      const args = agentArgs(resultDir);
       const before = server.chatRequests().length;
-      const code = await agentProcess(args, () => fs.existsSync(shots) && fs.readdirSync(shots).length > 0, "SIGINT");
+      const code = await agentProcess(args, () => selfCheckBegun(resultDir), "SIGINT");
       // Exit 1: the task is not done. The self-check it was in finished (its record is there); nothing after it ran.
       expect(code).toBe(1);
       expect(server.chatRequests().length - before).toBe(2);
