@@ -114,11 +114,12 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
   const startup = await timed(async () => {
     const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", trace, workers });
     await sharedBrowser();
-    // The OCR pool is started by createEvaluator; each worker's first reading is slow (model
-    // set-up), so warm them all here, on shrunk copies whose texts the run will not reuse.
-    const warmUp = tasks.slice(0, ocrPoolSizeFor(workers)).map(async (task) => {
-      const shrunk = await sharp(fs.readFileSync(task.truth.checkpointPaths[0]!)).resize({ width: 640 }).png().toBuffer();
-      return readImageText(shrunk);
+    // The OCR pools (whole screens and crops, one worker per slot each) start on first use;
+    // each worker's first reading is slow (model set-up), so warm them all here, on shrunk
+    // copies whose texts the run will not reuse.
+    const warmUp = tasks.slice(0, ocrPoolSizeFor(workers)).flatMap((task) => {
+      const shrunk = sharp(fs.readFileSync(task.truth.checkpointPaths[0]!)).resize({ width: 640 }).png().toBuffer();
+      return [shrunk.then((png) => readImageText(png)), shrunk.then((png) => readImageText(png, { layout: "block" }))];
     });
     await Promise.all(warmUp);
     // The warm-up's own readings are not the run's.

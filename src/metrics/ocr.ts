@@ -49,7 +49,8 @@ function startEngine(size: number, layout: OcrLayout): Promise<OcrEngine> {
 
 /**
  * One more worker than evaluation workers (a task's evalpoint readings and its judge's
- * region crops come in bursts together), never more than the CPUs.
+ * crops come in bursts together), never more than the CPUs. Each layout's pool has this
+ * size (getOcrEngine), so a process holds up to twice as many workers.
  */
 export function ocrPoolSizeFor(evaluationWorkers: number): number {
   return Math.max(1, Math.min(os.availableParallelism(), Math.max(1, Math.floor(evaluationWorkers)) + 1));

@@ -92,16 +92,19 @@ afterAll(async () => {
 describe("deterministic mode", () => {
   it("starts every document's clock at the clock start, lets it run, and repeats Math.random's sequence per seed", async () => {
     const browser = await sharedBrowser();
+    const clockStartMs = Date.UTC(2025, 0, 15, 9, 0, 0);
     const readPage = async (seed: number) => {
-      const context = await browser.newContext();
+      const opened = Date.now();
+      const context = await browser.newContext({ timezoneId: "UTC" });
       try {
-        await installDeterminism(context, { randomSeed: seed, clockStartMs: Date.UTC(2025, 0, 15, 9, 0, 0) });
+        await installDeterminism(context, { randomSeed: seed, clockStartMs });
         const page = await context.newPage();
         await page.setContent("<p>clock</p>");
-        return await page.evaluate(async () => {
+        const read = await page.evaluate(async () => {
           const first = Date.now();
           await new Promise((resolve) => setTimeout(resolve, 120));
           return {
+            first,
             iso: new Date().toISOString(),
             called: Date(),
             elapsed: Date.now() - first,
@@ -109,6 +112,8 @@ describe("deterministic mode", () => {
             parsed: new Date(0).getTime(),
           };
         });
+        // How long the page could have lived, as this process's clock saw it.
+        return { ...read, spanMs: Date.now() - opened };
       } finally {
         await context.close();
       }
@@ -119,6 +124,12 @@ describe("deterministic mode", () => {
     expect(a.iso).toMatch(/^2025-01-15T09:00:0\d/);
     expect(a.called).toMatch(/^Wed Jan 15 2025 09:00:0\d/);
     expect(a.elapsed).toBeGreaterThanOrEqual(100);
+    // The page's clock ran from the clock start no faster than real time: every reading
+    // falls between the start and the start plus the page's whole life.
+    expect(a.first - clockStartMs).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(a.iso) - clockStartMs).toBeGreaterThanOrEqual(100);
+    expect(Date.parse(a.iso) - clockStartMs).toBeLessThanOrEqual(a.spanMs + 50);
+    expect(a.elapsed).toBeLessThanOrEqual(a.spanMs + 50);
     expect(a.parsed).toBe(0);
     expect(b.randoms).toEqual(a.randoms);
     expect(c.randoms).not.toEqual(a.randoms);

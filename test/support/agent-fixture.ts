@@ -7,9 +7,8 @@
  * bindings below (live ES module bindings) hold that file's server, task and folder.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, expect, vi } from "vitest";
+import { beforeAll, expect, vi } from "vitest";
 import { loadModelSpec } from "../../src/models/index.ts";
 import { replayActionOf } from "../../src/replay/replay.ts";
 import { agentDirFor, agentFiles, candidateDirFor } from "../../src/results/layout.ts";
@@ -17,7 +16,8 @@ import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { requestKind, storyboardReply } from "./agent-scripts.ts";
 import { runIwrCapturing } from "./cli.ts";
-import { type FakeOpenAIServer, startOpenAIServer } from "./openai-server.ts";
+import { experimentFixture } from "./experiment.ts";
+import type { FakeOpenAIServer } from "./openai-server.ts";
 
 export const TASK_ID = 4;
 /** Each test runs the agent (and some the evaluator) with real Chromium on 2 cores shared with other test files. */
@@ -27,22 +27,16 @@ export let dir: string;
 export let server: FakeOpenAIServer;
 export let task: Task;
 
-/** Registers the file's hooks: the folder, task and server before its tests, a clean server and mocks after each, cleanup at the end. */
+/**
+ * Registers the file's hooks: experimentFixture's folder, server (and response cache of
+ * the file's own), cleaned after each test; and the task, loaded before the tests.
+ */
 export function useAgentFixture(): void {
+  const base = experimentFixture("iwr-agent-");
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-agent-"));
+    dir = base.dir();
+    server = base.server();
     task = (await loadTasks(DATA)).find((entry) => entry.id === TASK_ID)!;
-    server = await startOpenAIServer({ models: ["gpt-4o"] });
-  });
-  afterAll(async () => {
-    await server.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  afterEach(() => {
-    server.requests.length = 0;
-    server.setReplyFunction(undefined);
-    vi.restoreAllMocks();
-    process.exitCode = undefined;
   });
 }
 

@@ -43,11 +43,11 @@ export type Wanted = (finding: LiteralFinding) => boolean;
 
 /**
  * What one stage of the reading did over a run: how many judgements reached it, how many
- * readings it asked for (a whole screen or a crop, each read once per content and then
- * known), and how many literals it settled (wanted before the stage, no longer after it;
- * a literal the rules never needed found, such as one that should have gone, is never
- * counted). Calibration prints these so the passes' order can be chosen by what each one
- * finds for what it costs.
+ * screens it asked to read (an enlarged screen counts once, though OCR reads it band by
+ * band; each is read once per content and then known), and how many literals it settled
+ * (wanted before the stage, no longer after it; a literal the rules never needed found,
+ * such as one that should have gone, is never counted). Calibration prints these so each
+ * stage is kept only for what it finds for what it costs (rules 6 dropped the region passes so).
  */
 export interface ReadingStageTally {
   readonly stage: string;

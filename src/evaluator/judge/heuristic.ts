@@ -76,7 +76,9 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
  * Version 5: a changed region's crop is inverted when the crop is dark (it was when the
  * whole screen was), so light text on a dark band of a light page is read. Version 6: the
  * candidate's changed regions are no longer read between the whole screen and the
- * enlarged whole screen (they settled one literal in 1,045 judgements; candidate-reading.ts).
+ * enlarged whole screen (they settled one literal in 1,045 judgements; candidate-reading.ts),
+ * so a literal is new on the candidate when it reads more often after the action than
+ * before, no longer also when a changed region's crop reads it only after.
  */
 export const HEURISTIC_RULES_VERSION = "6";
 

@@ -3,8 +3,8 @@
  * needs it: a literal matched against OCR text with the misreads OCR makes (letters may
  * slip, digits may not; operator signs read as their look-alikes), and the screen read in
  * passes — whole, each changed region cut out, contrast-stretched, inverted when dark and
- * enlarged (where small or light-on-dark UI text is read far more reliably), and the whole
- * screen enlarged — each reading done once per screen.
+ * enlarged (where small or light-on-dark UI text is read far more reliably; the true page's
+ * screens, truth-change.ts), and the whole screen enlarged — each reading done once per screen.
  */
 import { distance } from "fastest-levenshtein";
 import sharp, { type OutputInfo } from "sharp";
@@ -254,7 +254,7 @@ export function occurrences(literal: string, text: string): number {
   return 1;
 }
 
-/** Lazily read OCR texts of the two screens: whole, and per changed region. */
+/** Lazily read OCR texts of the two screens: whole, and any region (the true page's changed regions, an enlarged whole screen). */
 export class ScreenReadings {
   private readonly regionTexts = new Map<string, Promise<string>>();
   private readonly pictures: Record<"before" | "after", ScreenPicture>;
