@@ -55,6 +55,7 @@ const [
   { calibrationProblems, calibrationTable, runCalibration },
   { analyseLadder },
   { readingStageTallies },
+  { truthReadingTallies },
 ] = await Promise.all([
   import("../src/log/logger.ts"),
   import("../src/tasks/loader.ts"),
@@ -62,6 +63,7 @@ const [
   import("../src/calibration/calibration.ts"),
   import("../src/calibration/ladder.ts"),
   import("../src/evaluator/judge/candidate-reading.ts"),
+  import("../src/evaluator/judge/truth-change.ts"),
 ]);
 
 /** What each stage of the offline judge's reading of candidate screens found for what it asked (candidate-reading.ts). */
@@ -72,6 +74,17 @@ function readingStagesTable(): string {
     "|---|---:|---:|---:|",
     ...stages.map((tally) => `| ${tally.stage} | ${tally.reached} | ${tally.readingsAsked} | ${tally.literalsSettled} |`),
     `| unsettled after every stage | | | ${unsettledLiterals} |`,
+  ].join("\n");
+}
+
+/** What each stage of the reading of the true page's screens found (truth-change.ts), and the fates only the enlarged reading decided. */
+function truthStagesTable(): string {
+  const { stages, fatesTheEnlargedReadingDecided } = truthReadingTallies();
+  return [
+    "| the judge's reading of the true page's screens, by stage | literal × screen looked for | found |",
+    "|---|---:|---:|",
+    ...stages.map((tally) => `| ${tally.stage} | ${tally.reached} | ${tally.found} |`),
+    `| fates only the enlarged whole screen decided | | ${fatesTheEnlargedReadingDecided} |`,
   ].join("\n");
 }
 
@@ -105,6 +118,7 @@ async function main(): Promise<number> {
     console.log(`the ladder's ${ladder.judged.length} judged steps: ${stepsFile}`);
   }
   console.log(`\n${readingStagesTable()}`);
+  console.log(`\n${truthStagesTable()}`);
   console.log(
     `\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; ` +
       `visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`,

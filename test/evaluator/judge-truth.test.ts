@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { readScreenText, type ScreenText } from "../../src/browser/screen-text.ts";
 import { createHeuristicJudge } from "../../src/evaluator/judge/heuristic.ts";
+import { truthReadingTallies } from "../../src/evaluator/judge/truth-change.ts";
 import type { AssertionInput, AssertionVerdict, HeuristicEvidence } from "../../src/evaluator/judge/types.ts";
 
 const VIEWPORT = { width: 800, height: 500 };
@@ -356,5 +357,41 @@ describe("a dark mark drawn thinner is the same colour (black and gray are one f
     const redVerdict = await verdictOf(assertion, truth, red);
     expect(redVerdict.result, redVerdict.think).toBe("No");
     expect(redVerdict.evidence?.decidedBy).toBe("colour");
+  });
+});
+
+describe("the reading of the true page's screens tallies its stages", () => {
+  type Tallies = ReturnType<typeof truthReadingTallies>;
+  /** How many times each stage looked and found between two looks at the tallies, by stage name. */
+  const since = (earlier: Tallies) =>
+    Object.fromEntries(
+      truthReadingTallies().stages.map((tally, index) => [
+        tally.stage,
+        { reached: tally.reached - earlier.stages[index]!.reached, found: tally.found - earlier.stages[index]!.found },
+      ]),
+    );
+
+  it("a quoted text that appears is found whole on the new screen and looked for at every stage on the old one", async () => {
+    const MESSAGES = page(`<h2>Messages</h2><p id="status">Inbox is quiet</p><p id="new" style="font-size:28px"></p>`);
+    const truth = await around(MESSAGES, (p) =>
+      p.evaluate(() => {
+        document.getElementById("new")!.textContent = "Parcel dispatched";
+      }),
+    );
+    const earlier = truthReadingTallies();
+    const verdict = await verdictOf("A note saying 'Parcel dispatched' shows up under the status line", truth, truth);
+    expect(verdict.evidence?.truth?.literals.map((entry) => [entry.literal, entry.fate])).toEqual([["Parcel dispatched", "appeared"]]);
+    const [whole, regions, enlarged, near] = truthReadingTallies().stages.map((tally) => tally.stage);
+    // Old screen: not whole, not in the changed region, not enlarged. New screen: whole. Then near the change on both.
+    expect(since(earlier)).toEqual({
+      [whole!]: { reached: 2, found: 1 },
+      [regions!]: { reached: 1, found: 0 },
+      [enlarged!]: { reached: 1, found: 0 },
+      [near!]: { reached: 2, found: 1 },
+    });
+    // Judged again (another candidate of the same step), the true page's reading is already known: nothing is tallied.
+    const again = truthReadingTallies();
+    await verdictOf("A note saying 'Parcel dispatched' shows up under the status line", truth, truth);
+    expect(Object.values(since(again)).every((tally) => tally.reached === 0)).toBe(true);
   });
 });

@@ -100,23 +100,73 @@ export async function readNear(
   return false;
 }
 
-/** How often a literal reads on one true screen: whole, then (when not read) in the changed regions and enlarged. */
+/**
+ * What one stage of reading the true page's screens did over a run: how many times a
+ * literal was looked for on a screen at that stage (a stage is reached only when the ones
+ * before it did not find the literal) and how many times it found it. Calibration prints
+ * these beside the candidate's stages, so that each reading is kept for what it finds.
+ */
+export interface TruthReadingTally {
+  readonly stage: string;
+  reached: number;
+  found: number;
+}
+
+const WHOLE_STAGE = "whole screen";
+const REGIONS_STAGE = "changed regions, 16 px margin, ×3";
+const ENLARGED_STAGE = "whole screen ×2";
+const NEAR_STAGE = "near the change, ×2 (literals read on either screen)";
+const TRUTH_STAGES = [WHOLE_STAGE, REGIONS_STAGE, ENLARGED_STAGE, NEAR_STAGE] as const;
+
+const truthTallies = new Map<string, TruthReadingTally>(TRUTH_STAGES.map((stage) => [stage, { stage, reached: 0, found: 0 }]));
+/** Literals whose fate would differ had the enlarged whole screen not been read (the stage's worth in verdict terms). */
+let fatesTheEnlargedReadingDecided = 0;
+
+function tallied(stage: (typeof TRUTH_STAGES)[number], found: boolean): boolean {
+  const tally = truthTallies.get(stage)!;
+  tally.reached += 1;
+  if (found) tally.found += 1;
+  return found;
+}
+
+/** The true page's reading tallies so far, stage by stage in the order they run. */
+export function truthReadingTallies(): { stages: TruthReadingTally[]; fatesTheEnlargedReadingDecided: number } {
+  return { stages: TRUTH_STAGES.map((stage) => ({ ...truthTallies.get(stage)! })), fatesTheEnlargedReadingDecided };
+}
+
+/**
+ * How often a literal reads on one true screen: whole, then (when not read) in the changed
+ * regions and enlarged; and whether the enlarged whole screen was what found it.
+ */
 async function readingsOf(
   literal: string,
   screens: ScreenReadings,
   which: "before" | "after",
   regions: readonly Region[],
   size: { width: number; height: number },
-) {
+): Promise<{ count: number; byEnlarged: boolean }> {
   const threshold = OCR_READING_SETTINGS.literalSimilarity;
   const whole = which === "before" ? await screens.beforeText() : await screens.afterText();
-  if (literalSimilarity(literal, whole) >= threshold) return occurrences(literal, whole);
-  for (const region of regions) {
-    const text = await screens.region(which, widened(region, { x: 16, y: 16 }, size), 3);
-    if (literalSimilarity(literal, text) >= threshold) return 1;
+  if (tallied(WHOLE_STAGE, literalSimilarity(literal, whole) >= threshold)) return { count: occurrences(literal, whole), byEnlarged: false };
+  if (regions.length > 0) {
+    let inRegion = false;
+    for (const region of regions) {
+      const text = await screens.region(which, widened(region, { x: 16, y: 16 }, size), 3);
+      inRegion = literalSimilarity(literal, text) >= threshold;
+      if (inRegion) break;
+    }
+    if (tallied(REGIONS_STAGE, inRegion)) return { count: 1, byEnlarged: false };
   }
   const enlarged = await screens.region(which, { left: 0, top: 0, ...size }, 2, "block");
-  return literalSimilarity(literal, enlarged) >= threshold ? occurrences(literal, enlarged) : 0;
+  const found = tallied(ENLARGED_STAGE, literalSimilarity(literal, enlarged) >= threshold);
+  return { count: found ? occurrences(literal, enlarged) : 0, byEnlarged: found };
+}
+
+/** A literal's fate from its counts on the two screens and whether it reads next to the change on each. */
+function fateOf(before: number, after: number, nearBefore: boolean, nearAfter: boolean): LiteralFate {
+  if (after > before && nearAfter) return "appeared";
+  if (before > 0 && after === 0 && nearBefore) return "went";
+  return before > 0 || after > 0 ? "kept" : "unread";
 }
 
 /** Truth changes already read in this process, by the two states' bytes and the literals (most recent last). */
@@ -159,17 +209,21 @@ async function readTruthChange(literals: readonly AssertionLiteral[], screens: S
   const size = { width, height };
   const onTruth: LiteralOnTruth[] = [];
   for (const literal of literals) {
-    let before = await readingsOf(literal.text, screens, "before", change.regions, size);
-    let after = await readingsOf(literal.text, screens, "after", change.regions, size);
+    const before = await readingsOf(literal.text, screens, "before", change.regions, size);
+    const after = await readingsOf(literal.text, screens, "after", change.regions, size);
     // Read again where the screen changed, on both screens: a literal beside a changed field can be missed whole-screen.
-    const nearBefore = change.regions.length > 0 && (before > 0 || after > 0) && (await readNear(literal.text, screens, "before", change.regions, size));
-    const nearAfter = change.regions.length > 0 && (before > 0 || after > 0) && (await readNear(literal.text, screens, "after", change.regions, size));
-    if (nearBefore) before = Math.max(before, 1);
-    if (nearAfter) after = Math.max(after, 1);
-    let fate: LiteralFate;
-    if (after > before && nearAfter) fate = "appeared";
-    else if (before > 0 && after === 0 && nearBefore) fate = "went";
-    else fate = before > 0 || after > 0 ? "kept" : "unread";
+    const readAgain = change.regions.length > 0 && (before.count > 0 || after.count > 0);
+    const nearBefore = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "before", change.regions, size));
+    const nearAfter = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "after", change.regions, size));
+    const counts = (reading: { count: number }, near: boolean) => (near ? Math.max(reading.count, 1) : reading.count);
+    const fate = fateOf(counts(before, nearBefore), counts(after, nearAfter), nearBefore, nearAfter);
+    // The same fate without the enlarged readings' counts (their near readings would not have run had nothing else been read).
+    const withoutEnlarged = (reading: { count: number; byEnlarged: boolean }) => (reading.byEnlarged ? 0 : reading.count);
+    const readElsewhere = withoutEnlarged(before) > 0 || withoutEnlarged(after) > 0;
+    const fateWithoutEnlarged = readElsewhere
+      ? fateOf(counts({ count: withoutEnlarged(before) }, nearBefore), counts({ count: withoutEnlarged(after) }, nearAfter), nearBefore, nearAfter)
+      : "unread";
+    if (fateWithoutEnlarged !== fate) fatesTheEnlargedReadingDecided += 1;
     onTruth.push({ literal, fate, nearChange: nearBefore || nearAfter });
   }
   return { ...change, literals: onTruth };
