@@ -160,6 +160,23 @@ describe("reading a changed region", () => {
       expect(literalSimilarity("Parcel 7305 dispatched", text), `${band} band on ${background}: read '${text}'`).toBeGreaterThanOrEqual(0.8);
     }
   });
+
+  it("reads a whole off-white screen enlarged: a dark banner, a dark button and a dark badge among dark-on-light text", async () => {
+    // An off-white page (not #fff): most of each band is one light grey, which used to wrap round to black when stretched.
+    await page.setContent(
+      `<body style="margin:0;font:15px sans-serif;background:#f6f6f4;color:#333">` +
+        `<div style="background:#22303c;color:#e6edf3;padding:6px 20px;font-size:13px">Branches close early on Fridays</div>` +
+        `<h1 style="margin:40px 20px">Opening hours</h1><p style="margin:20px">Visit any weekday between nine and five.</p>` +
+        `<button style="margin:20px;background:#6a1b9a;color:#fff;border:0;border-radius:6px;padding:8px 14px;font-size:13px">Book a visit</button>` +
+        `<span style="background:#8a4b00;color:#ffe9cc;padding:3px 8px;font-size:12px;border-radius:10px">Fully booked</span></body>`,
+    );
+    const shot = await page.screenshot();
+    const { width, height } = page.viewportSize()!;
+    const text = await new ScreenReadings(shot, shot).region("after", { left: 0, top: 0, width, height }, 2, "block");
+    for (const label of ["Branches close early on Fridays", "Opening hours", "Visit any weekday between nine and five", "Book a visit", "Fully booked"]) {
+      expect(literalSimilarity(label, text), `'${label}' in '${text}'`).toBeGreaterThanOrEqual(0.8);
+    }
+  });
 });
 
 describe("heuristic judge helpers", () => {

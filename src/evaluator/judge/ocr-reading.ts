@@ -2,23 +2,23 @@
  * Reading what an assertion names on a screenshot with OCR, the way the offline judge
  * needs it: a literal matched against OCR text with the misreads OCR makes (letters may
  * slip, digits may not; operator signs read as their look-alikes), and the screen read in
- * passes — whole, each changed region cut out, contrast-stretched, inverted when dark and
- * enlarged (where small or light-on-dark UI text is read far more reliably; the true page's
- * screens, truth-change.ts), and the whole screen enlarged — each reading done once per screen.
+ * passes — whole, each changed region cut out, prepared (crop-preparation.ts: stretched,
+ * its dark areas inverted) and enlarged (where small or light-on-dark UI text is read far
+ * more reliably; the true page's screens, truth-change.ts), and the whole screen enlarged —
+ * each reading done once per screen.
  */
 import { distance } from "fastest-levenshtein";
 import sharp, { type OutputInfo } from "sharp";
 import { readDerivedImageText, readImageText } from "../../metrics/ocr.ts";
 import type { Region } from "../../metrics/pixel-diff.ts";
 import { normalizeText } from "../../replay/grounding/description-text.ts";
+import { CROP_PREPARATION, prepareCrop } from "./crop-preparation.ts";
 
 export const OCR_READING_SETTINGS = Object.freeze({
   /** A literal counts as read when some OCR window is at least this similar (OCR misreads letters). */
   literalSimilarity: 0.8,
   /** Literals this short must be read exactly (fuzzy matching a "3" means nothing). */
   exactBelowChars: 4,
-  /** The largest side an enlarged crop may reach. */
-  regionMaxSide: 2400,
   /**
    * Regions up to this tall (screen pixels) are read as one block of text (Tesseract's
    * automatic page mode reads nothing from a lone digit or word); taller ones in bands of
@@ -95,58 +95,6 @@ export function literalSimilarity(literal: string, ocrText: string): number {
   return best;
 }
 
-/**
- * Rules drawn across a crop — a field's border, a table line, an underline — erased to the
- * background: Tesseract reads the text beside a box edge as part of a letter, or not at
- * all, where a person sees a value in a field. A horizontal rule is an unbroken dark run of
- * at least MIN_RULE pixels across RULE_ACROSS of the crop; a vertical one is a box's side:
- * a run down that joins two horizontal rules, or a run of at least MIN_RULE pixels that meets
- * one at an end. So the stem of a tall "1" is never taken for one.
- */
-const RULE_ACROSS = 0.4;
-const MIN_RULE = 20;
-/** A vertical run joining two horizontal rules is a box's side from this length on. */
-const MIN_SIDE = 8;
-/** How near (pixels) a vertical run's end must come to a horizontal rule to be a box's side. */
-const CORNER = 2;
-
-function eraseRules(grey: Buffer, width: number, height: number): void {
-  const dark = (x: number, y: number) => grey[y * width + x]! < 128;
-  const horizontal: Array<{ y: number; from: number; to: number }> = [];
-  for (let y = 0; y < height; y++) {
-    let start = -1;
-    for (let x = 0; x <= width; x++) {
-      const isDark = x < width && dark(x, y);
-      if (isDark && start < 0) start = x;
-      if (!isDark && start >= 0) {
-        if (x - start >= Math.max(MIN_RULE, RULE_ACROSS * width)) horizontal.push({ y, from: start, to: x - 1 });
-        start = -1;
-      }
-    }
-  }
-  const meetsRule = (x: number, y: number) => horizontal.some((rule) => Math.abs(rule.y - y) <= CORNER && x >= rule.from - CORNER && x <= rule.to + CORNER);
-  const vertical: Array<{ x: number; from: number; to: number }> = [];
-  for (let x = 0; x < width; x++) {
-    let start = -1;
-    for (let y = 0; y <= height; y++) {
-      const isDark = y < height && dark(x, y);
-      if (isDark && start < 0) start = y;
-      if (!isDark && start >= 0) {
-        const [top, bottom] = [meetsRule(x, start), meetsRule(x, y - 1)];
-        // A box's side joins its top and bottom (any height); a longer run needs one of them.
-        if ((top && bottom && y - start >= MIN_SIDE) || (y - start >= MIN_RULE && (top || bottom))) vertical.push({ x, from: start, to: y - 1 });
-        start = -1;
-      }
-    }
-  }
-  // A rule's antialiased fringe (the pixel beside it, lighter than "dark") goes with it: left behind it reads as a letter.
-  const clear = (x: number, y: number) => {
-    if (x >= 0 && x < width && y >= 0 && y < height) grey[y * width + x] = 255;
-  };
-  for (const rule of horizontal) for (let x = rule.from - 1; x <= rule.to + 1; x++) for (const dy of [-1, 0, 1]) clear(x, rule.y + dy);
-  for (const rule of vertical) for (let y = rule.from - 1; y <= rule.to + 1; y++) for (const dx of [-1, 0, 1]) clear(rule.x + dx, y);
-}
-
 interface DecodedScreen {
   data: Buffer;
   info: OutputInfo;
@@ -173,51 +121,19 @@ class ScreenPicture {
   }
 }
 
-/** A crop whose stretched grey mean is below this is dark (light text on a dark band). */
-const DARK_CROP_MEAN = 110;
-/** White margin around a prepared crop (Tesseract misreads text that touches the edge). */
-const CROP_MARGIN = 24;
-
 /**
- * How a crop is prepared (regionForOcr), as part of its readings' key, with the libvips
- * that prepares it: bump the version whenever the preparation gives other pixels, or
- * readings of the old crops would be taken for the new.
- */
-const CROP_PREPARATION =
-  `grey, stretched, inverted when its stretched grey mean < ${DARK_CROP_MEAN}, rules erased, stretched, lanczos3, ` +
-  `margin ${CROP_MARGIN}, max side ${OCR_READING_SETTINGS.regionMaxSide}: v2, libvips ${sharp.versions.vips}`;
-
-/**
- * A region prepared for OCR: grey, contrast-stretched, dark crops inverted (dark text on
- * light), rules across it erased, enlarged `scale` times (Tesseract reads best at one text
- * size, which a region's is not known to be: callers try more than one), on a white margin.
+ * A region cut out of the screen and prepared for OCR (crop-preparation.ts), enlarged
+ * `scale` times: Tesseract reads best at one text size, which a region's is not known to
+ * be, so callers try more than one.
  */
 async function regionForOcr(picture: ScreenPicture, region: Region, scale: number): Promise<Buffer> {
   const screen = await picture.decoded();
   const { data, info } = await sharp(screen.data, { raw: { width: screen.info.width, height: screen.info.height, channels: screen.info.channels } })
     .extract(region)
     .greyscale()
-    .normalise()
     .raw()
     .toBuffer({ resolveWithObject: true });
-  // A dark crop (light text on a dark band) is inverted: Tesseract reads dark text on light.
-  // Measured on the crop itself (until v2 this was the whole screen's red mean: sharp's
-  // stats() reads a pipeline's input, not its crop).
-  let sum = 0;
-  for (const value of data) sum += value;
-  if (sum / data.length < DARK_CROP_MEAN) for (let index = 0; index < data.length; index++) data[index] = 255 - data[index]!;
-  eraseRules(data, info.width, info.height);
-  const factor = Math.max(1, Math.min(scale, OCR_READING_SETTINGS.regionMaxSide / Math.max(region.width, region.height)));
-  // Stretched again without the rules: faint text inside a dark-bordered field becomes the darkest thing left.
-  return (
-    sharp(data, { raw: { width: info.width, height: info.height, channels: 1 } })
-      .normalise()
-      .resize(Math.round(region.width * factor), Math.round(region.height * factor), { kernel: "lanczos3" })
-      .extend({ top: CROP_MARGIN, bottom: CROP_MARGIN, left: CROP_MARGIN, right: CROP_MARGIN, background: "#ffffff" })
-      // Fast compression: the crop lives only to be read (its pixels, not its bytes, key the reading).
-      .png({ compressionLevel: 1 })
-      .toBuffer()
-  );
+  return prepareCrop(data, { width: info.width, height: info.height }, scale);
 }
 
 /** One crop's text, prepared and read once per screen content, region and scale. */
