@@ -21,11 +21,19 @@ describe("stretchContrast", () => {
     const { grey, paint, at } = canvas(400, 100, 248);
     paint(10, 40, 30, 10, 70); // 0.75 % of the crop: a small dark button
     stretchContrast(grey);
-    expect(at(200, 10)).toBe(255);
-    expect(at(20, 45)).toBe(0);
+    expect([at(200, 10), at(20, 45)]).toEqual([255, 0]);
   });
 
-  it("scales the grey levels between the clipped ends linearly", () => {
+  it("keeps a light badge light when its dark letters are under 1 % of the crop", () => {
+    const { grey, paint, at } = canvas(400, 100, 255);
+    paint(100, 40, 80, 20, 226); // the badge, 4 % of the crop
+    paint(110, 45, 40, 4, 20); // its letters, 0.4 %
+    stretchContrast(grey);
+    expect([at(120, 46), at(300, 10)]).toEqual([0, 255]);
+    expect(at(105, 42)).toBeGreaterThan(200);
+  });
+
+  it("scales the grey levels between the darkest and the lightest linearly", () => {
     const { grey, paint, at } = canvas(100, 100, 200);
     paint(0, 0, 100, 30, 100);
     paint(0, 30, 100, 10, 150);
@@ -56,7 +64,7 @@ describe("invertDarkAreas", () => {
     const { grey, paint, at } = canvas(200, 80, 255);
     paint(10, 10, 3, 40, 0); // a tall thin stroke ("l")
     paint(30, 10, 60, 3, 0); // an underline, far wider than a letter
-    // A bold "O": a ring 40 × 40, 7 px thick (about 60 % of its box dark, with a light middle).
+    // A bold "O": a ring 40 × 40, 7 px thick (58 % of its box dark, just under the 60 % of a dark area).
     paint(100, 10, 40, 7, 0);
     paint(100, 43, 40, 7, 0);
     paint(100, 10, 7, 40, 0);
@@ -74,6 +82,23 @@ describe("invertDarkAreas", () => {
     badge.paint(10, 10, minWidth, minHeight, 20);
     invertDarkAreas(badge.grey, 100, 60);
     expect(badge.at(12, 12)).toBe(235);
+  });
+
+  it("inverts a dark patch only from the height a button or badge has", () => {
+    const thin = canvas(100, 60, 255);
+    thin.paint(10, 10, minWidth + 10, minHeight - 1, 20);
+    invertDarkAreas(thin.grey, 100, 60);
+    expect(thin.at(12, 12)).toBe(20);
+  });
+
+  it("turns a dark button on a light card of a dark page the same way as the page, once", () => {
+    const { grey, paint, at } = canvas(200, 120, 20);
+    paint(20, 20, 120, 70, 240); // the light card (the page stays 65 % dark)
+    paint(30, 35, 60, 24, 30); // a dark button on it
+    paint(40, 43, 30, 6, 230); // the button's light label
+    invertDarkAreas(grey, 200, 120);
+    // The page's box covers the card and the button: each pixel is inverted once, the button's as well as the page's.
+    expect([at(5, 5), at(25, 25), at(32, 37), at(45, 45)]).toEqual([235, 15, 225, 25]);
   });
 
   it("inverts a dark page as a whole, so its text reads dark on light", () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { readScreenText, type ScreenText } from "../../src/browser/screen-text.ts";
 import { createHeuristicJudge } from "../../src/evaluator/judge/heuristic.ts";
-import { truthReadingTallies } from "../../src/evaluator/judge/truth-change.ts";
+import { literalFate, truthReadingTallies } from "../../src/evaluator/judge/truth-change.ts";
 import type { AssertionInput, AssertionVerdict, HeuristicEvidence } from "../../src/evaluator/judge/types.ts";
 
 const VIEWPORT = { width: 800, height: 500 };
@@ -393,5 +393,24 @@ describe("the reading of the true page's screens tallies its stages", () => {
     const again = truthReadingTallies();
     await verdictOf("A note saying 'Parcel dispatched' shows up under the status line", truth, truth);
     expect(Object.values(since(again)).every((tally) => tally.reached === 0)).toBe(true);
+  });
+});
+
+describe("which fates only the enlarged whole screen decided", () => {
+  const reading = (count: number, byEnlarged = false) => ({ count, byEnlarged });
+  it("counts a literal the enlarged screen alone found, on the new screen only, as decided by it", () => {
+    expect(literalFate({ before: reading(0), after: reading(1, true), nearBefore: false, nearAfter: true })).toEqual({
+      fate: "appeared",
+      onlyByEnlarged: true,
+    });
+  });
+  it("does not count a literal read whole on both screens", () => {
+    expect(literalFate({ before: reading(1), after: reading(1), nearBefore: true, nearAfter: true })).toEqual({ fate: "kept", onlyByEnlarged: false });
+  });
+  it("does not count one the enlarged screen found before where the near readings find it on both screens anyway", () => {
+    expect(literalFate({ before: reading(1, true), after: reading(1), nearBefore: true, nearAfter: true })).toEqual({ fate: "kept", onlyByEnlarged: false });
+  });
+  it("counts one whose old-screen reading by the enlarged screen turns 'appeared' into 'kept'", () => {
+    expect(literalFate({ before: reading(1, true), after: reading(1), nearBefore: false, nearAfter: true })).toEqual({ fate: "kept", onlyByEnlarged: true });
   });
 });

@@ -11,55 +11,49 @@ export const CROP_PREPARATION_SETTINGS = Object.freeze({
   maxSide: 2400,
   /** White margin around a prepared crop (Tesseract misreads text that touches the edge). */
   margin: 24,
-  /** Share of the pixels at each end of the grey scale that the stretch sends to black and white. */
-  stretchClip: 0.01,
   /** A pixel below this grey level (once stretched) is dark. */
   dark: 128,
   /**
    * A dark area to invert (a banner, a button, a badge, a dark page): a connected dark
    * patch at least this wide and tall (screen pixels) whose pixels fill at least `density`
-   * of its box. A letter is thinner than that or leaves most of its box light, even bold.
+   * of its box. A letter is thinner than that or fills less of its box, even a bold one.
    */
   darkArea: Object.freeze({ minWidth: 24, minHeight: 12, density: 0.6 }),
+  /**
+   * Rules to erase (eraseRules): a horizontal one is an unbroken dark run of at least
+   * `minRule` pixels across `across` of the crop; a vertical one a box's side, a run down
+   * that joins two horizontal rules from `minSide` on, or one of at least `minRule` that
+   * comes within `corner` pixels of one at an end.
+   */
+  rules: Object.freeze({ across: 0.4, minRule: 20, minSide: 8, corner: 2 }),
 });
 
 /**
- * How a crop is prepared, as part of its readings' key, with the libvips that resizes it:
- * bump the version whenever the preparation gives other pixels, or readings of the old
- * crops would be taken for the new.
+ * How a crop is prepared, as part of its readings' key: every setting above, the libvips
+ * that resizes it, and a version to bump whenever the code gives other pixels, or readings
+ * of the old crops would be taken for the new.
  */
-export const CROP_PREPARATION = (() => {
-  const { maxSide, margin, stretchClip, dark, darkArea } = CROP_PREPARATION_SETTINGS;
-  return (
-    `grey, stretched (${stretchClip} clipped or the full range, clamped), dark areas (< ${dark}, ≥ ${darkArea.minWidth}x${darkArea.minHeight}, ` +
-    `density ≥ ${darkArea.density}) inverted, rules erased, stretched, lanczos3, margin ${margin}, max side ${maxSide}: v3, libvips ${sharp.versions.vips}`
-  );
-})();
+export const CROP_PREPARATION =
+  "grey, stretched darkest to lightest, dark areas inverted, rules erased, stretched, lanczos3: v4, " +
+  `${JSON.stringify(CROP_PREPARATION_SETTINGS)}, libvips ${sharp.versions.vips}`;
 
 /**
- * Grey levels stretched in place so that the darkest and the lightest `stretchClip` of the
- * pixels go black and white, everything between scaled and clamped (the whole range, when
- * those ends meet). Written here rather
- * than sharp's normalise(), which stretches in Lab without clamping: on a crop that is
- * almost all one light background (a band of a #fafafa page with two buttons in it) the
- * background fell just past the upper bound and wrapped round to near black, and the whole
- * band was then read inverted.
+ * Grey levels stretched in place from the crop's darkest to its lightest, linearly. Not
+ * sharp's normalise(), which stretches in Lab between percentiles without clamping: on a
+ * band of an off-white page holding two buttons the background fell just past the upper
+ * percentile and wrapped round to near black, and the band was read inverted. Nor any
+ * percentile clipping: where text is under 1 % of a crop (a light badge and its few dark
+ * letters on a white band) the clipped end lands on the badge, and it goes black, text and all.
  */
 export function stretchContrast(grey: Buffer): void {
-  const counts = new Array<number>(256).fill(0);
-  for (const value of grey) counts[value]! += 1;
-  const clipped = grey.length * CROP_PREPARATION_SETTINGS.stretchClip;
-  let low = 0;
-  for (let seen = counts[0]!; seen <= clipped && low < 255; seen += counts[++low]!);
-  let high = 255;
-  for (let seen = counts[255]!; seen <= clipped && high > 0; seen += counts[--high]!);
-  if (high - low < 2) {
-    // A crop almost all one grey (a few dark pixels on an even background): its whole range is stretched instead.
-    [low, high] = [counts.findIndex((count) => count > 0), counts.findLastIndex((count) => count > 0)];
-    if (high - low < 2) return;
+  let [low, high] = [255, 0];
+  for (const value of grey) {
+    if (value < low) low = value;
+    if (value > high) high = value;
   }
+  if (high - low < 2 || (low === 0 && high === 255)) return;
   const factor = 255 / (high - low);
-  for (let index = 0; index < grey.length; index++) grey[index] = Math.max(0, Math.min(255, Math.round((grey[index]! - low) * factor)));
+  for (let index = 0; index < grey.length; index++) grey[index] = Math.round((grey[index]! - low) * factor);
 }
 
 /**
@@ -71,31 +65,39 @@ export function stretchContrast(grey: Buffer): void {
 export function invertDarkAreas(grey: Buffer, width: number, height: number): void {
   const { dark, darkArea } = CROP_PREPARATION_SETTINGS;
   const seen = new Uint8Array(width * height);
-  const stack: number[] = [];
+  // Each pixel is pushed at most once (marked as it is pushed), so one array of the crop's size holds the stack.
+  const stack = new Int32Array(width * height);
   const boxes: Array<{ left: number; top: number; right: number; bottom: number }> = [];
-  for (let start = 0; start < grey.length; start++) {
+  const visit = (next: number, depth: number): number => {
+    if (seen[next] || grey[next]! >= dark) return depth;
+    seen[next] = 1;
+    stack[depth] = next;
+    return depth + 1;
+  };
+  for (let start = 0; start < width * height; start++) {
     if (seen[start] || grey[start]! >= dark) continue;
-    seen[start] = 1;
-    stack.push(start);
+    let depth = visit(start, 0);
     let [left, right, top, bottom, pixels] = [width, -1, height, -1, 0];
-    while (stack.length > 0) {
-      const index = stack.pop()!;
-      const [x, y] = [index % width, Math.floor(index / width)];
+    while (depth > 0) {
+      const index = stack[--depth]!;
+      const y = Math.floor(index / width);
+      const x = index - y * width;
       pixels += 1;
-      [left, right, top, bottom] = [Math.min(left, x), Math.max(right, x), Math.min(top, y), Math.max(bottom, y)];
-      for (const next of [x > 0 ? index - 1 : -1, x < width - 1 ? index + 1 : -1, y > 0 ? index - width : -1, y < height - 1 ? index + width : -1]) {
-        if (next >= 0 && !seen[next] && grey[next]! < dark) {
-          seen[next] = 1;
-          stack.push(next);
-        }
-      }
+      if (x < left) left = x;
+      if (x > right) right = x;
+      if (y < top) top = y;
+      if (y > bottom) bottom = y;
+      if (x > 0) depth = visit(index - 1, depth);
+      if (x < width - 1) depth = visit(index + 1, depth);
+      if (y > 0) depth = visit(index - width, depth);
+      if (y < height - 1) depth = visit(index + width, depth);
     }
     const [boxWidth, boxHeight] = [right - left + 1, bottom - top + 1];
     if (boxWidth >= darkArea.minWidth && boxHeight >= darkArea.minHeight && pixels >= darkArea.density * boxWidth * boxHeight) {
       boxes.push({ left, top, right, bottom });
     }
   }
-  // Inverted once each, after all are found: a box inside another (a dark badge on a dark banner) is not turned back.
+  // Inverted once each, after all are found: a box inside another (a dark button on a light card of a dark page) is not turned back.
   const inverted = new Uint8Array(width * height);
   for (const box of boxes) {
     for (let y = box.top; y <= box.bottom; y++) {
@@ -111,21 +113,13 @@ export function invertDarkAreas(grey: Buffer, width: number, height: number): vo
 
 /**
  * Rules drawn across a crop — a field's border, a table line, an underline — erased to the
- * background: Tesseract reads the text beside a box edge as part of a letter, or not at
- * all, where a person sees a value in a field. A horizontal rule is an unbroken dark run of
- * at least MIN_RULE pixels across RULE_ACROSS of the crop; a vertical one is a box's side:
- * a run down that joins two horizontal rules, or a run of at least MIN_RULE pixels that meets
- * one at an end. So the stem of a tall "1" is never taken for one.
+ * background (CROP_PREPARATION_SETTINGS.rules): Tesseract reads the text beside a box edge
+ * as part of a letter, or not at all, where a person sees a value in a field. So the stem
+ * of a tall "1" is never taken for one.
  */
-const RULE_ACROSS = 0.4;
-const MIN_RULE = 20;
-/** A vertical run joining two horizontal rules is a box's side from this length on. */
-const MIN_SIDE = 8;
-/** How near (pixels) a vertical run's end must come to a horizontal rule to be a box's side. */
-const CORNER = 2;
-
 function eraseRules(grey: Buffer, width: number, height: number): void {
-  const dark = (x: number, y: number) => grey[y * width + x]! < 128;
+  const { dark: darkBelow, rules } = CROP_PREPARATION_SETTINGS;
+  const dark = (x: number, y: number) => grey[y * width + x]! < darkBelow;
   const horizontal: Array<{ y: number; from: number; to: number }> = [];
   for (let y = 0; y < height; y++) {
     let start = -1;
@@ -133,12 +127,13 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
       const isDark = x < width && dark(x, y);
       if (isDark && start < 0) start = x;
       if (!isDark && start >= 0) {
-        if (x - start >= Math.max(MIN_RULE, RULE_ACROSS * width)) horizontal.push({ y, from: start, to: x - 1 });
+        if (x - start >= Math.max(rules.minRule, rules.across * width)) horizontal.push({ y, from: start, to: x - 1 });
         start = -1;
       }
     }
   }
-  const meetsRule = (x: number, y: number) => horizontal.some((rule) => Math.abs(rule.y - y) <= CORNER && x >= rule.from - CORNER && x <= rule.to + CORNER);
+  const meetsRule = (x: number, y: number) =>
+    horizontal.some((rule) => Math.abs(rule.y - y) <= rules.corner && x >= rule.from - rules.corner && x <= rule.to + rules.corner);
   const vertical: Array<{ x: number; from: number; to: number }> = [];
   for (let x = 0; x < width; x++) {
     let start = -1;
@@ -148,7 +143,7 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
       if (!isDark && start >= 0) {
         const [top, bottom] = [meetsRule(x, start), meetsRule(x, y - 1)];
         // A box's side joins its top and bottom (any height); a longer run needs one of them.
-        if ((top && bottom && y - start >= MIN_SIDE) || (y - start >= MIN_RULE && (top || bottom))) vertical.push({ x, from: start, to: y - 1 });
+        if ((top && bottom && y - start >= rules.minSide) || (y - start >= rules.minRule && (top || bottom))) vertical.push({ x, from: start, to: y - 1 });
         start = -1;
       }
     }
@@ -168,6 +163,7 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
  */
 export function prepareCrop(grey: Buffer, size: { width: number; height: number }, scale: number): Promise<Buffer> {
   const { maxSide, margin } = CROP_PREPARATION_SETTINGS;
+  if (grey.length !== size.width * size.height) throw new Error(`prepareCrop: ${grey.length} bytes for a ${size.width}x${size.height} grey crop (one channel)`);
   stretchContrast(grey);
   invertDarkAreas(grey, size.width, size.height);
   eraseRules(grey, size.width, size.height);

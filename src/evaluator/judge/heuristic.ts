@@ -79,8 +79,9 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
  * enlarged whole screen (they settled one literal in 1,045 judgements; candidate-reading.ts),
  * so a literal is new on the candidate when it reads more often after the action than
  * before, no longer also when a changed region's crop reads it only after. Version 7: crops
- * are prepared by crop-preparation.ts: a clamped stretch (sharp's wrapped an off-white band
- * round to black) and every dark area inverted, a banner or button of a light page too.
+ * are prepared by crop-preparation.ts: stretched from darkest to lightest (sharp's
+ * normalise wrapped an off-white band round to black) and every dark area inverted, a
+ * banner or button of a light page too.
  */
 export const HEURISTIC_RULES_VERSION = "7";
 

@@ -130,6 +130,7 @@ async function regionForOcr(picture: ScreenPicture, region: Region, scale: numbe
   const screen = await picture.decoded();
   const { data, info } = await sharp(screen.data, { raw: { width: screen.info.width, height: screen.info.height, channels: screen.info.channels } })
     .extract(region)
+    .removeAlpha()
     .greyscale()
     .raw()
     .toBuffer({ resolveWithObject: true });

@@ -24,6 +24,10 @@ export const CHANGE_READING_SETTINGS = Object.freeze({
   nearReach: Object.freeze({ x: 240, y: 10 }),
   /** Where there are no boxes, OCR reads the change widened by this much (a whole label line must fit in). */
   nearCrop: Object.freeze({ x: 240, y: 24 }),
+  /** How much each reading of a true screen enlarges: the change read near a literal, each changed region, the whole screen. */
+  scales: Object.freeze({ near: 2, region: 3, wholeScreen: 2 }),
+  /** The margin around a changed region read for a literal the whole screen did not show. */
+  regionMargin: 16,
   /** A colour the change brought: at least this share of the changed pixels took it. */
   colourShare: 0.25,
   /** Pictures are compared for colour at this size (a colour shown over a few pixels is not what a person names). */
@@ -94,7 +98,7 @@ export async function readNear(
   size: { width: number; height: number },
 ): Promise<boolean> {
   for (const region of regions) {
-    const text = await screens.region(which, widened(region, CHANGE_READING_SETTINGS.nearCrop, size), 2);
+    const text = await screens.region(which, widened(region, CHANGE_READING_SETTINGS.nearCrop, size), CHANGE_READING_SETTINGS.scales.near);
     if (literalSimilarity(literal, text) >= OCR_READING_SETTINGS.literalSimilarity) return true;
   }
   return false;
@@ -112,14 +116,15 @@ export interface TruthReadingTally {
   found: number;
 }
 
+const { scales, regionMargin } = CHANGE_READING_SETTINGS;
 const WHOLE_STAGE = "whole screen";
-const REGIONS_STAGE = "changed regions, 16 px margin, ×3";
-const ENLARGED_STAGE = "whole screen ×2";
-const NEAR_STAGE = "near the change, ×2 (literals read on either screen)";
+const REGIONS_STAGE = `changed regions, ${regionMargin} px margin, ×${scales.region}`;
+const ENLARGED_STAGE = `whole screen ×${scales.wholeScreen}`;
+const NEAR_STAGE = `near the change, ×${scales.near} (literals read on either screen)`;
 const TRUTH_STAGES = [WHOLE_STAGE, REGIONS_STAGE, ENLARGED_STAGE, NEAR_STAGE] as const;
 
 const truthTallies = new Map<string, TruthReadingTally>(TRUTH_STAGES.map((stage) => [stage, { stage, reached: 0, found: 0 }]));
-/** Literals whose fate would differ had the enlarged whole screen not been read (the stage's worth in verdict terms). */
+/** Literals whose fate would differ had the enlarged whole screen not been read (the stage's worth in fate terms). */
 let fatesTheEnlargedReadingDecided = 0;
 
 function tallied(stage: (typeof TRUTH_STAGES)[number], found: boolean): boolean {
@@ -151,13 +156,13 @@ async function readingsOf(
   if (regions.length > 0) {
     let inRegion = false;
     for (const region of regions) {
-      const text = await screens.region(which, widened(region, { x: 16, y: 16 }, size), 3);
+      const text = await screens.region(which, widened(region, { x: regionMargin, y: regionMargin }, size), scales.region);
       inRegion = literalSimilarity(literal, text) >= threshold;
       if (inRegion) break;
     }
     if (tallied(REGIONS_STAGE, inRegion)) return { count: 1, byEnlarged: false };
   }
-  const enlarged = await screens.region(which, { left: 0, top: 0, ...size }, 2, "block");
+  const enlarged = await screens.region(which, { left: 0, top: 0, ...size }, scales.wholeScreen, "block");
   const found = tallied(ENLARGED_STAGE, literalSimilarity(literal, enlarged) >= threshold);
   return { count: found ? occurrences(literal, enlarged) : 0, byEnlarged: found };
 }
@@ -167,6 +172,30 @@ function fateOf(before: number, after: number, nearBefore: boolean, nearAfter: b
   if (after > before && nearAfter) return "appeared";
   if (before > 0 && after === 0 && nearBefore) return "went";
   return before > 0 || after > 0 ? "kept" : "unread";
+}
+
+/**
+ * A literal's fate from its readings on the two true screens (a count raised to 1 where it
+ * reads next to the change), and whether the fate would differ had the enlarged whole
+ * screen not been read: its counts dropped, and, with nothing read elsewhere, no near
+ * reading either (those run only for a literal read somewhere), so "unread".
+ */
+export function literalFate(readings: {
+  before: { count: number; byEnlarged: boolean };
+  after: { count: number; byEnlarged: boolean };
+  nearBefore: boolean;
+  nearAfter: boolean;
+}): { fate: LiteralFate; onlyByEnlarged: boolean } {
+  const { before, after, nearBefore, nearAfter } = readings;
+  const counted = (count: number, near: boolean) => (near ? Math.max(count, 1) : count);
+  const fate = fateOf(counted(before.count, nearBefore), counted(after.count, nearAfter), nearBefore, nearAfter);
+  const withoutEnlarged = (reading: { count: number; byEnlarged: boolean }) => (reading.byEnlarged ? 0 : reading.count);
+  const [beforeElsewhere, afterElsewhere] = [withoutEnlarged(before), withoutEnlarged(after)];
+  const fateWithoutEnlarged =
+    beforeElsewhere > 0 || afterElsewhere > 0
+      ? fateOf(counted(beforeElsewhere, nearBefore), counted(afterElsewhere, nearAfter), nearBefore, nearAfter)
+      : "unread";
+  return { fate, onlyByEnlarged: fateWithoutEnlarged !== fate };
 }
 
 /** Truth changes already read in this process, by the two states' bytes and the literals (most recent last). */
@@ -215,15 +244,8 @@ async function readTruthChange(literals: readonly AssertionLiteral[], screens: S
     const readAgain = change.regions.length > 0 && (before.count > 0 || after.count > 0);
     const nearBefore = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "before", change.regions, size));
     const nearAfter = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "after", change.regions, size));
-    const counts = (reading: { count: number }, near: boolean) => (near ? Math.max(reading.count, 1) : reading.count);
-    const fate = fateOf(counts(before, nearBefore), counts(after, nearAfter), nearBefore, nearAfter);
-    // The same fate without the enlarged readings' counts (their near readings would not have run had nothing else been read).
-    const withoutEnlarged = (reading: { count: number; byEnlarged: boolean }) => (reading.byEnlarged ? 0 : reading.count);
-    const readElsewhere = withoutEnlarged(before) > 0 || withoutEnlarged(after) > 0;
-    const fateWithoutEnlarged = readElsewhere
-      ? fateOf(counts({ count: withoutEnlarged(before) }, nearBefore), counts({ count: withoutEnlarged(after) }, nearAfter), nearBefore, nearAfter)
-      : "unread";
-    if (fateWithoutEnlarged !== fate) fatesTheEnlargedReadingDecided += 1;
+    const { fate, onlyByEnlarged } = literalFate({ before, after, nearBefore, nearAfter });
+    if (onlyByEnlarged) fatesTheEnlargedReadingDecided += 1;
     onTruth.push({ literal, fate, nearChange: nearBefore || nearAfter });
   }
   return { ...change, literals: onTruth };
