@@ -56,6 +56,7 @@ const [
   { analyseLadder },
   { readingStageTallies },
   { truthReadingTallies },
+  { stageTalliesTable },
 ] = await Promise.all([
   import("../src/log/logger.ts"),
   import("../src/tasks/loader.ts"),
@@ -64,28 +65,36 @@ const [
   import("../src/calibration/ladder.ts"),
   import("../src/evaluator/judge/candidate-reading.ts"),
   import("../src/evaluator/judge/truth-change.ts"),
+  import("../src/evaluator/judge/stage-tallies.ts"),
 ]);
 
 /** What each stage of the offline judge's reading of candidate screens found for what it asked (candidate-reading.ts). */
 function readingStagesTable(): string {
   const { stages, unsettledLiterals } = readingStageTallies();
-  return [
-    "| the judge's reading of candidate screens, by stage | judgements reaching it | readings asked | literals settled |",
-    "|---|---:|---:|---:|",
-    ...stages.map((tally) => `| ${tally.stage} | ${tally.reached} | ${tally.readingsAsked} | ${tally.literalsSettled} |`),
-    `| unsettled after every stage | | | ${unsettledLiterals} |`,
-  ].join("\n");
+  return stageTalliesTable({
+    heading: "the judge's reading of candidate screens, by stage",
+    columns: [
+      ["reached", "judgements reaching it"],
+      ["readingsAsked", "readings asked"],
+      ["literalsSettled", "literals settled"],
+    ],
+    tallies: stages,
+    closingRows: [["unsettled after every stage", unsettledLiterals]],
+  });
 }
 
 /** What each stage of the reading of the true page's screens found (truth-change.ts), and the fates only the enlarged reading decided. */
 function truthStagesTable(): string {
   const { stages, fatesTheEnlargedReadingDecided } = truthReadingTallies();
-  return [
-    "| the judge's reading of the true page's screens, by stage | literal × screen looked for | found |",
-    "|---|---:|---:|",
-    ...stages.map((tally) => `| ${tally.stage} | ${tally.reached} | ${tally.found} |`),
-    `| fates only the enlarged whole screen decided | | ${fatesTheEnlargedReadingDecided} |`,
-  ].join("\n");
+  return stageTalliesTable({
+    heading: "the judge's reading of the true page's screens, by stage",
+    columns: [
+      ["reached", "literal × screen looked for"],
+      ["found", "found"],
+    ],
+    tallies: stages,
+    closingRows: [["fates only the enlarged whole screen decided", fatesTheEnlargedReadingDecided]],
+  });
 }
 
 async function main(): Promise<number> {

@@ -18,6 +18,7 @@ import type { ScreenText } from "../../browser/screen-text.ts";
 import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
 import { literalSimilarity, OCR_READING_SETTINGS, occurrences, type ScreenReadings } from "./ocr-reading.ts";
 import { occurrencesOnScreen, similarityOnScreen } from "./screen-text-match.ts";
+import { StageTallies, type StageTally } from "./stage-tallies.ts";
 
 export const CANDIDATE_READING_SETTINGS = Object.freeze({
   /** Enlargement of the whole screens in the last pass. */
@@ -41,6 +42,9 @@ export interface LiteralFinding {
 /** What a literal's finding still asks of OCR, given what the rules need to know of it. */
 export type Wanted = (finding: LiteralFinding) => boolean;
 
+const FIRST_STAGE = "screen text and whole-screen OCR";
+const LAST_STAGE = `both whole screens ×${CANDIDATE_READING_SETTINGS.screenScale}`;
+
 /**
  * What one stage of the reading did over a run: how many judgements reached it, how many
  * screens it asked to read (an enlarged screen counts once, though OCR reads it band by
@@ -49,37 +53,16 @@ export type Wanted = (finding: LiteralFinding) => boolean;
  * such as one that should have gone, is never counted). Calibration prints these so each
  * stage is kept only for what it finds for what it costs (rules 6 dropped the region passes so).
  */
-export interface ReadingStageTally {
-  readonly stage: string;
-  reached: number;
-  readingsAsked: number;
-  literalsSettled: number;
-}
+export type ReadingStageTally = StageTally<"reached" | "readingsAsked" | "literalsSettled">;
 
 /** This process's tallies, by stage, in the order the stages run. */
-const stageTallies = new Map<string, ReadingStageTally>();
+const stageTallies = new StageTallies([FIRST_STAGE, LAST_STAGE], ["reached", "readingsAsked", "literalsSettled"]);
 /** Literals the rules still wanted after every stage (no stage found them), over this process. */
 let unsettledLiterals = 0;
 
-function stageTally(stage: string): ReadingStageTally {
-  let tally = stageTallies.get(stage);
-  if (!tally) {
-    tally = { stage, reached: 0, readingsAsked: 0, literalsSettled: 0 };
-    stageTallies.set(stage, tally);
-  }
-  return tally;
-}
-
-const FIRST_STAGE = "screen text and whole-screen OCR";
-const LAST_STAGE = `both whole screens ×${CANDIDATE_READING_SETTINGS.screenScale}`;
-
-/** The tallies so far: the stages a judgement reached, in the order they run, and the literals no stage settled. */
+/** The tallies so far: every stage, in the order they run, and the literals no stage settled. */
 export function readingStageTallies(): { stages: ReadingStageTally[]; unsettledLiterals: number } {
-  const stages = [FIRST_STAGE, LAST_STAGE].flatMap((stage) => {
-    const tally = stageTallies.get(stage);
-    return tally ? [{ ...tally }] : [];
-  });
-  return { stages, unsettledLiterals };
+  return { stages: stageTallies.snapshot(), unsettledLiterals };
 }
 
 /**
@@ -118,15 +101,13 @@ export async function readCandidateLiterals(options: {
   const stillWanted = () => findings.filter(options.wants).length;
   // Wanted before anything was read: what the rules need of a literal read nowhere yet.
   const wantedAtFirst = findings.filter((finding) => options.wants({ ...finding, after: 0, before: 0, isNew: false, inScreenText: false })).length;
-  const first = stageTally(FIRST_STAGE);
-  first.reached += 1;
-  first.readingsAsked += 2;
-  first.literalsSettled += wantedAtFirst - stillWanted();
+  stageTallies.add(FIRST_STAGE, "reached");
+  stageTallies.add(FIRST_STAGE, "readingsAsked", 2);
+  stageTallies.add(FIRST_STAGE, "literalsSettled", wantedAtFirst - stillWanted());
   const readInLastPass = (finding: LiteralFinding) => options.wants(finding) || options.wantsGoneChecked(finding);
   if (findings.some(readInLastPass)) {
     const wantedBefore = stillWanted();
-    const stage = stageTally(LAST_STAGE);
-    stage.reached += 1;
+    stageTallies.add(LAST_STAGE, "reached");
     // Last pass: both whole screens enlarged and read the same way (small text that did not
     // change, such as a label above a display; a lone digit): new if read more often than before.
     const { width = 0, height = 0 } = await sharp(options.after).metadata();
@@ -135,13 +116,13 @@ export async function readCandidateLiterals(options: {
       screens.region("after", whole, settings.screenScale, "block"),
       screens.region("before", whole, settings.screenScale, "block"),
     ]);
-    stage.readingsAsked += 2;
+    stageTallies.add(LAST_STAGE, "readingsAsked", 2);
     for (const finding of findings.filter((entry) => !entry.contradicted && readInLastPass(entry))) {
       finding.after = Math.max(finding.after, literalSimilarity(finding.literal.text, afterEnlarged));
       finding.before = Math.max(finding.before, literalSimilarity(finding.literal.text, beforeEnlarged));
       finding.isNew ||= occurrences(finding.literal.text, afterEnlarged) > occurrences(finding.literal.text, beforeEnlarged);
     }
-    stage.literalsSettled += wantedBefore - stillWanted();
+    stageTallies.add(LAST_STAGE, "literalsSettled", wantedBefore - stillWanted());
   }
   unsettledLiterals += stillWanted();
   return findings;

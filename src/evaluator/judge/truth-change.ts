@@ -12,6 +12,7 @@ import { oncePerBuffer } from "../../metrics/once-per-buffer.ts";
 import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
 import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
 import { literalSimilarity, OCR_READING_SETTINGS, occurrences, type ScreenReadings } from "./ocr-reading.ts";
+import { StageTallies, type StageTally } from "./stage-tallies.ts";
 
 export const CHANGE_READING_SETTINGS = Object.freeze({
   /** Changed regions looked at, largest first. */
@@ -110,33 +111,28 @@ export async function readNear(
  * before it did not find the literal) and how many times it found it. Calibration prints
  * these beside the candidate's stages, so that each reading is kept for what it finds.
  */
-export interface TruthReadingTally {
-  readonly stage: string;
-  reached: number;
-  found: number;
-}
+export type TruthReadingTally = StageTally<"reached" | "found">;
 
 const { scales, regionMargin } = CHANGE_READING_SETTINGS;
 const WHOLE_STAGE = "whole screen";
 const REGIONS_STAGE = `changed regions, ${regionMargin} px margin, ×${scales.region}`;
 const ENLARGED_STAGE = `whole screen ×${scales.wholeScreen}`;
 const NEAR_STAGE = `near the change, ×${scales.near} (literals read on either screen)`;
-const TRUTH_STAGES = [WHOLE_STAGE, REGIONS_STAGE, ENLARGED_STAGE, NEAR_STAGE] as const;
 
-const truthTallies = new Map<string, TruthReadingTally>(TRUTH_STAGES.map((stage) => [stage, { stage, reached: 0, found: 0 }]));
+const truthTallies = new StageTallies([WHOLE_STAGE, REGIONS_STAGE, ENLARGED_STAGE, NEAR_STAGE], ["reached", "found"]);
 /** Literals whose fate would differ had the enlarged whole screen not been read (the stage's worth in fate terms). */
 let fatesTheEnlargedReadingDecided = 0;
 
-function tallied(stage: (typeof TRUTH_STAGES)[number], found: boolean): boolean {
-  const tally = truthTallies.get(stage)!;
-  tally.reached += 1;
-  if (found) tally.found += 1;
+/** Counts one look at a stage, and whether it found the literal; returns what it found. */
+function tallied(stage: string, found: boolean): boolean {
+  truthTallies.add(stage, "reached");
+  if (found) truthTallies.add(stage, "found");
   return found;
 }
 
 /** The true page's reading tallies so far, stage by stage in the order they run. */
 export function truthReadingTallies(): { stages: TruthReadingTally[]; fatesTheEnlargedReadingDecided: number } {
-  return { stages: TRUTH_STAGES.map((stage) => ({ ...truthTallies.get(stage)! })), fatesTheEnlargedReadingDecided };
+  return { stages: truthTallies.snapshot(), fatesTheEnlargedReadingDecided };
 }
 
 /**
