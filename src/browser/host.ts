@@ -48,6 +48,12 @@ export const HOST_LIMITS: Readonly<HostLimits> = Object.freeze({
   probeMs: 1_000,
   /** Each teardown step (close context, close targets, drop browser) gets this long. */
   teardownStepMs: 3_000,
+  /**
+   * How long the shared browser gets to answer a browser-level command before it is judged
+   * hung and replaced. Replacing it fails every other task's page in flight, and under load
+   * a busy browser once took over 3 s to answer, so it gets far longer than a teardown step.
+   */
+  browserProbeMs: 15_000,
   /** Writing the trace zip on close. */
   traceSaveMs: 15_000,
   /** Launching (if needed) the browser and opening a blank page in a new context. */
@@ -178,7 +184,7 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
     void starting.then((shell) => shell.context.close()).catch(() => undefined);
     // Only a browser that no longer answers is wedged and replaced: other tasks' pages live on it.
     const browser = await settleWithin(sharedBrowser(scrollbars), HOST_LIMITS.teardownStepMs);
-    if (browser.status === "done" && (await browserAnswers(browser.value, HOST_LIMITS.teardownStepMs))) {
+    if (browser.status === "done" && (await browserAnswers(browser.value, HOST_LIMITS.browserProbeMs))) {
       throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms (the browser answers; this task fails, the others go on)`);
     }
     await settleWithin(closeSharedBrowser(scrollbars), HOST_LIMITS.teardownStepMs);

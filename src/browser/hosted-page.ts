@@ -71,6 +71,7 @@ export interface HostLimits {
   maxIncidentsPerKind: number;
   probeMs: number;
   teardownStepMs: number;
+  browserProbeMs: number;
   traceSaveMs: number;
   setupMs: number;
 }
@@ -350,7 +351,7 @@ export class HostedPage implements SandboxedPage {
     try {
       // A hung page's trace gets one short attempt; a healthy page's trace the full time.
       if (saveTrace) await saveTrace(this.tornDown ? limits.teardownStepMs : limits.traceSaveMs).catch(() => false);
-      const outcome = await forceCloseContext(browser, context, targets, limits.teardownStepMs);
+      const outcome = await forceCloseContext(browser, context, targets, { stepMs: limits.teardownStepMs, browserProbeMs: limits.browserProbeMs });
       if (outcome !== "context-closed") logger.warn(`closed ${this.url} by escalation: ${outcome}`);
       if (ownsServer) await settleWithin(server.close(), limits.teardownStepMs);
     } catch (error) {

@@ -60,11 +60,27 @@ export async function closeTargetsThroughCdp(browser: Browser, targets: readonly
   return settled.status === "done";
 }
 
+export interface TeardownBounds {
+  /** Closing the context, then closing its targets through CDP, each gets this long. */
+  stepMs: number;
+  /**
+   * How long the browser gets to answer before it is judged hung and dropped. Longer than
+   * a step: dropping it fails every other page open on it, and a browser that is only busy
+   * (its connection full of another page's events, a loaded machine) answers late, not never.
+   */
+  browserProbeMs: number;
+}
+
 /**
- * Closes `context` within about 3 × `stepMs`, escalating as described above.
+ * Closes `context` within about 2 × `stepMs` + `browserProbeMs`, escalating as described above.
  * Never throws; says which step finished the job.
  */
-export async function forceCloseContext(browser: Browser, context: BrowserContext, targets: readonly TargetIds[], stepMs: number): Promise<TeardownOutcome> {
+export async function forceCloseContext(
+  browser: Browser,
+  context: BrowserContext,
+  targets: readonly TargetIds[],
+  { stepMs, browserProbeMs }: TeardownBounds,
+): Promise<TeardownOutcome> {
   const closed = await settleWithin(context.close(), stepMs);
   if (closed.status === "done") return "context-closed";
   logger.warn(
@@ -72,7 +88,7 @@ export async function forceCloseContext(browser: Browser, context: BrowserContex
       `${closed.status === "failed" ? `failed (${errorMessage(closed.error)})` : `took over ${stepMs} ms`}; closing its targets through CDP`,
   );
   if (browser.isConnected() && (await closeTargetsThroughCdp(browser, targets, stepMs))) return "targets-closed";
-  if (await browserAnswers(browser, stepMs)) {
+  if (await browserAnswers(browser, browserProbeMs)) {
     logger.warn("the page's targets could not be closed, but the browser answers: the context is left behind so the other tasks' pages keep running");
     return "abandoned";
   }

@@ -29,7 +29,7 @@ describe("teardown of a hung page", () => {
     const { context, page } = await hungPage();
     const started = Date.now();
     // "context-closed" means the first step finished within its 3 s; the bound only catches a real hang.
-    expect(await forceCloseContext(await sharedBrowser(), context, [], 3_000)).toBe("context-closed");
+    expect(await forceCloseContext(await sharedBrowser(), context, [], { stepMs: 3_000, browserProbeMs: 3_000 })).toBe("context-closed");
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(page.isClosed()).toBe(true);
   });
@@ -49,7 +49,7 @@ describe("teardown of a hung page", () => {
     const { context } = await hungPage();
     const before = await sharedBrowser();
     // One millisecond is too short for any step to answer, so every escalation step runs.
-    expect(await forceCloseContext(before, context, [], 1)).toBe("browser-dropped");
+    expect(await forceCloseContext(before, context, [], { stepMs: 1, browserProbeMs: 1 })).toBe("browser-dropped");
     await expect.poll(() => before.isConnected(), { timeout: 5_000 }).toBe(false);
     const after = await sharedBrowser();
     expect(after).not.toBe(before);

@@ -2,7 +2,7 @@
  * A command that replays a hostile candidate page ends right after saying so: `iwr
  * evaluate`, `iwr selfcheck` and `iwr run` (a `results:` arm), each a real child process
  * on task 10 of the bundled suite (its actions are key presses, so the page needs nothing
- * for grounding to find), exit within 2 s of their last line, with exit code 0 (the page
+ * for grounding to find), exit within 5 s of their last line, with exit code 0 (the page
  * scores 0; the task was done). Nothing the page's death leaves behind (a timer raced
  * against it, a reading of the OCR pool, a server) may hold the process afterwards.
  *
@@ -30,8 +30,13 @@ import { DATA, evaluatorBlock, writeConfig } from "../support/experiment.ts";
 
 const TASK_ID = 10;
 const MODEL = "hostile";
-/** The bound under test: from the child's last line to its exit. */
-const EXIT_GAP_MS = 2_000;
+/**
+ * The bound under test: from the child's last line to its exit. What it catches holds a
+ * process far longer: a 30 s press or navigation timer, a server, a queue of OCR readings.
+ * Closing Chromium and the OCR workers, the exit's own work, took up to 2.7 s on a 2-core
+ * machine running other long tests beside it (0.1-1.2 s on an idle one).
+ */
+const EXIT_GAP_MS = 5_000;
 
 type PageName = "crash" | "loop" | "never-loads";
 type CommandName = "evaluate" | "selfcheck" | "run";
