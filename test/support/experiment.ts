@@ -10,7 +10,11 @@ import { tempDir } from "./evaluator-replay-fixtures.ts";
 import { type FakeOpenAIServer, startOpenAIServer } from "./openai-server.ts";
 
 export const DATA = path.resolve("tasks/iwr-mini.jsonl");
-export const TEST_MS = 420_000;
+/**
+ * A long test's bound: it only catches a hang. A run of two tasks and four arms with
+ * self-checks took over 420 s in a full test:long run on a slow 2-core machine.
+ */
+export const TEST_MS = 900_000;
 export const evaluatorBlock = "evaluator:\n  judges: offline\n";
 
 /** A page that fails at the first step: what it scores is not the point, and its replay is short. */
