@@ -185,7 +185,10 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
     // Only a browser that no longer answers is wedged and replaced: other tasks' pages live on it.
     const browser = await settleWithin(sharedBrowser(scrollbars), HOST_LIMITS.teardownStepMs);
     if (browser.status === "done" && (await browserAnswers(browser.value, HOST_LIMITS.browserProbeMs))) {
-      throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms (the browser answers; this task fails, the others go on)`);
+      throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms (the browser answers; this task fails, the others go on)`, {
+        reason: "slow-setup",
+        ms: HOST_LIMITS.setupMs,
+      });
     }
     await settleWithin(closeSharedBrowser(scrollbars), HOST_LIMITS.teardownStepMs);
     throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms and the browser does not answer; it was replaced`);
