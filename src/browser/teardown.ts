@@ -72,7 +72,7 @@ export interface TeardownBounds {
 }
 
 /**
- * Closes `context` within about 2 × `stepMs` + `browserProbeMs`, escalating as described above.
+ * Closes `context` within about 3 × `stepMs` + `browserProbeMs` (the browser dropped last), escalating as described above.
  * Never throws; says which step finished the job.
  */
 export async function forceCloseContext(
