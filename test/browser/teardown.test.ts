@@ -45,6 +45,15 @@ describe("teardown of a hung page", () => {
     expect(await closeTargetsThroughCdp(browser, [], 3_000)).toBe(false);
   });
 
+  it("a browser that answers within the probe's bound is kept, though every step was too short: the context is abandoned", async () => {
+    const { context } = await hungPage();
+    const browser = await sharedBrowser();
+    // Steps of 1 ms cannot close anything; the browser's probe has its own, longer bound, and the browser answers.
+    expect(await forceCloseContext(browser, context, [], { stepMs: 1, browserProbeMs: 5_000 })).toBe("abandoned");
+    expect(browser.isConnected()).toBe(true);
+    expect(await sharedBrowser()).toBe(browser);
+  });
+
   it("as the last resort drops the shared browser, and the next caller gets a fresh one", async () => {
     const { context } = await hungPage();
     const before = await sharedBrowser();
