@@ -13,6 +13,28 @@
  */
 
 import { normalizeText, quotedSpansOf, STOP_WORDS, stem, words } from "./description-text.ts";
+import {
+  COLOUR_WORDS,
+  CONTAINER_NOUNS,
+  CONTAINMENT,
+  GRID_POSITION,
+  ITEM_ORDINAL_WORDS,
+  isStopWord,
+  KIND_ONLY_WORDS,
+  ordinalPlace,
+  PAGE_NOUNS,
+  PAGE_PLACE,
+  PICTURE_WORDS,
+  QUOTE_TOKEN,
+  RELATION,
+  RELATIONS,
+  type RelationKind,
+  ROLE_WORDS,
+  ROUND_WORDS,
+  SIDE_OF,
+  SIZE_WORDS,
+  TEXT_NOUNS,
+} from "./description-vocabulary.ts";
 
 export interface QuotedPart {
   raw: string;
@@ -28,7 +50,7 @@ export interface Place {
 
 /** Where the target stands relative to some words on the page. */
 export interface Relation {
-  kind: "below" | "above" | "rightOf" | "leftOf" | "near";
+  kind: RelationKind;
   /** The words it stands by: a quoted string, else the anchor's content words (stemmed). */
   quoted?: QuotedPart;
   words: string[];
@@ -70,178 +92,6 @@ export interface DescriptionParts {
   boxColour?: string;
 }
 
-export const ROLE_WORDS: Record<string, readonly string[]> = {
-  button: ["button"],
-  btn: ["button"],
-  key: ["button"],
-  link: ["link"],
-  hyperlink: ["link"],
-  input: ["textbox", "searchbox", "combobox"],
-  field: ["textbox", "searchbox", "combobox"],
-  textbox: ["textbox", "searchbox"],
-  textarea: ["textbox"],
-  box: ["textbox", "searchbox", "checkbox"],
-  searchbox: ["searchbox", "textbox"],
-  bar: ["searchbox", "textbox"],
-  checkbox: ["checkbox"],
-  check: ["checkbox"],
-  radio: ["radio"],
-  tab: ["tab"],
-  dropdown: ["combobox", "button"],
-  select: ["combobox"],
-  option: ["option"],
-  toggle: ["switch", "checkbox", "button"],
-  switch: ["switch", "checkbox"],
-  slider: ["slider"],
-  menuitem: ["menuitem"],
-  item: ["menuitem", "option", "link", "button"],
-};
-/** Words that only say what kind of control it is (never part of its name). */
-const KIND_ONLY_WORDS = new Set(["button", "btn", "input", "field", "link", "hyperlink", "box", "textbox", "textarea", "searchbox", "checkbox", "icon"]);
-/** Words that name a picture: an <img>, a CSS background image. */
-const PICTURE_WORDS = new Set(["photo", "photograph", "picture", "image", "img", "pic", "thumbnail", "thumb", "thumbnail", "snapshot"]);
-const COLOUR_WORDS: Record<string, string> = {
-  black: "black",
-  white: "white",
-  gray: "gray",
-  grey: "gray",
-  silver: "gray",
-  red: "red",
-  orange: "orange",
-  yellow: "yellow",
-  gold: "yellow",
-  golden: "yellow",
-  green: "green",
-  teal: "teal",
-  cyan: "teal",
-  turquoise: "teal",
-  blue: "blue",
-  navy: "blue",
-  purple: "purple",
-  violet: "purple",
-  pink: "pink",
-  magenta: "pink",
-  brown: "brown",
-};
-const SIZE_WORDS: Record<string, "large" | "small"> = {
-  large: "large",
-  larger: "large",
-  largest: "large",
-  big: "large",
-  bigger: "large",
-  biggest: "large",
-  huge: "large",
-  enlarged: "large",
-  small: "small",
-  smaller: "small",
-  smallest: "small",
-  little: "small",
-  tiny: "small",
-};
-const ROUND_WORDS = new Set(["round", "rounded", "circular", "circle"]);
-/** Nouns for what a control sits in: "in the grey box", "at the right of a card". */
-const CONTAINER_NOUNS = [
-  "box",
-  "boxes",
-  "panel",
-  "card",
-  "cards",
-  "dialog",
-  "modal",
-  "popup",
-  "popover",
-  "window",
-  "sidebar",
-  "toolbar",
-  "bar",
-  "header",
-  "footer",
-  "banner",
-  "section",
-  "area",
-  "form",
-  "list",
-  "item",
-  "tile",
-  "table",
-  "grid",
-  "board",
-  "keypad",
-  "pad",
-  "tray",
-  "strip",
-  "container",
-  "frame",
-  "drawer",
-  "sheet",
-  "toast",
-  "message",
-  "block",
-  "column",
-  "region",
-];
-const PAGE_NOUNS = /^(?:page|screen|window|viewport|display)$/;
-/**
- * Shared stop words that name a target once the phrases of place are read ("the next
- * arrow", "Click Next"): "next to X" was taken as a neighbour before words are read.
- */
-const NAMING_WORDS = new Set(["next"]);
-const isStopWord = (word: string): boolean => STOP_WORDS.has(word) && !NAMING_WORDS.has(word);
-/** Nouns for words on the page ("under the Quantity label"): the anchor is the words, not these. */
-const TEXT_NOUNS = new Set(["label", "heading", "title", "text", "caption", "line", "word", "words", "name", "header", "headline", "sentence"]);
-
-const ORDINAL_PLACE: Record<string, number> = {
-  first: 0,
-  second: 1,
-  third: 2,
-  fourth: 3,
-  fifth: 4,
-  sixth: 5,
-  seventh: 6,
-  eighth: 7,
-  ninth: 8,
-  tenth: 9,
-  last: -1,
-  top: 0,
-  bottom: -1,
-  middle: -2,
-  centre: -2,
-  center: -2,
-};
-const ORDINAL = "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\\d{1,2}(?:st|nd|rd|th)";
-/** "the middle picture": an order too, where no place phrase took the word. */
-const ITEM_ORDINAL_WORDS = new RegExp(`\\b(${ORDINAL}|middle|centre|center)\\b`);
-const GRID_POSITION = new RegExp(`\\b(${ORDINAL}|top|middle|bottom|centre|center)\\s+(row|column)\\b`, "g");
-/** A quoted string stands in the working text as «n». */
-const QUOTE_TOKEN = /«(\d+)»/g;
-/** The end of a noun phrase: punctuation, or a word that starts another part of the sentence. */
-const PHRASE_END = "(?=$|[,;.:!?()]|\\s+(?:and|or|but|then|to|which|that|where|while|when|so|in|on|at|inside|within|near|next|beside|under|below|above)\\b)";
-const SIDE = "(top|bottom|upper|lower|left|right|middle|centre|center)";
-const SIDE_OF = new RegExp(
-  `\\b(?:at|on|to|in|towards?)\\s+the\\s+(?:very\\s+|far\\s+)?${SIDE}(?:[\\s-]+${SIDE})?(?:[\\s-]+hand)?(?:\\s+(?:corner|side|edge|end|part|half))?` +
-    `\\s+of\\s+((?:the|a|an|each|every|its|this)\\s+)?(.+?)${PHRASE_END}`,
-  "g",
-);
-const PAGE_PLACE = new RegExp(
-  `\\b(?:at|on|to|in|towards?|near)\\s+the\\s+(?:very\\s+|far\\s+)?${SIDE}(?:[\\s-]+${SIDE})?(?:[\\s-]+hand)?(?:\\s+(?:corner|side|edge|end|part|half))?` +
-    `\\b(?!\\s+of\\b|[\\s-]+(?:row|column)\\b)`,
-  "g",
-);
-const RELATIONS: Array<[Relation["kind"], string]> = [
-  ["below", "under(?:neath)?|below|beneath"],
-  ["above", "above|on\\s+top\\s+of"],
-  ["rightOf", "(?:to\\s+the\\s+)?right\\s+of"],
-  ["leftOf", "(?:to\\s+the\\s+)?left\\s+of"],
-  ["near", "next\\s+to|beside|alongside|near|by\\s+the\\s+side\\s+of"],
-];
-const RELATION_WORDS = RELATIONS.map(([, words]) => words).join("|");
-const RELATION = new RegExp(`\\b(${RELATION_WORDS})\\s+(?:the\\s+|a\\s+|an\\s+|its\\s+)?(.+?)${PHRASE_END}`, "g");
-const CONTAINMENT = new RegExp(
-  `\\b(?:in|inside|within|on|of)\\s+(?:the|a|an|its|each|every|this)\\s+` +
-    `((?:[\\w'-]+|«\\d+»)(?:\\s+(?:[\\w'/-]+|«\\d+»)){0,3}?)\\s+(${CONTAINER_NOUNS.join("|")})\\b`,
-  "g",
-);
-
 function sideToPlace(first: string | undefined, second: string | undefined): Place {
   const place: Place = {};
   for (const side of [first, second]) {
@@ -254,13 +104,6 @@ function sideToPlace(first: string | undefined, second: string | undefined): Pla
     }
   }
   return place;
-}
-
-function ordinalPlace(word: string): number | undefined {
-  const known = ORDINAL_PLACE[word];
-  if (known !== undefined) return known;
-  const numeric = /^(\d{1,2})(?:st|nd|rd|th)$/.exec(word);
-  return numeric ? Number(numeric[1]) - 1 : undefined;
 }
 
 function bigramsOf(sequence: readonly string[]): Set<string> {
