@@ -79,3 +79,11 @@ export function viewCommand(runDir?: string): string {
   const plain = shown.startsWith("..") || path.isAbsolute(shown) ? runDir : shown;
   return `iwr view ${/^[\w./@+-]+$/.test(plain) ? plain : `'${plain.replace(/'/g, "'\\''")}'`}`;
 }
+
+/** An HTML table of cells already escaped (or markup meant as such). */
+export function htmlTable(header: string[], rows: string[][]): string {
+  return (
+    `<table><thead><tr>${header.map((cell) => `<th>${cell}</th>`).join("")}</tr></thead>` +
+    `<tbody>${rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join("")}</tr>`).join("")}</tbody></table>`
+  );
+}
