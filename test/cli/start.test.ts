@@ -41,43 +41,53 @@ afterAll(async () => {
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
+/**
+ * The demo test's bound, against a hang only: it takes about 60 s alone and 94 s inside a full
+ * `npm test` on a 2-core machine, where it once ran past the default 120 s.
+ */
+const DEMO_TEST_MS = 300_000;
+
 describe("iwr start", () => {
-  it("runs the demo experiment on the task set: the model arms on the endpoint, the calibration arms, the self-check, and the report", async () => {
-    const runDir = path.join(scratch, "run");
-    const output: string[] = [];
-    vi.spyOn(console, "log").mockImplementation((...parts: unknown[]) => void output.push(parts.map(String).join(" ")));
-    const code = await runStart({ data, runDir, model: "fake-vlm", baseURL: server.baseURL });
-    expect(code, output.join("\n")).toBe(0);
+  it(
+    "runs the demo experiment on the task set: the model arms on the endpoint, the calibration arms, the self-check, and the report",
+    async () => {
+      const runDir = path.join(scratch, "run");
+      const output: string[] = [];
+      vi.spyOn(console, "log").mockImplementation((...parts: unknown[]) => void output.push(parts.map(String).join(" ")));
+      const code = await runStart({ data, runDir, model: "fake-vlm", baseURL: server.baseURL });
+      expect(code, output.join("\n")).toBe(0);
 
-    // The single pass sent one request: the prompt, then the sheet, then the frames.
-    const generation = server.chatRequests().filter((request) => requestKind(request) === "generate");
-    expect(generation).toHaveLength(1);
-    const parts = messageParts(generation[0]!);
-    expect(parts[0]?.type).toBe("text");
-    expect(parts.filter((part) => part.type === "image_url").length).toBeGreaterThanOrEqual(1 + Math.floor(recorded.videoSec));
+      // The single pass sent one request: the prompt, then the sheet, then the frames.
+      const generation = server.chatRequests().filter((request) => requestKind(request) === "generate");
+      expect(generation).toHaveLength(1);
+      const parts = messageParts(generation[0]!);
+      expect(parts[0]?.type).toBe("text");
+      expect(parts.filter((part) => part.type === "image_url").length).toBeGreaterThanOrEqual(1 + Math.floor(recorded.videoSec));
 
-    const cellDir = path.join(runDir, "arms", "single-pass", "repeat-0", String(recorded.id), "fake-vlm");
-    expect(fs.readFileSync(path.join(cellDir, "index.html"), "utf8")).not.toContain("__PLACEHOLDER_ASSETS_BASE_DIR__");
-    const record = readEvalRecord(path.join(cellDir, "eval.json"));
-    expect(record.scores.ifs).toBe(1);
-    expect(record.settings.assertionJudgeKind).toBe("heuristic");
+      const cellDir = path.join(runDir, "arms", "single-pass", "repeat-0", String(recorded.id), "fake-vlm");
+      expect(fs.readFileSync(path.join(cellDir, "index.html"), "utf8")).not.toContain("__PLACEHOLDER_ASSETS_BASE_DIR__");
+      const record = readEvalRecord(path.join(cellDir, "eval.json"));
+      expect(record.scores.ifs).toBe(1);
+      expect(record.settings.assertionJudgeKind).toBe("heuristic");
 
-    const report = JSON.parse(fs.readFileSync(path.join(runDir, "report.json"), "utf8"));
-    expect(report.arms.map((arm: { name: string }) => arm.name)).toEqual([
-      "single-pass",
-      "agent",
-      "reference",
-      "blank",
-      "freeze-after-1",
-      "no-script",
-      "wrong-state",
-    ]);
-    expect(report.selfCheck.perTask).toHaveLength(1);
-    const printed = output.join("\n");
-    expect(printed).toContain("evaluator calibration targets met");
-    expect(printed).toContain(`report: ${path.join(runDir, "report.html")}`);
-    expect(printed).toMatch(/reference\s+reference\s+1\s+100\.0/);
-  });
+      const report = JSON.parse(fs.readFileSync(path.join(runDir, "report.json"), "utf8"));
+      expect(report.arms.map((arm: { name: string }) => arm.name)).toEqual([
+        "single-pass",
+        "agent",
+        "reference",
+        "blank",
+        "freeze-after-1",
+        "no-script",
+        "wrong-state",
+      ]);
+      expect(report.selfCheck.perTask).toHaveLength(1);
+      const printed = output.join("\n");
+      expect(printed).toContain("evaluator calibration targets met");
+      expect(printed).toContain(`report: ${path.join(runDir, "report.html")}`);
+      expect(printed).toMatch(/reference\s+reference\s+1\s+100\.0/);
+    },
+    DEMO_TEST_MS,
+  );
 
   it("resumes the same run folder: every cell finished already, no model request", async () => {
     server.requests.length = 0;
