@@ -58,8 +58,13 @@ export const HOST_LIMITS: Readonly<HostLimits> = Object.freeze({
   traceSaveMs: 15_000,
   /** Launching (if needed) the browser and opening a blank page in a new context. */
   setupMs: 30_000,
-  /** Learning the page's renderer pid (a short CDP trace at about:blank). */
-  rendererLookupMs: 3_000,
+  /**
+   * Learning the page's renderer pid (a short CDP trace at about:blank). A page whose pid is
+   * not learnt runs without its memory limit, so this gets as long as the browser probe: the
+   * trace took up to 1.4 s on an idle 2-core machine and 2.2 s beside six busy processes, and
+   * beside two other long test files a 3 s bound once left a canvas bomb unwatched.
+   */
+  rendererLookupMs: 15_000,
   /** How often the renderer's resident memory is read. */
   memoryPollMs: 250,
 });

@@ -9,7 +9,7 @@ import { log } from "../log/logger.ts";
 import { type Settled, settleWithin } from "./deadline.ts";
 import type { IncidentLog, PageIncident, PageIncidentKind } from "./incidents.ts";
 import { openEntry } from "./open-entry.ts";
-import { rendererResidentMiB } from "./renderer-memory.ts";
+import { canWatchRendererMemory, rendererResidentMiB } from "./renderer-memory.ts";
 import type { PageWatchHandlers } from "./sandbox-guards.ts";
 import type { StaticServer } from "./static-server.ts";
 import { forceCloseContext, type TargetIds } from "./teardown.ts";
@@ -155,8 +155,14 @@ export class HostedPage implements SandboxedPage {
   private watchMemory(): void {
     const { rendererPids, limitMiB } = this.parts.memory;
     if (rendererPids.length === 0) {
-      this.memoryRecord.unwatched = "the renderer's process could not be found (no /proc, or its lookup timed out)";
-      logger.debug(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      if (canWatchRendererMemory()) {
+        // Said aloud: on a machine that can watch, this page now runs without its memory limit.
+        this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup timed out";
+        logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      } else {
+        this.memoryRecord.unwatched = "this machine has no /proc to read a process's memory from";
+        logger.debug(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      }
       return;
     }
     let previous: number | undefined;

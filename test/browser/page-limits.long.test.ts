@@ -45,6 +45,7 @@ describe("memory limit", () => {
       const started = Date.now();
       const sandbox = await openSandboxedPage({ server: hostile, entry, resolution: RESOLUTION, memoryLimitMiB: LIMIT_MIB });
       try {
+        expect(sandbox.memory.unwatched).toBeUndefined();
         // Growing to the limit takes 5-10 s on an idle machine; beside other long tests it once took over 20 s.
         await waitForTeardown(sandbox, GROWTH_MS);
         expect(sandbox.tornDown).toMatchObject({ code: "PAGE_MEMORY", details: { reason: "memory", limitMiB: LIMIT_MIB } });
