@@ -4,7 +4,9 @@
  * feedback bound and the judge's noise, and the command that opens a run in `iwr view`.
  */
 import path from "node:path";
-import type { ArmSummary, Comparison, FeedbackBound, ReportData } from "./report-data.ts";
+import type { FeedbackBound } from "./agent-report-parts.ts";
+import type { ArmSummary, Comparison } from "./arm-scores.ts";
+import type { ReportData } from "./report-data.ts";
 
 export const pct = (value: number) => (value * 100).toFixed(1);
 export const fixed = (value: number | null) => (value === null ? "–" : value.toFixed(3));

@@ -18,9 +18,10 @@ import { CELL_RECORD_VERSION, type CellRecord, verifyCellRecord } from "../resul
 import { RESULT_FILES, runFiles } from "../results/layout.ts";
 import { AGENT_FEEDBACK_KINDS, armKindLabel } from "../results/tracks.ts";
 import { loadTasks } from "../tasks/loader.ts";
+import type { ReportArm } from "./agent-report-parts.ts";
 import { reportHtml } from "./render-html.ts";
 import { reportMarkdown } from "./render-markdown.ts";
-import { buildReportData, type ReportArm, type ReportData } from "./report-data.ts";
+import { buildReportData, type ReportData } from "./report-data.ts";
 
 /** The fields of run.json the report reads, checked before use. */
 const RunRecordSchema = z.looseObject({

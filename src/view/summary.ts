@@ -3,8 +3,10 @@
  * report's own arm table with intervals, Final per class, the failure summary) and every
  * cell in brief with every task's actions (what the tasks page filters and searches).
  */
+
+import { armSummaries, classTables } from "../report/arm-scores.ts";
 import { failureSummary } from "../report/failures.ts";
-import { actionCheckpoints, armSummaries, classTables, failureTaskOf } from "../report/report-data.ts";
+import { actionCheckpoints, failureTaskOf } from "../report/report-data.ts";
 import type { RunIndex } from "./run-index.ts";
 
 /** The report's default number of bootstrap resamples, when run.json names none. */

@@ -12,7 +12,7 @@ import { rebaseAssetLinks } from "../../src/experiment/arms.ts";
 import { loadExperimentConfig } from "../../src/experiment/config.ts";
 import { forRepeat, type ModelClient } from "../../src/models/index.ts";
 import type { InvokeOptions } from "../../src/models/types.ts";
-import { iterationCurve } from "../../src/report/report-data.ts";
+import { iterationCurve } from "../../src/report/agent-report-parts.ts";
 import { bootstrapMeanInterval } from "../../src/report/statistics.ts";
 import type { Action } from "../../src/tasks/schema.ts";
 import { tempDir } from "../support/evaluator-replay-fixtures.ts";
