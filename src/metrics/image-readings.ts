@@ -245,11 +245,24 @@ export function hitRate(tally: ReadingCounts): number | undefined {
   return tally.asked === 0 ? undefined : (tally.memory + tally.disk) / tally.asked;
 }
 
-/** Forgets this process's readings and counts (the disk store stays). */
+/** What other modules derived from readings and keep in memory; forgotten with them. */
+const derivedForgetters: Array<() => void> = [];
+
+/**
+ * Registers a module's memory of what it derived from readings (the judge's reading of a
+ * true page's change), so that forgetting the readings forgets it too: a process that
+ * "forgot" its readings and still answered from what it made of them would not read again.
+ */
+export function forgetWithReadings(forget: () => void): void {
+  derivedForgetters.push(forget);
+}
+
+/** Forgets this process's readings and counts, and what was derived from them (the disk store stays). */
 export function forgetReadings(): void {
   memory.clear();
   memoryBytes = 0;
   counts.clear();
   bytesToKey.clear();
+  for (const forget of derivedForgetters) forget();
   logger.debug("image readings: memory cleared");
 }

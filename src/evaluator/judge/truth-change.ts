@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import sharp from "sharp";
 import { colourChange, coloursGained } from "../../metrics/change-evidence.ts";
+import { forgetWithReadings } from "../../metrics/image-readings.ts";
 import { oncePerBuffer } from "../../metrics/once-per-buffer.ts";
 import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
 import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
@@ -198,6 +199,8 @@ export function literalFate(readings: {
 const truthChanges = new Map<string, Promise<TruthChange>>();
 /** Enough for every action of a large suite in one run; each entry is a few hundred bytes. */
 const TRUTH_CHANGES_KEPT = 4096;
+// Made of OCR readings: forgetting them (bench:evaluator's cold and warm runs) forgets these too.
+forgetWithReadings(() => truthChanges.clear());
 
 /**
  * The true page's change over the action, read once per process: every candidate of a task
