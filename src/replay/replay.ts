@@ -146,13 +146,16 @@ async function replayWith(
     // The harness's screenshot call waits 0.2 s before it shoots.
     if (style.timings.screenshotDelayMs > 0) await sleep(style.timings.screenshotDelayMs);
     const png = await surface.screenshot();
-    evalpoints.push(png);
     // Read right after the shot, before anything else moves: what the judge reads is what the screenshot shows.
     const text = options.readScreenText
       ? await surface.withTimeout("read the screen text", PROTOCOL.actionTimeoutMs, () => readScreenText(surface.page))
       : undefined;
-    options.onEvalpoint?.(index, png, text);
+    // An evalpoint counts only once its file is written: scoring reads evalpoints/<i>.png for
+    // every one listed, and a page whose text could not be read (200,000 nodes) once left a
+    // listed evalpoint without its file, failing the whole task's evaluation.
     await writeFileAtomic(path.join(options.evalpointsDir, `${index}.png`), png);
+    evalpoints.push(png);
+    options.onEvalpoint?.(index, png, text);
     const { probe } = options;
     if (probe) await surface.withTimeout("probe", PROTOCOL.actionTimeoutMs, () => probe(index, surface.page));
   };

@@ -77,6 +77,39 @@ describe("replayTrajectory", () => {
     expect(fs.readdirSync(evalpointsDir).sort()).toEqual(["0.png", "1.png"]);
   });
 
+  it("lists an evalpoint only with its file: a screen whose text cannot be read after its screenshot ends the replay with neither", async () => {
+    const dir = tempDir("replay");
+    dirs.push(dir);
+    const candidateDir = writeCandidate(path.join(dir, "candidate"), shoppingListPage());
+    const evalpointsDir = path.join(dir, "evalpoints");
+    const sandbox = await openSandboxedPage({ root: candidateDir, entry: "index.html", resolution: RESOLUTION });
+    try {
+      // The screenshot works; reading the screen's text (as a page of 200,000 nodes can) does not.
+      const surface = {
+        page: sandbox.page,
+        screenshot: () => sandbox.screenshot(),
+        withTimeout: <T>(label: string, ms: number, run: () => Promise<T>): Promise<T> =>
+          label === "read the screen text" ? Promise.reject(new Error("the screen text took too long")) : sandbox.withTimeout(label, ms, run),
+      };
+      const seen: number[] = [];
+      const result = await replayTrajectory({
+        surface,
+        actions: [action({ type: "Click", description: "the 'Add favourites' button" })].map(replayActionOf),
+        grounder: createHeuristicGrounder(),
+        evalpointsDir,
+        readScreenText: true,
+        onEvalpoint: (index) => seen.push(index),
+      });
+      expect(result.error?.message).toMatch(/the screen text took too long/);
+      expect(result.executed).toBe(0);
+      expect(result.evalpoints).toHaveLength(0);
+      expect(seen).toEqual([]);
+      expect(fs.existsSync(path.join(evalpointsDir, "0.png"))).toBe(false);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it("counts a Scroll only when window.scrollY moved by more than 5 px", async () => {
     const { result } = await replayOn(shoppingListPage({ tall: false }), [action({ type: "Scroll", description: "scroll down the page" })]);
     expect(result.executed).toBe(0);
