@@ -5,6 +5,7 @@
 import { type Browser, chromium } from "playwright";
 import { log } from "../log/logger.ts";
 import { requireTools } from "../setup/find-tools.ts";
+import { DISABLE_FEATURES_SWITCH } from "./chromium-features.ts";
 
 /** Flags that work as root on machines with no network: without the background-networking ones Chromium keeps dialling out. */
 export const CHROMIUM_ARGS: readonly string[] = [
@@ -23,6 +24,8 @@ export const CHROMIUM_ARGS: readonly string[] = [
   // dead-end proxy sees: with this policy it may only use proxied TCP, i.e. nothing. (The
   // similarly named --force-webrtc-ip-handling-policy is not in this Chromium build.)
   "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+  // Playwright's disabled features and ours, in one switch (Chromium reads only the last).
+  DISABLE_FEATURES_SWITCH,
 ];
 
 const logger = log("browser");
