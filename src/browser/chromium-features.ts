@@ -3,7 +3,8 @@
  *
  * Chromium keeps only the last `--disable-features` on its command line, and Playwright
  * already passes one, so a switch of ours must repeat Playwright's features or it would
- * silently turn them back on (HTTPS upgrades of our http://127.0.0.1 pages among them).
+ * silently turn them back on (HttpsUpgrades, PaintHolding and the startup phone-home
+ * features among them).
  * test/browser/chromium-features.test.ts reads the launched browser's command line and
  * fails when a Playwright upgrade disables a feature this list does not carry.
  */
