@@ -46,12 +46,21 @@ const HOSTILE_DIR = path.resolve("test/fixtures/hostile");
 /** The hostile pages put in place of six tasks' true pages. */
 const HOSTILE = ["arraybuffer-bomb.html", "canvas-bomb.html", "request-flood.html", "infinite-loop.html", "alert-loop.html", "huge-dom.html"];
 
+/** Children started by any of the process's threads: Chromium starts its network service from a thread other than its main one. */
 function children(pid: number): number[] {
+  let threads: string[];
   try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    threads = fs.readdirSync(`/proc/${pid}/task`);
   } catch {
-    return [];
+    return []; // exited meanwhile
   }
+  return threads.flatMap((thread) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/task/${thread}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  });
 }
 
 function pssMiB(pid: number): number {

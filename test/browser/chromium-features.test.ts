@@ -79,6 +79,7 @@ describe("the launched Chromium", () => {
       expect(renderersOf(browserPid, processes())).toHaveLength(1);
     } finally {
       await page.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
     await expect.poll(() => renderersOf(browserPid, processes()).length, { timeout: 10_000 }).toBe(0);
   });
