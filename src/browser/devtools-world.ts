@@ -4,23 +4,9 @@
  * the main frame's own JavaScript world, where the page's `onclick` properties and
  * listeners live (Playwright's utility world sees the same DOM but not those).
  */
-import type { CDPSession, Page } from "playwright";
+import type { Page } from "playwright";
 import { IwrError } from "../errors.ts";
-
-/** One session per page, opened on first use; it ends with the page. */
-const sessions = new WeakMap<Page, Promise<CDPSession | undefined>>();
-
-function sessionOf(page: Page): Promise<CDPSession | undefined> {
-  let session = sessions.get(page);
-  if (!session) {
-    session = page
-      .context()
-      .newCDPSession(page)
-      .catch(() => undefined);
-    sessions.set(page, session);
-  }
-  return session;
-}
+import { pageSession } from "./page-session.ts";
 
 /**
  * Evaluates `expression` in the page with the command-line API and returns its value
@@ -28,7 +14,7 @@ function sessionOf(page: Page): Promise<CDPSession | undefined> {
  * script the ordinary way). An exception thrown by the script is an error.
  */
 export async function evaluateWithDevtools(page: Page, expression: string): Promise<{ value: unknown } | undefined> {
-  const session = await sessionOf(page);
+  const session = await pageSession(page);
   if (!session) return undefined;
   const reply = await session.send("Runtime.evaluate", { expression, includeCommandLineAPI: true, returnByValue: true });
   if (reply.exceptionDetails) {

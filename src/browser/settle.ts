@@ -5,14 +5,16 @@
  * checkpoint never shows a half-finished transition that the replay then catches at
  * another moment.
  *
- * What is looked at, each time round (every `pollIntervalMs`):
+ * What is looked at, each time round (every `pollIntervalMs`, from just before the last
+ * quiet window of the fixed wait: what happens earlier cannot change when the wait ends):
  * - in the page (one script): finite animations and transitions still running on the
  *   document's timeline (`document.getAnimations()`: CSS, Web Animations and the View
  *   Transition pseudo-elements), a View Transition in progress, web fonts loading,
  *   images in the viewport not yet loaded, and a signature of the layout (the scroll
  *   position and the boxes of the elements in view, as drawn: transforms included);
  * - from outside: requests the page's look depends on that are still in flight, and a
- *   cheap screenshot of the viewport (a canvas or a paint-only change moves no box).
+ *   half-size screenshot of the viewport, caret hidden (a canvas or a paint-only change
+ *   moves no box).
  *
  * Endless animations (an infinite spinner) and scroll-driven ones are not waited for as
  * animations, since they never end; if they move what is on screen, the screen check
@@ -20,7 +22,9 @@
  */
 import type { Page, Request } from "playwright";
 import { AT_REST } from "../protocol.ts";
+import { settleWithin } from "./deadline.ts";
 import { evaluateInPage } from "./page-scripts.ts";
+import { pageSession } from "./page-session.ts";
 
 /** How long to wait at least, the quiet window, the polling pace and the bound, in ms. */
 export interface SettleTimings {
@@ -64,6 +68,8 @@ export interface SettleProbe {
   screen(): Promise<Buffer>;
   /** Requests in flight that the page's look depends on. */
   requestsInFlight(): number;
+  /** Undoes what looking did to the page (endStillnessLooks); called once the wait is over, however it ended. */
+  release(): Promise<void>;
 }
 
 /** A layout signature covers at most this many elements (a huge page is still checked, by its first ones). */
@@ -131,9 +137,77 @@ export function readPageActivity(page: Page): Promise<PageActivity> {
   return evaluateInPage(page, readActivityInPage, MAX_LAYOUT_ELEMENTS);
 }
 
-/** A cheap viewport picture for the stillness check (JPEG: a byte comparison is all it is used for). */
-export function stillnessScreen(page: Page, timeoutMs: number): Promise<Buffer> {
-  return page.screenshot({ type: "jpeg", quality: 60, timeout: timeoutMs, caret: "hide" });
+/**
+ * The stillness check's picture of the viewport: half size, PNG, through the page's
+ * DevTools session. A full-size screenshot (Playwright's, JPEG) cost about 80 ms of CPU
+ * across the browser's processes, and a page is looked at every poll; at half size it
+ * costs about 40. Each output pixel averages a 2 × 2 block (Chromium scales the copy
+ * with filtering; test/browser/settle.test.ts shows a one-pixel change still shows), and
+ * PNG keeps every level, so a change that a byte comparison of the full picture would
+ * see still shows. The caret is hidden first (hideCaret), as Playwright hides it for its
+ * own screenshots: its blinking would keep a still page from ever counting as at rest.
+ * A page without a fixed viewport or a session is looked at the Playwright way.
+ */
+export async function stillnessScreen(page: Page, timeoutMs: number): Promise<Buffer> {
+  const viewport = page.viewportSize();
+  const session = viewport ? await pageSession(page) : undefined;
+  if (!viewport || !session) return page.screenshot({ type: "jpeg", quality: 60, timeout: timeoutMs, caret: "hide" });
+  const look = async () => {
+    const main = page.mainFrame();
+    const [scroll] = await Promise.all([
+      main.evaluate(hideCaretInFrame, CARET_STYLE_ID).catch(() => undefined),
+      ...page
+        .frames()
+        .filter((frame) => frame !== main)
+        .map((frame) => frame.evaluate(hideCaretInFrame, CARET_STYLE_ID).catch(() => undefined)),
+    ]);
+    // The main document is being replaced: the Playwright way waits for it.
+    if (!scroll) return page.screenshot({ type: "jpeg", quality: 60, timeout: timeoutMs, caret: "hide" });
+    // The clip is in document coordinates: the viewport is where the page is scrolled to.
+    const { data } = await session.send("Page.captureScreenshot", {
+      format: "png",
+      optimizeForSpeed: true,
+      clip: { ...scroll, width: viewport.width, height: viewport.height, scale: STILLNESS_SCALE },
+    });
+    return Buffer.from(data, "base64");
+  };
+  const settled = await settleWithin(look(), timeoutMs);
+  if (settled.status === "done") return settled.value;
+  if (settled.status === "failed") throw settled.error;
+  throw new Error(`a stillness screenshot took longer than ${timeoutMs} ms`);
+}
+
+/** The stillness picture's scale (see stillnessScreen). */
+const STILLNESS_SCALE = 0.5;
+/** Names the style element that hides the caret while a page is watched (one per process, unlikely on any page). */
+const CARET_STYLE_ID = `iwr-still-caret-${Math.random().toString(36).slice(2, 10)}`;
+
+/**
+ * Runs in each frame: adds the caret-hiding style unless it is there (a frame that
+ * navigated lost it); returns where the frame's visual viewport is in its document.
+ */
+function hideCaretInFrame(id: string): { x: number; y: number } {
+  if (!document.getElementById(id)) {
+    const style = document.createElement("style");
+    style.id = id;
+    style.textContent = "* { caret-color: transparent !important; }";
+    (document.head ?? document.documentElement)?.append(style);
+  }
+  return { x: window.visualViewport?.pageLeft ?? window.scrollX, y: window.visualViewport?.pageTop ?? window.scrollY };
+}
+
+/** Runs in each frame: removes the caret-hiding style. */
+function showCaretInFrame(id: string): void {
+  document.getElementById(id)?.remove();
+}
+
+/**
+ * Gives the page its caret back once the wait is over, so nothing of ours stays in its
+ * documents; waits at most `timeoutMs` (a hung page keeps the style, and is torn down anyway).
+ */
+export async function endStillnessLooks(page: Page, timeoutMs: number): Promise<void> {
+  const removals = page.frames().map((frame) => frame.evaluate(showCaretInFrame, CARET_STYLE_ID).catch(() => undefined));
+  await settleWithin(Promise.all(removals), timeoutMs);
 }
 
 /**
@@ -185,6 +259,7 @@ export function pageSettleProbe(page: Page, requests: RequestsInFlight, callTime
     activity: () => readPageActivity(page),
     screen: () => stillnessScreen(page, callTimeoutMs),
     requestsInFlight: () => requests.count(),
+    release: () => endStillnessLooks(page, callTimeoutMs),
   };
 }
 
@@ -210,6 +285,18 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export async function waitUntilAtRest(probe: SettleProbe, timings: SettleTimings, now: () => number = Date.now): Promise<SettleRecord> {
   const started = now();
+  try {
+    // Nothing seen before the last quiet window of the fixed wait can end it sooner or later:
+    // the page must stay unchanged through that window, so the looks start just before it.
+    const unwatched = Math.min(timings.minWaitMs - timings.quietWindowMs - timings.pollIntervalMs, timings.boundMs);
+    if (unwatched > 0) await sleep(unwatched);
+    return await watchUntilAtRest(probe, timings, started, now);
+  } finally {
+    await probe.release();
+  }
+}
+
+async function watchUntilAtRest(probe: SettleProbe, timings: SettleTimings, started: number, now: () => number): Promise<SettleRecord> {
   let previous: { layout: string; screen: Buffer } | undefined;
   /** When the layout or the screen last changed (or the first look). */
   let unchangedSince = started;

@@ -16,7 +16,16 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
 import { readScreenText, type ScreenText } from "../browser/screen-text.ts";
-import { atRestTimings, RequestsInFlight, readPageActivity, type SettleProbe, type SettleRecord, stillnessScreen, waitUntilAtRest } from "../browser/settle.ts";
+import {
+  atRestTimings,
+  endStillnessLooks,
+  RequestsInFlight,
+  readPageActivity,
+  type SettleProbe,
+  type SettleRecord,
+  stillnessScreen,
+  waitUntilAtRest,
+} from "../browser/settle.ts";
 import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
@@ -112,6 +121,7 @@ function screenshotWaiter(surface: ReplaySurface, style: ReplayStyle, requests: 
     activity: () => surface.withTimeout("settle", limit, () => readPageActivity(surface.page)),
     screen: () => surface.withTimeout("settle screenshot", limit, () => stillnessScreen(surface.page, limit)),
     requestsInFlight: () => requests.count(),
+    release: () => endStillnessLooks(surface.page, limit),
   };
   return async (after: "open" | "action"): Promise<SettleRecord | undefined> => {
     const fixedMs = after === "open" ? style.timings.initialSettleMs : style.timings.actionSettleMs;

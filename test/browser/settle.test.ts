@@ -9,7 +9,16 @@ import type { BrowserContext, Page } from "playwright";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
-import { pageSettleProbe, RequestsInFlight, readPageActivity, type SettleTimings, waitUntilAtRest } from "../../src/browser/settle.ts";
+import {
+  endStillnessLooks,
+  pageSettleProbe,
+  RequestsInFlight,
+  readPageActivity,
+  type SettleProbe,
+  type SettleTimings,
+  stillnessScreen,
+  waitUntilAtRest,
+} from "../../src/browser/settle.ts";
 import { SETTLE_PAGES_DIR, type SlowServer, startSlowServer } from "../support/slow-server.ts";
 
 /** Generous bound for late files (they arrive after 1.2 s), a short one for the page that never settles. */
@@ -113,5 +122,75 @@ describe("waitUntilAtRest", () => {
     expect(settle.stillGoing.join("; ")).toMatch(/the screen kept changing \(no element moved/);
     expect(settle.stillGoing.join("; ")).toMatch(/1 endless animation/);
     await page.close();
+  });
+});
+
+describe("the stillness look", () => {
+  it("sees a one-pixel change anywhere, looks where the page is scrolled, and ignores a blinking caret", async () => {
+    const page = await context.newPage();
+    await page.setContent(
+      `<body style="margin:0;background:#fff"><div style="height:3000px;background:linear-gradient(#fff,#eef)"></div>` +
+        `<div id="dot" style="position:absolute;width:1px;height:1px;background:#999;display:none"></div>` +
+        `<input id="field" style="position:fixed;left:20px;top:20px"></body>`,
+    );
+    const look = () => stillnessScreen(page, 10_000);
+    const still = await look();
+    // Odd and even coordinates: half size must not drop every other pixel.
+    for (const [x, y] of [
+      [11, 13],
+      [300, 200],
+      [799, 399],
+    ] as const) {
+      await page.evaluate(
+        ([left, top]) => Object.assign(document.getElementById("dot")!.style, { left: `${left}px`, top: `${top}px`, display: "block" }),
+        [x, y],
+      );
+      expect((await look()).equals(still), `a dot at ${x},${y}`).toBe(false);
+      await page.evaluate(() => Object.assign(document.getElementById("dot")!.style, { display: "none" }));
+    }
+    expect((await look()).equals(still)).toBe(true);
+    // Scrolled, the look shows the new viewport: the dot 1,500 px down shows in it.
+    await page.evaluate(() => window.scrollTo(0, 1400));
+    const scrolled = await look();
+    await page.evaluate(() => Object.assign(document.getElementById("dot")!.style, { left: "400px", top: "1500px", display: "block" }));
+    expect((await look()).equals(scrolled)).toBe(false);
+    // A focused field blinks its caret about twice a second: looks over 1.2 s are all the same.
+    await page.focus("#field");
+    const looks = new Set<string>();
+    for (let index = 0; index < 8; index++) {
+      looks.add((await look()).toString("base64"));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    expect(looks.size).toBe(1);
+    await endStillnessLooks(page, 10_000);
+    expect(await page.evaluate(() => document.querySelectorAll("style").length)).toBe(0);
+    await page.close();
+  });
+
+  it("starts looking just before the last quiet window of the fixed wait, and releases the page however the wait ends", async () => {
+    const looks: number[] = [];
+    let released = 0;
+    const started = Date.now();
+    const stillPage: SettleProbe = {
+      activity: async () => ({ runningAnimations: 0, endlessAnimations: 0, viewTransition: false, fontsLoading: false, imagesLoading: 0, layout: "1:a" }),
+      screen: async () => {
+        looks.push(Date.now() - started);
+        return Buffer.from("same");
+      },
+      requestsInFlight: () => 0,
+      release: async () => {
+        released += 1;
+      },
+    };
+    const settle = await waitUntilAtRest(stillPage, { minWaitMs: 1000, quietWindowMs: 300, pollIntervalMs: 100, boundMs: 5000 });
+    expect(settle.atRest).toBe(true);
+    expect(settle.waitedMs).toBeGreaterThanOrEqual(1000);
+    // Looked at from 0.6 s on (1,000 − 300 − 100 ms), not during the first 0.6 s.
+    expect(looks[0]).toBeGreaterThanOrEqual(590);
+    expect(looks.length).toBeLessThanOrEqual(6);
+    expect(released).toBe(1);
+    const broken: SettleProbe = { ...stillPage, screen: async () => Promise.reject(new Error("the page crashed")) };
+    await expect(waitUntilAtRest(broken, { minWaitMs: 0, quietWindowMs: 300, pollIntervalMs: 100, boundMs: 5000 })).rejects.toThrow(/crashed/);
+    expect(released).toBe(2);
   });
 });
