@@ -5,8 +5,8 @@
  * checkpoint never shows a half-finished transition that the replay then catches at
  * another moment.
  *
- * What is looked at, each time round (every `pollIntervalMs`, from just before the last
- * quiet window of the fixed wait: what happens earlier cannot change when the wait ends):
+ * What is looked at, each time round (every `pollIntervalMs`, from shortly before the
+ * last quiet window of the fixed wait: what happens earlier cannot change when it ends):
  * - in the page (one script): finite animations and transitions still running on the
  *   document's timeline (`document.getAnimations()`: CSS, Web Animations and the View
  *   Transition pseudo-elements), a View Transition in progress, web fonts loading,
@@ -20,7 +20,7 @@
  * animations, since they never end; if they move what is on screen, the screen check
  * keeps the page from counting as at rest and the wait ends at its bound.
  */
-import type { Page, Request } from "playwright";
+import type { Frame, Page, Request } from "playwright";
 import { AT_REST } from "../protocol.ts";
 import { settleWithin } from "./deadline.ts";
 import { evaluateInPage } from "./page-scripts.ts";
@@ -139,35 +139,41 @@ export function readPageActivity(page: Page): Promise<PageActivity> {
 
 /**
  * The stillness check's picture of the viewport: half size, PNG, through the page's
- * DevTools session. A full-size screenshot (Playwright's, JPEG) cost about 80 ms of CPU
+ * DevTools session. A full-size screenshot (Playwright's, JPEG) cost about 85 ms of CPU
  * across the browser's processes, and a page is looked at every poll; at half size it
- * costs about 40. Each output pixel averages a 2 × 2 block (Chromium scales the copy
- * with filtering; test/browser/settle.test.ts shows a one-pixel change still shows), and
- * PNG keeps every level, so a change that a byte comparison of the full picture would
- * see still shows. The caret is hidden first (hideCaret), as Playwright hides it for its
- * own screenshots: its blinking would keep a still page from ever counting as at rest.
+ * costs about 45. Each output pixel averages a 2 × 2 block (Chromium filters when it
+ * scales the copy; test/browser/settle.test.ts shows a one-pixel grey dot still shows at
+ * odd and even coordinates), and PNG keeps every level: what is lost is a change of a
+ * level or two in a lone pixel, which rounds away in the average.
+ *
+ * While a page is watched, a style in each of its documents hides the caret: its blinking
+ * would keep a still page from ever counting as at rest (Playwright hides it for each of
+ * its screenshots instead, on the editable elements themselves). A page whose own rules
+ * outrank it (a more specific `!important` caret colour, a content security policy that
+ * refuses inline styles) keeps blinking, and its wait runs to the bound.
  * A page without a fixed viewport or a session is looked at the Playwright way.
  */
 export async function stillnessScreen(page: Page, timeoutMs: number): Promise<Buffer> {
   const viewport = page.viewportSize();
-  const session = viewport ? await pageSession(page) : undefined;
-  if (!viewport || !session) return page.screenshot({ type: "jpeg", quality: 60, timeout: timeoutMs, caret: "hide" });
+  const playwrightLook = () => page.screenshot({ type: "jpeg", quality: 60, timeout: timeoutMs, caret: "hide" });
+  if (!viewport) return playwrightLook();
   const look = async () => {
+    const session = await pageSession(page);
     const main = page.mainFrame();
-    const [scroll] = await Promise.all([
-      main.evaluate(hideCaretInFrame, CARET_STYLE_ID).catch(() => undefined),
+    const [viewportOrigin] = await Promise.all([
+      inFrameBriefly(main, hideCaretAndLocateViewport),
       ...page
         .frames()
         .filter((frame) => frame !== main)
-        .map((frame) => frame.evaluate(hideCaretInFrame, CARET_STYLE_ID).catch(() => undefined)),
+        .map((frame) => inFrameBriefly(frame, hideCaretAndLocateViewport)),
     ]);
-    // The main document is being replaced: the Playwright way waits for it.
-    if (!scroll) return page.screenshot({ type: "jpeg", quality: 60, timeout: timeoutMs, caret: "hide" });
+    // No session, or the main document is being replaced: the Playwright way waits for it.
+    if (!session || !viewportOrigin) return playwrightLook();
     // The clip is in document coordinates: the viewport is where the page is scrolled to.
     const { data } = await session.send("Page.captureScreenshot", {
       format: "png",
       optimizeForSpeed: true,
-      clip: { ...scroll, width: viewport.width, height: viewport.height, scale: STILLNESS_SCALE },
+      clip: { ...viewportOrigin, width: viewport.width, height: viewport.height, scale: STILLNESS_SCALE },
     });
     return Buffer.from(data, "base64");
   };
@@ -181,12 +187,28 @@ export async function stillnessScreen(page: Page, timeoutMs: number): Promise<Bu
 const STILLNESS_SCALE = 0.5;
 /** Names the style element that hides the caret while a page is watched (one per process, unlikely on any page). */
 const CARET_STYLE_ID = `iwr-still-caret-${Math.random().toString(36).slice(2, 10)}`;
+/**
+ * How long a frame's script may take. A frame without a document yet (a lazy iframe out
+ * of view) never runs one, and Playwright would wait for it; it has no caret either.
+ */
+const FRAME_SCRIPT_MS = 500;
+
+/** `script(CARET_STYLE_ID)` in a frame, or undefined when the frame fails or does not answer within FRAME_SCRIPT_MS. */
+async function inFrameBriefly<R>(frame: Frame, script: (id: string) => R): Promise<R | undefined> {
+  const settled = await settleWithin(frame.evaluate(script, CARET_STYLE_ID), FRAME_SCRIPT_MS);
+  return settled.status === "done" ? (settled.value as R) : undefined;
+}
+
+/*
+ * The two scripts below travel to the page as their source text: they must stay free of
+ * inner named functions (see page-scripts.ts).
+ */
 
 /**
  * Runs in each frame: adds the caret-hiding style unless it is there (a frame that
  * navigated lost it); returns where the frame's visual viewport is in its document.
  */
-function hideCaretInFrame(id: string): { x: number; y: number } {
+function hideCaretAndLocateViewport(id: string): { x: number; y: number } {
   if (!document.getElementById(id)) {
     const style = document.createElement("style");
     style.id = id;
@@ -197,7 +219,7 @@ function hideCaretInFrame(id: string): { x: number; y: number } {
 }
 
 /** Runs in each frame: removes the caret-hiding style. */
-function showCaretInFrame(id: string): void {
+function showCaret(id: string): void {
   document.getElementById(id)?.remove();
 }
 
@@ -206,8 +228,7 @@ function showCaretInFrame(id: string): void {
  * documents; waits at most `timeoutMs` (a hung page keeps the style, and is torn down anyway).
  */
 export async function endStillnessLooks(page: Page, timeoutMs: number): Promise<void> {
-  const removals = page.frames().map((frame) => frame.evaluate(showCaretInFrame, CARET_STYLE_ID).catch(() => undefined));
-  await settleWithin(Promise.all(removals), timeoutMs);
+  await settleWithin(Promise.all(page.frames().map((frame) => inFrameBriefly(frame, showCaret))), timeoutMs);
 }
 
 /**
@@ -286,9 +307,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function waitUntilAtRest(probe: SettleProbe, timings: SettleTimings, now: () => number = Date.now): Promise<SettleRecord> {
   const started = now();
   try {
-    // Nothing seen before the last quiet window of the fixed wait can end it sooner or later:
-    // the page must stay unchanged through that window, so the looks start just before it.
-    const unwatched = Math.min(timings.minWaitMs - timings.quietWindowMs - timings.pollIntervalMs, timings.boundMs);
+    // The page must stay unchanged through the quiet window that ends the fixed wait at the
+    // earliest: what it does before that window cannot make the wait end sooner or later. The
+    // looks start two polls before the window: the first look of a wait is the slowest (it
+    // opens the session and styles the documents), and its end is when the window is counted from.
+    const unwatched = Math.min(timings.minWaitMs - timings.quietWindowMs - 2 * timings.pollIntervalMs, timings.boundMs);
     if (unwatched > 0) await sleep(unwatched);
     return await watchUntilAtRest(probe, timings, started, now);
   } finally {
