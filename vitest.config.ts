@@ -17,6 +17,12 @@ process.env.IWR_REQUEST_IMAGES_DIR = path.join(os.tmpdir(), `iwr-test-request-im
 // waits, pages settling, processes started and stopped), so two files kept the 2 cores only
 // about 65 % busy. Measured on 2 cores: npm test 672 s with two, 610 s with three; test:long
 // 952 s with two, 828 s with three.
+// `npm test` adds --no-isolate: a test process runs file after file without loading the
+// modules again (Playwright, LangChain, sharp: importing took 199 CPU-s of the suite's
+// ~1,000, 25 with it). The files pass in any order of files (checked with
+// --sequence.shuffle.files, seeds 4242 and 7); a file that changes process-wide state (an
+// environment variable, the shared browser) puts it back in its afterAll. test:long keeps
+// isolation: its files start whole commands and were never checked this way.
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
