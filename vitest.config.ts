@@ -19,10 +19,11 @@ process.env.IWR_REQUEST_IMAGES_DIR = path.join(os.tmpdir(), `iwr-test-request-im
 // 952 s with two, 828 s with three.
 // `npm test` adds --no-isolate: a test process runs file after file without loading the
 // modules again (Playwright, LangChain, sharp: importing took 199 CPU-s of the suite's
-// ~1,000, 25 with it). The files pass in any order of files (checked with
-// --sequence.shuffle.files, seeds 4242 and 7); a file that changes process-wide state (an
-// environment variable, the shared browser) puts it back in its afterAll. test:long keeps
-// isolation: its files start whole commands and were never checked this way.
+// ~1,000, 25 with it). So a file that changes process-wide state (an environment variable,
+// the shared browser) must put it back in its afterAll: the next file in the process sees
+// it. Checked in the default order and with the files shuffled (--sequence.shuffle.files,
+// seeds 4242 and 7). test:long keeps isolation: its files start whole commands and were
+// never checked this way.
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],

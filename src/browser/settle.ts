@@ -20,7 +20,7 @@
  * animations, since they never end; if they move what is on screen, the screen check
  * keeps the page from counting as at rest and the wait ends at its bound.
  */
-import type { Frame, Page, Request } from "playwright";
+import { errors, type Frame, type Page, type Request } from "playwright";
 import { AT_REST } from "../protocol.ts";
 import { settleWithin } from "./deadline.ts";
 import { evaluateInPage } from "./page-scripts.ts";
@@ -180,7 +180,8 @@ export async function stillnessScreen(page: Page, timeoutMs: number): Promise<Bu
   const settled = await settleWithin(look(), timeoutMs);
   if (settled.status === "done") return settled.value;
   if (settled.status === "failed") throw settled.error;
-  throw new Error(`a stillness screenshot took longer than ${timeoutMs} ms`);
+  // Playwright's own timeout error, as its screenshot threw: the page host counts it as the page's timeout.
+  throw new errors.TimeoutError(`a stillness screenshot took longer than ${timeoutMs} ms`);
 }
 
 /** The stillness picture's scale (see stillnessScreen). */

@@ -5,7 +5,7 @@
  * beside an endless CSS spinner), which is captured at the bound.
  */
 
-import type { BrowserContext, Page } from "playwright";
+import { type BrowserContext, errors, type Page } from "playwright";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
@@ -165,6 +165,24 @@ describe("the stillness look", () => {
     await endStillnessLooks(page, 10_000);
     expect(await page.evaluate(() => document.querySelectorAll("style").length)).toBe(0);
     await page.close();
+  });
+
+  it("gives up on a page that does not answer with Playwright's timeout error, as its screenshot did", async () => {
+    const own = await (await sharedBrowser()).newContext({ viewport: { width: 800, height: 400 } });
+    try {
+      const page = await own.newPage();
+      await page.setContent("<p>busy</p>");
+      void page
+        .evaluate(() => {
+          for (;;) {
+            // The page's one thread never comes back.
+          }
+        })
+        .catch(() => undefined);
+      await expect(stillnessScreen(page, 300)).rejects.toBeInstanceOf(errors.TimeoutError);
+    } finally {
+      await own.close();
+    }
   });
 
   it("does not wait for a frame that has no document yet (a lazy iframe far out of view)", async () => {

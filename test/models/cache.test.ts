@@ -30,6 +30,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  delete process.env[TEST_KEY_ENV];
   await server.close();
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -16,6 +16,7 @@ beforeAll(async () => {
   server = await startOpenAIServer();
 });
 afterAll(async () => {
+  delete process.env[TEST_KEY_ENV];
   await server.close();
 });
 afterEach(() => {

@@ -1,6 +1,6 @@
 /** preflightModel: one clear error about the key or the endpoint before any work starts. */
 import net from "node:net";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { IwrError } from "../../src/errors.ts";
 import { preflightModel } from "../../src/models/index.ts";
 import { type FakeOpenAIServer, startOpenAIServer } from "../support/openai-server.ts";
@@ -34,6 +34,9 @@ async function closedPort(): Promise<number> {
 
 beforeAll(() => {
   process.env[TEST_KEY_ENV] = TEST_KEY;
+});
+afterAll(() => {
+  delete process.env[TEST_KEY_ENV];
 });
 afterEach(async () => {
   await Promise.all(started.splice(0).map((running) => running.close()));
