@@ -5,16 +5,22 @@
  * checkpoint never shows a half-finished transition that the replay then catches at
  * another moment.
  *
- * What is looked at, each time round (every `pollIntervalMs`, from shortly before the
- * last quiet window of the fixed wait: what happens earlier cannot change when it ends):
- * - in the page (one script): finite animations and transitions still running on the
- *   document's timeline (`document.getAnimations()`: CSS, Web Animations and the View
- *   Transition pseudo-elements), a View Transition in progress, web fonts loading,
- *   images in the viewport not yet loaded, and a signature of the layout (the scroll
- *   position and the boxes of the elements in view, as drawn: transforms included);
- * - from outside: requests the page's look depends on that are still in flight, and a
- *   half-size screenshot of the viewport, caret hidden (a canvas or a paint-only change
- *   moves no box).
+ * What is looked at (from shortly before the last quiet window of the fixed wait: what
+ * happens earlier cannot change when it ends):
+ * - every `pollIntervalMs`, in the page (one script): finite animations and transitions
+ *   still running on the document's timeline (`document.getAnimations()`: CSS, Web
+ *   Animations and the View Transition pseudo-elements), a View Transition in progress,
+ *   web fonts loading, images in the viewport not yet loaded, and a signature of the
+ *   layout (the scroll position and the boxes of the elements in view, as drawn:
+ *   transforms included); and from outside, requests the page's look depends on that are
+ *   still in flight;
+ * - at both ends of each quiet window, a half-size screenshot of the viewport, caret
+ *   hidden (a canvas or a paint-only change moves no box). A screenshot costs about four
+ *   times the script, so the pictures are compared across the window rather than at every
+ *   poll: a page is at rest when its layout stayed put at every poll and its picture is the
+ *   same at the window's two ends. What only repaints and changes back within one window
+ *   is not seen; a paint-only change that stays is seen at the window's end, which opens
+ *   the next window.
  *
  * Endless animations (an infinite spinner) and scroll-driven ones are not waited for as
  * animations, since they never end; if they move what is on screen, the screen check
@@ -321,25 +327,37 @@ export async function waitUntilAtRest(probe: SettleProbe, timings: SettleTimings
 }
 
 async function watchUntilAtRest(probe: SettleProbe, timings: SettleTimings, started: number, now: () => number): Promise<SettleRecord> {
-  let previous: { layout: string; screen: Buffer } | undefined;
-  /** When the layout or the screen last changed (or the first look). */
-  let unchangedSince = started;
+  let layout: string | undefined;
+  /** The quiet window under way: its first look at the screen, and when that look was taken. */
+  let quiet: { screen: Buffer; openedAt: number } | undefined;
+  /** The last two looks of a window differed. */
+  let screenMoved = false;
   for (;;) {
     const activity = await probe.activity();
-    const screen = await probe.screen();
-    const lookedAt = now();
-    const requests = probe.requestsInFlight();
-    const layoutMoved = previous !== undefined && activity.layout !== previous.layout;
-    const screenMoved = previous !== undefined && !screen.equals(previous.screen);
-    if (previous === undefined || layoutMoved || screenMoved) unchangedSince = lookedAt;
-    previous = { layout: activity.layout, screen };
-    const elapsed = lookedAt - started;
-    const unchangedMs = lookedAt - unchangedSince;
-    const reasons = activityReasons(activity, requests);
-    if (elapsed >= timings.minWaitMs && unchangedMs >= timings.quietWindowMs && reasons.length === 0) {
-      return { waitedMs: elapsed, atRest: true, stillGoing: [] };
+    const readAt = now();
+    const layoutMoved = layout !== undefined && activity.layout !== layout;
+    layout = activity.layout;
+    // A box that moved closes the window: the next look opens another.
+    if (layoutMoved) quiet = undefined;
+    const reasons = activityReasons(activity, probe.requestsInFlight());
+    const elapsed = readAt - started;
+    const atBound = elapsed >= timings.boundMs;
+    const mayEnd = quiet !== undefined && elapsed >= timings.minWaitMs && readAt - quiet.openedAt >= timings.quietWindowMs && reasons.length === 0;
+    // The screen is looked at where a window opens and where it may close (and at the bound, to
+    // say what kept changing): in between the layout is read every poll, so a box that moves is
+    // seen as soon as it moves; what only repaints (a canvas, a colour) and changes back within
+    // one window is not, and a page that looks the same at both ends is at rest by its pictures.
+    let lastReadAt = readAt;
+    if (quiet === undefined || mayEnd || atBound) {
+      const screen = await probe.screen();
+      const lookedAt = now();
+      lastReadAt = lookedAt;
+      screenMoved = quiet !== undefined && !screen.equals(quiet.screen);
+      if (mayEnd && !screenMoved) return { waitedMs: lookedAt - started, atRest: true, stillGoing: [] };
+      if (quiet === undefined || screenMoved) quiet = { screen, openedAt: lookedAt };
     }
-    if (elapsed >= timings.boundMs) {
+    if (atBound) {
+      const unchangedMs = lastReadAt - (quiet?.openedAt ?? lastReadAt);
       if (layoutMoved) reasons.push("elements kept moving or changing size");
       if (screenMoved) reasons.push(`the screen kept changing${layoutMoved ? "" : " (no element moved: a canvas, video or paint-only animation)"}`);
       if (!layoutMoved && !screenMoved && unchangedMs < timings.quietWindowMs) {
