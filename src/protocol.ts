@@ -40,9 +40,9 @@ export const PROTOCOL = Object.freeze({
  * the record of the wait says so and what was still going on.
  */
 export const AT_REST = Object.freeze({
-  /** The layout and the screen must stay unchanged this long. */
+  /** The layout must stay put this long, and the screen look the same at both ends of it. */
   quietWindowMs: 300,
-  /** Pause between two looks at the page while waiting. */
+  /** Pause between two readings of the page's activity and layout while waiting (the screen is looked at less often: src/browser/settle.ts). */
   pollIntervalMs: 100,
   /** The longest wait after opening the page (measured from the load event). */
   initialBoundMs: 5000,

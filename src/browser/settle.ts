@@ -24,7 +24,9 @@
  *
  * Endless animations (an infinite spinner) and scroll-driven ones are not waited for as
  * animations, since they never end; if they move what is on screen, the screen check
- * keeps the page from counting as at rest and the wait ends at its bound.
+ * keeps the page from counting as at rest and the wait ends at its bound (unless the
+ * animation's picture repeats exactly at the pace of the looks, which the looks cannot tell
+ * from a still page).
  */
 import { errors, type Frame, type Page, type Request } from "playwright";
 import { AT_REST } from "../protocol.ts";
@@ -36,7 +38,7 @@ import { pageSession } from "./page-session.ts";
 export interface SettleTimings {
   /** The wait never ends earlier than this (the profile's fixed wait). */
   readonly minWaitMs: number;
-  /** The layout and the screen must have stayed unchanged this long. */
+  /** The layout must have stayed put this long (read every poll), and the screen look the same at both ends of it. */
   readonly quietWindowMs: number;
   readonly pollIntervalMs: number;
   /** The longest wait: past it the screenshot is taken as the page is. */
@@ -70,7 +72,7 @@ export interface PageActivity {
 /** What the wait needs from a page; the replay wraps each call in its page time limit. */
 export interface SettleProbe {
   activity(): Promise<PageActivity>;
-  /** A viewport picture, compared byte for byte with the previous one. */
+  /** A viewport picture, compared byte for byte with the latest one. */
   screen(): Promise<Buffer>;
   /** Requests in flight that the page's look depends on. */
   requestsInFlight(): number;
@@ -146,7 +148,7 @@ export function readPageActivity(page: Page): Promise<PageActivity> {
 /**
  * The stillness check's picture of the viewport: half size, PNG, through the page's
  * DevTools session. A full-size screenshot (Playwright's, JPEG) cost about 85 ms of CPU
- * across the browser's processes, and a page is looked at every poll; at half size it
+ * across the browser's processes, and a page is looked at at least twice a wait; at half size it
  * costs about 45. Each output pixel averages a 2 × 2 block (Chromium filters when it
  * scales the copy; test/browser/settle.test.ts shows a one-pixel grey dot still shows at
  * odd and even coordinates), and PNG keeps every level: what is lost is a change of a
@@ -328,10 +330,10 @@ export async function waitUntilAtRest(probe: SettleProbe, timings: SettleTimings
 
 async function watchUntilAtRest(probe: SettleProbe, timings: SettleTimings, started: number, now: () => number): Promise<SettleRecord> {
   let layout: string | undefined;
-  /** The quiet window under way: its first look at the screen, and when that look was taken. */
-  let quiet: { screen: Buffer; openedAt: number } | undefined;
-  /** The last two looks of a window differed. */
-  let screenMoved = false;
+  /** The quiet window under way: when its first look was taken (every look since showed the same picture). */
+  let quiet: { openedAt: number } | undefined;
+  /** The latest look, and when it was taken. */
+  let last: { screen: Buffer; at: number } | undefined;
   for (;;) {
     const activity = await probe.activity();
     const readAt = now();
@@ -342,29 +344,33 @@ async function watchUntilAtRest(probe: SettleProbe, timings: SettleTimings, star
     const reasons = activityReasons(activity, probe.requestsInFlight());
     const elapsed = readAt - started;
     const atBound = elapsed >= timings.boundMs;
-    const mayEnd = quiet !== undefined && elapsed >= timings.minWaitMs && readAt - quiet.openedAt >= timings.quietWindowMs && reasons.length === 0;
-    // The screen is looked at where a window opens and where it may close (and at the bound, to
-    // say what kept changing): in between the layout is read every poll, so a box that moves is
-    // seen as soon as it moves; what only repaints (a canvas, a colour) and changes back within
-    // one window is not, and a page that looks the same at both ends is at rest by its pictures.
-    let lastReadAt = readAt;
-    if (quiet === undefined || mayEnd || atBound) {
+    const windowMs = quiet ? readAt - quiet.openedAt : 0;
+    const mayEnd = quiet !== undefined && elapsed >= timings.minWaitMs && windowMs >= timings.quietWindowMs && reasons.length === 0;
+    // The screen is looked at where a window opens and where it may close, once a window
+    // while something is still pending (so a repaint then starts the next window in time),
+    // and at the bound to say what kept changing. In between the layout is read every poll,
+    // so a box that moves is seen as soon as it moves; what only repaints (a canvas, a
+    // colour) and changes back between two looks is not.
+    const pendingLook = quiet !== undefined && reasons.length > 0 && last !== undefined && readAt - last.at >= timings.quietWindowMs;
+    let screenMoved = false;
+    let endedAt = readAt;
+    if (quiet === undefined || mayEnd || pendingLook || atBound) {
       const screen = await probe.screen();
       const lookedAt = now();
-      lastReadAt = lookedAt;
-      screenMoved = quiet !== undefined && !screen.equals(quiet.screen);
+      endedAt = lookedAt;
+      screenMoved = last !== undefined && !screen.equals(last.screen);
+      last = { screen, at: lookedAt };
       if (mayEnd && !screenMoved) return { waitedMs: lookedAt - started, atRest: true, stillGoing: [] };
-      if (quiet === undefined || screenMoved) quiet = { screen, openedAt: lookedAt };
+      if (quiet === undefined || screenMoved) quiet = { openedAt: lookedAt };
     }
     if (atBound) {
-      const unchangedMs = lastReadAt - (quiet?.openedAt ?? lastReadAt);
       if (layoutMoved) reasons.push("elements kept moving or changing size");
       if (screenMoved) reasons.push(`the screen kept changing${layoutMoved ? "" : " (no element moved: a canvas, video or paint-only animation)"}`);
-      if (!layoutMoved && !screenMoved && unchangedMs < timings.quietWindowMs) {
-        reasons.push(`the page last changed ${unchangedMs} ms before the bound (${timings.quietWindowMs} ms unchanged needed)`);
+      if (!layoutMoved && !screenMoved && windowMs < timings.quietWindowMs) {
+        reasons.push(`the page last changed ${windowMs} ms before the bound (${timings.quietWindowMs} ms unchanged needed)`);
       }
       if (activity.endlessAnimations > 0) reasons.push(`${activity.endlessAnimations} endless animation(s) on the page`);
-      return { waitedMs: elapsed, atRest: false, stillGoing: reasons };
+      return { waitedMs: endedAt - started, atRest: false, stillGoing: reasons };
     }
     // Never sleep past the bound.
     await sleep(Math.max(0, Math.min(timings.pollIntervalMs, timings.boundMs - elapsed)));
