@@ -14,13 +14,13 @@
  *   layout (the scroll position and the boxes of the elements in view, as drawn:
  *   transforms included); and from outside, requests the page's look depends on that are
  *   still in flight;
- * - at both ends of each quiet window, a half-size screenshot of the viewport, caret
- *   hidden (a canvas or a paint-only change moves no box). A screenshot costs about four
- *   times the script, so the pictures are compared across the window rather than at every
- *   poll: a page is at rest when its layout stayed put at every poll and its picture is the
- *   same at the window's two ends. What only repaints and changes back within one window
- *   is not seen; a paint-only change that stays is seen at the window's end, which opens
- *   the next window.
+ * - at both ends of each quiet window (and once a window while something is pending, and
+ *   at the bound), a half-size screenshot of the viewport, caret hidden (a canvas or a
+ *   paint-only change moves no box). A screenshot costs about four times the script, so the
+ *   pictures are compared across the window rather than at every poll: a page is at rest
+ *   when its layout stayed put at every poll and its picture is the same at the window's two
+ *   ends. What only repaints and changes back between two looks is not seen; a paint-only
+ *   change that stays is seen by the next look, which opens the next window.
  *
  * Endless animations (an infinite spinner) and scroll-driven ones are not waited for as
  * animations, since they never end; if they move what is on screen, the screen check
@@ -148,7 +148,7 @@ export function readPageActivity(page: Page): Promise<PageActivity> {
 /**
  * The stillness check's picture of the viewport: half size, PNG, through the page's
  * DevTools session. A full-size screenshot (Playwright's, JPEG) cost about 85 ms of CPU
- * across the browser's processes, and a page is looked at at least twice a wait; at half size it
+ * across the browser's processes, and a page is looked at twice or more a wait; at half size it
  * costs about 45. Each output pixel averages a 2 × 2 block (Chromium filters when it
  * scales the copy; test/browser/settle.test.ts shows a one-pixel grey dot still shows at
  * odd and even coordinates), and PNG keeps every level: what is lost is a change of a

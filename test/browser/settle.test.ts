@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import {
   endStillnessLooks,
+  type PageActivity,
   pageSettleProbe,
   RequestsInFlight,
   readPageActivity,
@@ -24,6 +25,16 @@ import { SETTLE_PAGES_DIR, type SlowServer, startSlowServer } from "../support/s
 /** Generous bound for late files (they arrive after 1.2 s), a short one for the page that never settles. */
 const TIMINGS: SettleTimings = { minWaitMs: 0, quietWindowMs: 300, pollIntervalMs: 100, boundMs: 8000 };
 const SHORT_BOUND = 2000;
+
+/** What a scripted probe's page reports: nothing running or loading, the given layout. */
+const quietActivity = (layout: string): PageActivity => ({
+  runningAnimations: 0,
+  endlessAnimations: 0,
+  viewTransition: false,
+  fontsLoading: false,
+  imagesLoading: 0,
+  layout,
+});
 
 let server: SlowServer;
 let context: BrowserContext;
@@ -202,14 +213,7 @@ describe("the stillness look", () => {
     const started = Date.now();
     const probe: SettleProbe = {
       // The layout changes once, 150 ms in; the picture never does.
-      activity: async () => ({
-        runningAnimations: 0,
-        endlessAnimations: 0,
-        viewTransition: false,
-        fontsLoading: false,
-        imagesLoading: 0,
-        layout: Date.now() - started < 150 ? "1:a" : "1:b",
-      }),
+      activity: async () => quietActivity(Date.now() - started < 150 ? "1:a" : "1:b"),
       screen: async () => {
         looks.push(Date.now() - started);
         return Buffer.from("same");
@@ -266,7 +270,7 @@ describe("the stillness look", () => {
     const started = Date.now();
     const probe: SettleProbe = {
       // A request stays in flight for 1 s; the picture changes once, 100 ms in, and then stays.
-      activity: async () => ({ runningAnimations: 0, endlessAnimations: 0, viewTransition: false, fontsLoading: false, imagesLoading: 0, layout: "1:a" }),
+      activity: async () => quietActivity("1:a"),
       screen: async () => {
         looks.push(Date.now() - started);
         return Buffer.from(Date.now() - started < 100 ? "before" : "after");
@@ -289,7 +293,7 @@ describe("the stillness look", () => {
     let released = 0;
     const started = Date.now();
     const stillPage: SettleProbe = {
-      activity: async () => ({ runningAnimations: 0, endlessAnimations: 0, viewTransition: false, fontsLoading: false, imagesLoading: 0, layout: "1:a" }),
+      activity: async () => quietActivity("1:a"),
       screen: async () => {
         looks.push(Date.now() - started);
         return Buffer.from("same");
