@@ -15,7 +15,11 @@ export const METRIC_SETTINGS = Object.freeze({
     language: "eng",
     /** The trained-data flavour shipped by @tesseract.js-data/eng that we load offline. */
     trainedData: "4.0.0_best_int",
-    /** Page segmentation mode 3 (automatic) reads light-on-dark text; other modes miss it. */
+    /**
+     * Page segmentation mode 3 (automatic layout). Mode 4 (one column of lines) reads
+     * light-on-dark text too and steadies some screens, but reads fewer words and moved
+     * two of the bundled ladder's verdicts away from the oracle (measured: README).
+     */
     pageSegMode: "3",
     /** Screen resolution assumed for every screenshot (they carry no trustworthy DPI). */
     dpi: "96",
