@@ -203,6 +203,15 @@ export function calibrationProblems(tasks: readonly Task[], rows: readonly Calib
       const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === "reference");
       if (row) problems.push(...explainLostSteps(row));
     }
+    const reference = scoresOf(rows, task, "reference", "aligned");
+    if (reference && reference.final < CALIBRATION_TARGETS.referenceTaskFinalMin) {
+      const visualMetric = rows.find((entry) => entry.task.id === task.id && entry.candidate === "reference")?.evaluation.records[0]?.record.settings
+        .visualMetric;
+      problems.push(
+        `reference of task ${task.id} reached Final ${pct(reference.final)} % (aligned), below ${pct(CALIBRATION_TARGETS.referenceTaskFinalMin)} %: ` +
+          `against its own checkpoints OCR ${pct(reference.ocrMean)} %, ${visualMetric ?? "visual"} ${pct(reference.dinoMean)} %, MLLM ${reference.mllmMean.toFixed(1)}`,
+      );
+    }
     if ((scoresOf(rows, task, "blank", "aligned")?.ifs ?? 1) > 0) problems.push(`blank page of task ${task.id} reached IFS > 0`);
   }
   const meanFinal = (candidate: CalibrationCandidate) => mean(tasks.map((task) => scoresOf(rows, task, candidate, "aligned")?.final ?? 0));

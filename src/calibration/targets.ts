@@ -1,2 +1,6 @@
-/** The evaluator's calibration targets (issue: reference ceiling, blank floor), aligned pairing. */
-export const CALIBRATION_TARGETS = Object.freeze({ referenceFinalMin: 0.9, blankFinalMax: 0.15 });
+/**
+ * The evaluator's calibration targets (issue: reference ceiling, blank floor), aligned pairing.
+ * The true page must reach the Final floor on every task, not only on average: a task where
+ * even the truth scores low is one whose visual marks cannot tell a right page from a wrong one.
+ */
+export const CALIBRATION_TARGETS = Object.freeze({ referenceFinalMin: 0.9, referenceTaskFinalMin: 0.9, blankFinalMax: 0.15 });
