@@ -8,7 +8,7 @@
  * (default corrected; `--protocol official` for the harness's replay rules) and scored
  * under both pairing modes (eval.json aligned, eval.official.json). Prints the tables and checks the
  * evaluator's calibration targets:
- *   reference: IFS 100 % and Final ≥ 90 % on every task, mean Final ≥ 90 % (aligned);
+ *   reference: IFS 100 % and Final ≥ 90 % on every task (aligned);
  *   blank:     IFS 0 on every task, mean Final ≤ 15 %;
  *   ladder:    the judge agrees with the DOM oracle's deserved verdicts on ≥ 90 % of the
  *              mutants' judged steps; every mutant below the true page on every task;
@@ -142,9 +142,7 @@ async function main(): Promise<number> {
     ? `; judge agrees with the mutants' deserved verdicts on ${(ladder.agreement * 100).toFixed(2)} % of ${ladder.judged.length} steps, ` +
       `every mutant below the true page, freeze-after monotone`
     : "";
-  console.log(
-    `\ncalibration targets met: reference IFS 100 % and Final ≥ 90 % on every task, mean Final ≥ 90 % (aligned); blank IFS 0, mean Final ≤ 15 %${ladderNote}`,
-  );
+  console.log(`\ncalibration targets met: reference IFS 100 % and Final ≥ 90 % on every task (aligned); blank IFS 0, mean Final ≤ 15 %${ladderNote}`);
   return 0;
 }
 

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { IwrError } from "../errors.ts";
 import { createEvaluator } from "../evaluator/create-evaluator.ts";
+import type { EvalRecord } from "../evaluator/eval-record.ts";
 import { evaluateTask, type TaskEvaluation } from "../evaluator/evaluate-task.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { runPipelined, trajectoryLength } from "../evaluator/task-pipeline.ts";
@@ -197,26 +198,26 @@ export function explainLostSteps(row: CalibrationRow): string[] {
 export function calibrationProblems(tasks: readonly Task[], rows: readonly CalibrationRow[]): string[] {
   const problems: string[] = [];
   for (const task of tasks) {
-    const referenceIfs = scoresOf(rows, task, "reference", "aligned")?.ifs ?? 0;
+    const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === "reference");
+    const aligned = row?.evaluation.records.find((entry) => entry.mode === "aligned")?.record;
+    const referenceIfs = aligned?.scores.ifs ?? 0;
     if (referenceIfs < 1) {
       problems.push(`reference of task ${task.id} reached IFS ${pct(referenceIfs)} %:`);
-      const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === "reference");
       if (row) problems.push(...explainLostSteps(row));
     }
-    const reference = scoresOf(rows, task, "reference", "aligned");
-    if (reference && reference.final < CALIBRATION_TARGETS.referenceTaskFinalMin) {
-      const visualMetric = rows.find((entry) => entry.task.id === task.id && entry.candidate === "reference")?.evaluation.records[0]?.record.settings
-        .visualMetric;
-      problems.push(
-        `reference of task ${task.id} reached Final ${pct(reference.final)} % (aligned), below ${pct(CALIBRATION_TARGETS.referenceTaskFinalMin)} %: ` +
-          `against its own checkpoints OCR ${pct(reference.ocrMean)} %, ${visualMetric ?? "visual"} ${pct(reference.dinoMean)} %, MLLM ${reference.mllmMean.toFixed(1)}`,
-      );
-    }
+    if (aligned && aligned.scores.final < CALIBRATION_TARGETS.referenceFinalMin) problems.push(referenceBelowFloor(task, aligned));
     if ((scoresOf(rows, task, "blank", "aligned")?.ifs ?? 1) > 0) problems.push(`blank page of task ${task.id} reached IFS > 0`);
   }
-  const meanFinal = (candidate: CalibrationCandidate) => mean(tasks.map((task) => scoresOf(rows, task, candidate, "aligned")?.final ?? 0));
-  if (meanFinal("reference") < CALIBRATION_TARGETS.referenceFinalMin)
-    problems.push(`reference mean Final (aligned) below ${CALIBRATION_TARGETS.referenceFinalMin * 100} %`);
-  if (meanFinal("blank") > CALIBRATION_TARGETS.blankFinalMax) problems.push(`blank mean Final (aligned) above ${CALIBRATION_TARGETS.blankFinalMax * 100} %`);
+  const blankFinal = mean(tasks.map((task) => scoresOf(rows, task, "blank", "aligned")?.final ?? 0));
+  if (blankFinal > CALIBRATION_TARGETS.blankFinalMax) problems.push(`blank mean Final (aligned) above ${pct(CALIBRATION_TARGETS.blankFinalMax)} %`);
   return problems;
+}
+
+/** A true page under the Final floor, with the marks it got against its own checkpoints (MLLM on its 0–100 scale). */
+function referenceBelowFloor(task: Task, record: EvalRecord): string {
+  const { final, ocrMean, dinoMean, mllmMean } = record.scores;
+  return (
+    `reference of task ${task.id} reached Final ${pct(final)} % (aligned), below ${pct(CALIBRATION_TARGETS.referenceFinalMin)} %: ` +
+    `against its own checkpoints OCR ${pct(ocrMean)} %, ${record.settings.visualMetric} ${pct(dinoMean)} %, MLLM ${mllmMean.toFixed(1)}/100`
+  );
 }

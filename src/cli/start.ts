@@ -15,6 +15,7 @@
  */
 import path from "node:path";
 import { CALIBRATION_TARGETS } from "../calibration/targets.ts";
+import type { PairingMode } from "../evaluator/settings.ts";
 import { loadExperimentConfig } from "../experiment/config.ts";
 import { runExperiment } from "../experiment/run.ts";
 import { hitRate, type ReadingCounts, readingCounts } from "../metrics/image-readings.ts";
@@ -42,15 +43,23 @@ export interface StartOptions {
 const pct = (value: number) => (value * 100).toFixed(1);
 
 /** The evaluator's calibration on this run: the true page at full marks, the empty page near zero. */
-export function calibrationMisses(data: ReportData): string[] {
+export function calibrationMisses(data: ReportData, pairing: PairingMode): string[] {
   const problems: string[] = [];
   const reference = data.cells.filter((cell) => cell.arm === "reference");
   for (const cell of reference) if (cell.ifs < 1) problems.push(`the true page of task ${cell.taskId} reached IFS ${pct(cell.ifs)} % (expected 100 %)`);
-  const armFinal = (name: string) => data.arms.find((arm) => arm.name === name)?.final;
-  const referenceFinal = armFinal("reference");
-  const blankFinal = armFinal("blank");
-  if (referenceFinal !== undefined && referenceFinal < CALIBRATION_TARGETS.referenceFinalMin)
-    problems.push(`the true pages' mean Final is ${pct(referenceFinal)} % (target ≥ ${pct(CALIBRATION_TARGETS.referenceFinalMin)} %)`);
+  const floor = CALIBRATION_TARGETS.referenceFinalMin;
+  if (pairing === "aligned") {
+    for (const cell of reference)
+      if (cell.final !== undefined && cell.final < floor)
+        problems.push(`the true page of task ${cell.taskId} reached Final ${pct(cell.final)} % (target ≥ ${pct(floor)} %)`);
+  } else {
+    // The harness's pairing meets each checkpoint with the screen before its action, so a true page loses visual marks
+    // against itself on some tasks (README, "Known quirk"): under it only the mean is held to the floor.
+    const referenceFinal = data.arms.find((arm) => arm.name === "reference")?.final;
+    if (referenceFinal !== undefined && referenceFinal < floor)
+      problems.push(`the true pages' mean Final is ${pct(referenceFinal)} % (target ≥ ${pct(floor)} % under the ${pairing} pairing)`);
+  }
+  const blankFinal = data.arms.find((arm) => arm.name === "blank")?.final;
   if (blankFinal !== undefined && blankFinal > CALIBRATION_TARGETS.blankFinalMax)
     problems.push(`the empty pages' mean Final is ${pct(blankFinal)} % (target ≤ ${pct(CALIBRATION_TARGETS.blankFinalMax)} %)`);
   return problems;
@@ -108,10 +117,12 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   });
   const { data, files, htmlBytes } = await writeReport(summary.runDir);
   console.log(`\n${terminalTable(data)}\n`);
-  const problems = calibrationMisses(data);
+  const problems = calibrationMisses(data, config.evaluator.pairing);
   if (problems.length > 0) console.log(`evaluator calibration targets missed:\n${problems.map((line) => `  ${line}`).join("\n")}`);
-  else if (data.arms.some((arm) => arm.name === "reference"))
-    console.log("evaluator calibration targets met: the true pages at IFS 100 % and mean Final ≥ 90 %, the empty pages at mean Final ≤ 15 %");
+  else if (data.arms.some((arm) => arm.name === "reference")) {
+    const floor = config.evaluator.pairing === "aligned" ? "Final ≥ 90 % on every task" : "mean Final ≥ 90 %";
+    console.log(`evaluator calibration targets met: the true pages at IFS 100 % and ${floor}, the empty pages at mean Final ≤ 15 %`);
+  }
   if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
   const readings = readingsSummary(readingCounts());
   if (readings) console.log(readings);

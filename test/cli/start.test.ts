@@ -3,17 +3,19 @@
  * demo experiment (configs/demo.yaml) with its model arms on a local OpenAI-compatible
  * server, the calibration arms, the self-check and the report. The scripted server
  * answers every request with the task's true page (a fixture, not a result): the single
- * pass must carry it through post-processing and replay to full marks.
+ * pass must carry it through post-processing and replay to full marks. The calibration
+ * targets it prints hold every true page to the Final floor under the aligned pairing.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
-import { runStart } from "../../src/cli/start.ts";
+import { calibrationMisses, runStart } from "../../src/cli/start.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { shutdownVisualScorers } from "../../src/evaluator/visual-scorers.ts";
 import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
+import type { ReportData } from "../../src/report/report-data.ts";
 import { requestKind } from "../support/agent-scripts.ts";
 import { type FakeOpenAIServer, messageParts, startOpenAIServer } from "../support/openai-server.ts";
 import { RECORDER_SCRIPT } from "../support/recorder-fixtures.ts";
@@ -88,6 +90,15 @@ describe("iwr start", () => {
     },
     DEMO_TEST_MS,
   );
+
+  it("holds every true page to the Final floor under the aligned pairing, and only their mean under the harness's", () => {
+    const report = JSON.parse(fs.readFileSync(path.join(scratch, "run", "report.json"), "utf8")) as ReportData;
+    expect(calibrationMisses(report, "aligned")).toEqual([]);
+    // The same report with its true page's cell at Final 0.85 (the arm's mean left as it was).
+    const lowered = { ...report, cells: report.cells.map((cell) => (cell.arm === "reference" ? { ...cell, final: 0.85 } : cell)) };
+    expect(calibrationMisses(lowered, "aligned")).toEqual([`the true page of task ${recorded.id} reached Final 85.0 % (target ≥ 90.0 %)`]);
+    expect(calibrationMisses(lowered, "official")).toEqual([]);
+  });
 
   it("resumes the same run folder: every cell finished already, no model request", async () => {
     server.requests.length = 0;
