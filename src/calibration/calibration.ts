@@ -148,9 +148,16 @@ export async function runCalibration(options: CalibrationOptions): Promise<Calib
   return rows;
 }
 
+/** A calibration row's record under one pairing mode. */
+export function recordOf(row: CalibrationRow | undefined, mode: PairingMode): EvalRecord | undefined {
+  return row?.evaluation.records.find((entry) => entry.mode === mode)?.record;
+}
+
 export function scoresOf(rows: readonly CalibrationRow[], task: Task, candidate: string, mode: PairingMode) {
-  const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === candidate);
-  return row?.evaluation.records.find((entry) => entry.mode === mode)?.record.scores;
+  return recordOf(
+    rows.find((entry) => entry.task.id === task.id && entry.candidate === candidate),
+    mode,
+  )?.scores;
 }
 
 const pct = (value: number): string => (value * 100).toFixed(2);
@@ -199,7 +206,7 @@ export function calibrationProblems(tasks: readonly Task[], rows: readonly Calib
   const problems: string[] = [];
   for (const task of tasks) {
     const row = rows.find((entry) => entry.task.id === task.id && entry.candidate === "reference");
-    const aligned = row?.evaluation.records.find((entry) => entry.mode === "aligned")?.record;
+    const aligned = recordOf(row, "aligned");
     const referenceIfs = aligned?.scores.ifs ?? 0;
     if (referenceIfs < 1) {
       problems.push(`reference of task ${task.id} reached IFS ${pct(referenceIfs)} %:`);

@@ -15,7 +15,7 @@ import path from "node:path";
 import { type DeservedVerdict, deservedVerdicts } from "../mutants/oracle.ts";
 import { candidateFiles } from "../results/layout.ts";
 import type { Task } from "../tasks/schema.ts";
-import { type CalibrationRow, scoresOf } from "./calibration.ts";
+import { type CalibrationRow, recordOf, scoresOf } from "./calibration.ts";
 
 export const LADDER_TARGETS = Object.freeze({ agreementMin: 0.9 });
 
@@ -64,7 +64,7 @@ export function analyseLadder(tasks: readonly Task[], rows: readonly Calibration
     const mutants = rows.filter((row) => row.task.id === task.id && row.spec);
     for (const row of mutants) {
       const spec = row.spec!;
-      const record = row.evaluation.records.find((entry) => entry.mode === "aligned")?.record;
+      const record = recordOf(row, "aligned");
       if (!record) continue;
       const deserved = deservedVerdicts({ actions: task.truth.actions, spec, reference: reference.facts, mutant: row.facts, executed: record.executedSteps });
       for (const assertion of record.assertions) {
@@ -118,15 +118,12 @@ export function analyseLadder(tasks: readonly Task[], rows: readonly Calibration
   ];
   const summary = (label: string, match: (row: CalibrationRow) => boolean) => {
     const chosen = rows.filter(match);
-    const aligned = chosen.map((row) => row.evaluation.records.find((entry) => entry.mode === "aligned")?.record.scores);
-    const official = chosen.map((row) => row.evaluation.records.find((entry) => entry.mode === "official")?.record.scores.final ?? 0);
+    const aligned = chosen.map((row) => recordOf(row, "aligned")?.scores);
+    const official = chosen.map((row) => recordOf(row, "official")?.scores.final ?? 0);
     const steps = judged.filter((step) => chosen.some((row) => row.task.id === step.taskId && row.candidate === step.candidate));
     const below = chosen.filter((row) => {
       if (identical.some((entry) => entry.taskId === row.task.id && entry.candidate === row.candidate)) return false;
-      return (
-        (row.evaluation.records.find((entry) => entry.mode === "aligned")?.record.scores.final ?? 0) <
-        (scoresOf(rows, row.task, "reference", "aligned")?.final ?? 0)
-      );
+      return (recordOf(row, "aligned")?.scores.final ?? 0) < (scoresOf(rows, row.task, "reference", "aligned")?.final ?? 0);
     }).length;
     const same = chosen.filter((row) => identical.some((entry) => entry.taskId === row.task.id && entry.candidate === row.candidate)).length;
     const agree = steps.length === 0 ? "–" : `${pct(steps.filter((step) => step.judge === step.deserved.verdict).length / steps.length)} %`;

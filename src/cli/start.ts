@@ -42,19 +42,24 @@ export interface StartOptions {
 
 const pct = (value: number) => (value * 100).toFixed(1);
 
+/**
+ * Whether every true page is held to the Final floor, or only their mean. The harness's pairing meets each checkpoint
+ * with the screen before its action, so a true page loses visual marks against itself on some tasks (README, "Known
+ * quirk"): under it only the mean is.
+ */
+const floorPerTask = (pairing: PairingMode): boolean => pairing === "aligned";
+
 /** The evaluator's calibration on this run: the true page at full marks, the empty page near zero. */
 export function calibrationMisses(data: ReportData, pairing: PairingMode): string[] {
   const problems: string[] = [];
   const reference = data.cells.filter((cell) => cell.arm === "reference");
   for (const cell of reference) if (cell.ifs < 1) problems.push(`the true page of task ${cell.taskId} reached IFS ${pct(cell.ifs)} % (expected 100 %)`);
   const floor = CALIBRATION_TARGETS.referenceFinalMin;
-  if (pairing === "aligned") {
+  if (floorPerTask(pairing)) {
     for (const cell of reference)
       if (cell.final !== undefined && cell.final < floor)
         problems.push(`the true page of task ${cell.taskId} reached Final ${pct(cell.final)} % (target ≥ ${pct(floor)} %)`);
   } else {
-    // The harness's pairing meets each checkpoint with the screen before its action, so a true page loses visual marks
-    // against itself on some tasks (README, "Known quirk"): under it only the mean is held to the floor.
     const referenceFinal = data.arms.find((arm) => arm.name === "reference")?.final;
     if (referenceFinal !== undefined && referenceFinal < floor)
       problems.push(`the true pages' mean Final is ${pct(referenceFinal)} % (target ≥ ${pct(floor)} % under the ${pairing} pairing)`);
@@ -120,7 +125,7 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   const problems = calibrationMisses(data, config.evaluator.pairing);
   if (problems.length > 0) console.log(`evaluator calibration targets missed:\n${problems.map((line) => `  ${line}`).join("\n")}`);
   else if (data.arms.some((arm) => arm.name === "reference")) {
-    const floor = config.evaluator.pairing === "aligned" ? "Final ≥ 90 % on every task" : "mean Final ≥ 90 %";
+    const floor = floorPerTask(config.evaluator.pairing) ? "Final ≥ 90 % on every task" : "mean Final ≥ 90 %";
     console.log(`evaluator calibration targets met: the true pages at IFS 100 % and ${floor}, the empty pages at mean Final ≤ 15 %`);
   }
   if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
