@@ -125,8 +125,9 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   const problems = calibrationMisses(data, config.evaluator.pairing);
   if (problems.length > 0) console.log(`evaluator calibration targets missed:\n${problems.map((line) => `  ${line}`).join("\n")}`);
   else if (data.arms.some((arm) => arm.name === "reference")) {
-    const floor = floorPerTask(config.evaluator.pairing) ? "Final ≥ 90 % on every task" : "mean Final ≥ 90 %";
-    console.log(`evaluator calibration targets met: the true pages at IFS 100 % and ${floor}, the empty pages at mean Final ≤ 15 %`);
+    const { referenceFinalMin, blankFinalMax } = CALIBRATION_TARGETS;
+    const floor = floorPerTask(config.evaluator.pairing) ? `Final ≥ ${pct(referenceFinalMin)} % on every task` : `mean Final ≥ ${pct(referenceFinalMin)} %`;
+    console.log(`evaluator calibration targets met: the true pages at IFS 100 % and ${floor}, the empty pages at mean Final ≤ ${pct(blankFinalMax)} %`);
   }
   if (summary.failed > 0) console.log(`${summary.failed} cell(s) failed (see report.md)`);
   const readings = readingsSummary(readingCounts());

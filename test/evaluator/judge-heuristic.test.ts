@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { CANDIDATE_READING_SETTINGS, type ReadingStageTally, readingStageTallies } from "../../src/evaluator/judge/candidate-reading.ts";
 import { createHeuristicJudge, impliesChange } from "../../src/evaluator/judge/heuristic.ts";
-import { literalSimilarity, ScreenReadings } from "../../src/evaluator/judge/ocr-reading.ts";
+import { literalSimilarity, occurrences, resemblances, ScreenReadings } from "../../src/evaluator/judge/ocr-reading.ts";
 import { shutdownOcr } from "../../src/metrics/ocr.ts";
 import { shoppingListPage } from "../support/evaluator-replay-fixtures.ts";
 
@@ -192,5 +192,20 @@ describe("heuristic judge helpers", () => {
     expect(literalSimilarity("12 ×", "12 x")).toBe(1);
     expect(literalSimilarity("56 ÷", "56 +")).toBe(1);
     expect(literalSimilarity("60 − 4 = 56", "1. 60 - 4 = 56")).toBe(1);
+  });
+  it("counts the places a text resembles a literal, garbled copies included, where occurrences counts exact ones", () => {
+    const menu = "Chapters: Crossing the salt flats; Lunch by the lighthouse. Crossing the salt flats";
+    expect(occurrences("Crossing the salt flats", menu)).toBe(2);
+    expect(resemblances("Crossing the salt flats", menu)).toBe(2);
+    const garbled = "Chapters: Crossng te sal fl; Lunch by the lighthouse. Crossing the salt flats";
+    expect(occurrences("Crossing the salt flats", garbled)).toBe(1);
+    expect(resemblances("Crossing the salt flats", garbled)).toBe(2);
+    // Another line sharing its first words is not a copy; digits must still agree.
+    expect(resemblances("Crossing the salt flats", "Crossing the river at dawn")).toBe(0);
+    expect(resemblances("The dining car at midnight", "The dining room at noon")).toBe(0);
+    expect(resemblances("Invoice 2291 paid", "invoice 2297 paid, invoice 2291 paid")).toBe(1);
+    // Short literals and numbers count exact readings only.
+    expect(resemblances("Tea", "tea teas tee tea")).toBe(2);
+    expect(resemblances("$15.20", "total $15.20 of $15.20, then $15.29")).toBe(2);
   });
 });

@@ -81,9 +81,12 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
  * before, no longer also when a changed region's crop reads it only after. Version 7: crops
  * are prepared by crop-preparation.ts: stretched from darkest to lightest (sharp's
  * normalise wrapped an off-white band round to black) and every dark area inverted, a
- * banner or button of a light page too.
+ * banner or button of a light page too. Version 8: a literal is new on the true page only when
+ * its new screen reads it more often than its old screen shows anything like it, garbled
+ * copies included (truth-change.ts), so OCR that garbles one of two copies on the old screen
+ * no longer makes the other look new.
  */
-export const HEURISTIC_RULES_VERSION = "7";
+export const HEURISTIC_RULES_VERSION = "8";
 
 export { impliesChange };
 

@@ -17,6 +17,13 @@ import { CROP_PREPARATION, prepareCrop } from "./crop-preparation.ts";
 export const OCR_READING_SETTINGS = Object.freeze({
   /** A literal counts as read when some OCR window is at least this similar (OCR misreads letters). */
   literalSimilarity: 0.8,
+  /**
+   * Something on a screen resembles a literal when a window of its OCR text is at least this
+   * similar: a copy OCR garbled (a few letters dropped or misread) stands where the literal
+   * does. Below the match threshold, above where another line sharing the literal's first
+   * words falls (about 0.6). Used to count what a screen already showed (resemblances).
+   */
+  resemblance: 0.7,
   /** Literals this short must be read exactly (fuzzy matching a "3" means nothing). */
   exactBelowChars: 4,
   /**
@@ -69,6 +76,18 @@ function numberPattern(literal: string): RegExp | undefined {
   return new RegExp(`(?<!\\p{N})${source}(?!\\p{N})`, "gu");
 }
 
+/** Similarity of a window of OCR words to a wanted text (0 when their digits differ: letters may be misread, digits may not). */
+function windowSimilarity(window: string, wanted: string): number {
+  const digitsOf = (value: string) => value.replace(/\D/g, "");
+  if (digitsOf(window) !== digitsOf(wanted)) return 0;
+  return 1 - distance(window, wanted) / Math.max(window.length, wanted.length);
+}
+
+/** The word counts of the OCR windows a literal of `span` words is compared with (a word may be split or joined). */
+function windowLengths(span: number): number[] {
+  return [Math.max(1, span - 1), span, span + 1].filter((length, index, all) => all.indexOf(length) === index);
+}
+
 /** Best similarity of `literal` to any run of OCR words of about its length (1 = read exactly). */
 export function literalSimilarity(literal: string, ocrText: string): number {
   const wanted = normalizeText(literal);
@@ -80,16 +99,10 @@ export function literalSimilarity(literal: string, ocrText: string): number {
   if (wanted.length < OCR_READING_SETTINGS.exactBelowChars) return 0;
   const ocrWords = text ? text.split(" ") : [];
   const span = wanted.split(" ").length;
-  // Letters may be misread, digits may not: a window counts only with the literal's digits, in order.
-  const digitsOf = (value: string) => value.replace(/\D/g, "");
-  const wantedDigits = digitsOf(wanted);
   let best = 0;
-  for (let length = Math.max(1, span - 1); length <= span + 1; length++) {
+  for (const length of windowLengths(span)) {
     for (let start = 0; start + length <= ocrWords.length; start++) {
-      const window = ocrWords.slice(start, start + length).join(" ");
-      if (digitsOf(window) !== wantedDigits) continue;
-      const similarity = 1 - distance(window, wanted) / Math.max(window.length, wanted.length);
-      if (similarity > best) best = similarity;
+      best = Math.max(best, windowSimilarity(ocrWords.slice(start, start + length).join(" "), wanted));
     }
   }
   return best;
@@ -169,6 +182,34 @@ export function occurrences(literal: string, text: string): number {
   const normalized = ` ${normalizeText(text)} `;
   if (wanted && normalized.includes(` ${wanted} `)) return normalized.split(` ${wanted} `).length - 1;
   return 1;
+}
+
+/**
+ * How many places in a text resemble a literal (non-overlapping windows at or above
+ * OCR_READING_SETTINGS.resemblance, left to right): what a screen already showed of it,
+ * counting the copies OCR garbled, which occurrences() does not. Short literals and
+ * numbers have no near readings: for them it is occurrences().
+ */
+export function resemblances(literal: string, text: string): number {
+  const wanted = normalizeText(literal);
+  if (numberPattern(literal) || wanted.length < OCR_READING_SETTINGS.exactBelowChars) return occurrences(literal, text);
+  const normalized = normalizeText(text);
+  const ocrWords = normalized ? normalized.split(" ") : [];
+  const lengths = windowLengths(wanted.split(" ").length);
+  let count = 0;
+  for (let start = 0; start < ocrWords.length; ) {
+    const alike = lengths.filter(
+      (length) =>
+        start + length <= ocrWords.length && windowSimilarity(ocrWords.slice(start, start + length).join(" "), wanted) >= OCR_READING_SETTINGS.resemblance,
+    );
+    if (alike.length === 0) {
+      start += 1;
+      continue;
+    }
+    count += 1;
+    start += Math.min(...alike);
+  }
+  return count;
 }
 
 /** Lazily read OCR texts of the two screens: whole, and any region (the true page's changed regions, an enlarged whole screen). */

@@ -12,7 +12,7 @@ import { forgetWithReadings } from "../../metrics/image-readings.ts";
 import { oncePerBuffer } from "../../metrics/once-per-buffer.ts";
 import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
 import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
-import { literalSimilarity, OCR_READING_SETTINGS, occurrences, type ScreenReadings } from "./ocr-reading.ts";
+import { literalSimilarity, OCR_READING_SETTINGS, occurrences, resemblances, type ScreenReadings } from "./ocr-reading.ts";
 import { StageTallies, type StageTally } from "./stage-tallies.ts";
 
 export const CHANGE_READING_SETTINGS = Object.freeze({
@@ -136,9 +136,20 @@ export function truthReadingTallies(): { stages: TruthReadingTally[]; fatesTheEn
   return { stages: truthTallies.snapshot(), fatesTheEnlargedReadingDecided };
 }
 
+/** A literal's reading on one true screen. */
+export interface LiteralReading {
+  /** How often it reads. */
+  count: number;
+  /** Whether the enlarged whole screen was what found it. */
+  byEnlarged: boolean;
+  /** How many places on the whole screen's text resemble it, garbled copies included (resemblances). */
+  alike: number;
+}
+
 /**
  * How often a literal reads on one true screen: whole, then (when not read) in the changed
- * regions and enlarged; and whether the enlarged whole screen was what found it.
+ * regions and enlarged; whether the enlarged whole screen was what found it; and how much
+ * of the whole screen resembles it.
  */
 async function readingsOf(
   literal: string,
@@ -146,10 +157,11 @@ async function readingsOf(
   which: "before" | "after",
   regions: readonly Region[],
   size: { width: number; height: number },
-): Promise<{ count: number; byEnlarged: boolean }> {
+): Promise<LiteralReading> {
   const threshold = OCR_READING_SETTINGS.literalSimilarity;
   const whole = which === "before" ? await screens.beforeText() : await screens.afterText();
-  if (tallied(WHOLE_STAGE, literalSimilarity(literal, whole) >= threshold)) return { count: occurrences(literal, whole), byEnlarged: false };
+  const alike = resemblances(literal, whole);
+  if (tallied(WHOLE_STAGE, literalSimilarity(literal, whole) >= threshold)) return { count: occurrences(literal, whole), byEnlarged: false, alike };
   if (regions.length > 0) {
     let inRegion = false;
     for (const region of regions) {
@@ -157,16 +169,21 @@ async function readingsOf(
       inRegion = literalSimilarity(literal, text) >= threshold;
       if (inRegion) break;
     }
-    if (tallied(REGIONS_STAGE, inRegion)) return { count: 1, byEnlarged: false };
+    if (tallied(REGIONS_STAGE, inRegion)) return { count: 1, byEnlarged: false, alike };
   }
   const enlarged = await screens.region(which, { left: 0, top: 0, ...size }, scales.wholeScreen, "block");
   const found = tallied(ENLARGED_STAGE, literalSimilarity(literal, enlarged) >= threshold);
-  return { count: found ? occurrences(literal, enlarged) : 0, byEnlarged: found };
+  return { count: found ? occurrences(literal, enlarged) : 0, byEnlarged: found, alike };
 }
 
-/** A literal's fate from its counts on the two screens and whether it reads next to the change on each. */
-function fateOf(before: number, after: number, nearBefore: boolean, nearAfter: boolean): LiteralFate {
-  if (after > before && nearAfter) return "appeared";
+/**
+ * A literal's fate from its counts on the two screens, whether it reads next to the change
+ * on each, and how many places on the old screen resemble it: it appeared only when the new
+ * screen reads it more often than the old one shows anything like it, since OCR that garbles
+ * one of two copies on the old screen would otherwise make the other look new.
+ */
+function fateOf(before: number, after: number, nearBefore: boolean, nearAfter: boolean, alikeBefore: number): LiteralFate {
+  if (after > Math.max(before, alikeBefore) && nearAfter) return "appeared";
   if (before > 0 && after === 0 && nearBefore) return "went";
   return before > 0 || after > 0 ? "kept" : "unread";
 }
@@ -177,20 +194,18 @@ function fateOf(before: number, after: number, nearBefore: boolean, nearAfter: b
  * screen not been read: its counts dropped, and, with nothing read elsewhere, no near
  * reading either (those run only for a literal read somewhere), so "unread".
  */
-export function literalFate(readings: {
-  before: { count: number; byEnlarged: boolean };
-  after: { count: number; byEnlarged: boolean };
-  nearBefore: boolean;
-  nearAfter: boolean;
-}): { fate: LiteralFate; onlyByEnlarged: boolean } {
+export function literalFate(readings: { before: LiteralReading; after: LiteralReading; nearBefore: boolean; nearAfter: boolean }): {
+  fate: LiteralFate;
+  onlyByEnlarged: boolean;
+} {
   const { before, after, nearBefore, nearAfter } = readings;
   const counted = (count: number, near: boolean) => (near ? Math.max(count, 1) : count);
-  const fate = fateOf(counted(before.count, nearBefore), counted(after.count, nearAfter), nearBefore, nearAfter);
-  const withoutEnlarged = (reading: { count: number; byEnlarged: boolean }) => (reading.byEnlarged ? 0 : reading.count);
+  const fate = fateOf(counted(before.count, nearBefore), counted(after.count, nearAfter), nearBefore, nearAfter, before.alike);
+  const withoutEnlarged = (reading: LiteralReading) => (reading.byEnlarged ? 0 : reading.count);
   const [beforeElsewhere, afterElsewhere] = [withoutEnlarged(before), withoutEnlarged(after)];
   const fateWithoutEnlarged =
     beforeElsewhere > 0 || afterElsewhere > 0
-      ? fateOf(counted(beforeElsewhere, nearBefore), counted(afterElsewhere, nearAfter), nearBefore, nearAfter)
+      ? fateOf(counted(beforeElsewhere, nearBefore), counted(afterElsewhere, nearAfter), nearBefore, nearAfter, before.alike)
       : "unread";
   return { fate, onlyByEnlarged: fateWithoutEnlarged !== fate };
 }
