@@ -21,7 +21,9 @@ export const OCR_READING_SETTINGS = Object.freeze({
    * Something on a screen resembles a literal when a window of its OCR text is at least this
    * similar: a copy OCR garbled (a few letters dropped or misread) stands where the literal
    * does. Below the match threshold, above where another line sharing the literal's first
-   * words falls (about 0.6). Used to count what a screen already showed (resemblances).
+   * words falls (about 0.6); a label differing in one short state word ("Task deleted" for
+   * "Task completed", 0.71) counts as a copy too, which only ever makes a literal look new
+   * less often. Used to count what a screen already showed (resemblances).
    */
   resemblance: 0.7,
   /** Literals this short must be read exactly (fuzzy matching a "3" means nothing). */
@@ -185,10 +187,11 @@ export function occurrences(literal: string, text: string): number {
 }
 
 /**
- * How many places in a text resemble a literal (non-overlapping windows at or above
- * OCR_READING_SETTINGS.resemblance, left to right): what a screen already showed of it,
- * counting the copies OCR garbled, which occurrences() does not. Short literals and
- * numbers have no near readings: for them it is occurrences().
+ * How many places in a text resemble a literal: what a screen already showed of it,
+ * counting the copies OCR garbled, which occurrences() does not. Greedy, left to right: at
+ * the first word where a window of about the literal's length is at least
+ * OCR_READING_SETTINGS.resemblance similar, count one and go on after the shortest such
+ * window. Short literals and numbers have no near readings: for them it is occurrences().
  */
 export function resemblances(literal: string, text: string): number {
   const wanted = normalizeText(literal);
