@@ -8,7 +8,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { BrowserContext, CDPSession, Page } from "playwright";
-import sharp from "sharp";
 import { IwrError } from "../errors.ts";
 import type { TimedFrame } from "../media/encode.ts";
 
@@ -21,18 +20,8 @@ export interface ScreencastRecording {
 export interface Screencast {
   /** Frames arriving while suppressed are dropped (used while the cursor is hidden for a checkpoint). */
   suppress(on: boolean): void;
-  /**
-   * Adds a picture of the page taken now (a checkpoint, a state) as a frame. Chromium sends
-   * a frame only when the page repaints, and late: a state whose frames all arrived while
-   * suppressed, on a page that then stays still, would be missing from the video (seen: a
-   * popover open for 2.5 s that the video never showed, while its checkpoint did).
-   */
-  addPicture(png: Buffer): void;
   stop(): Promise<ScreencastRecording>;
 }
-
-/** JPEG quality of the frames, Chromium's and the pictures added. */
-const SCREENCAST_JPEG_QUALITY = 90;
 
 export async function startScreencast(context: BrowserContext, page: Page, framesDir: string, size: { width: number; height: number }): Promise<Screencast> {
   fs.mkdirSync(framesDir, { recursive: true });
@@ -50,28 +39,10 @@ export async function startScreencast(context: BrowserContext, page: Page, frame
     frames.push({ file, timeSec });
     writes.push(fs.promises.writeFile(file, Buffer.from(event.data, "base64")));
   });
-  await session.send("Page.startScreencast", {
-    format: "jpeg",
-    quality: SCREENCAST_JPEG_QUALITY,
-    maxWidth: size.width,
-    maxHeight: size.height,
-    everyNthFrame: 1,
-  });
+  await session.send("Page.startScreencast", { format: "jpeg", quality: 90, maxWidth: size.width, maxHeight: size.height, everyNthFrame: 1 });
   return {
     suppress(on: boolean) {
       suppressed = on;
-    },
-    addPicture(png: Buffer) {
-      if (stopped) return;
-      const file = path.join(framesDir, `${String(frames.length).padStart(6, "0")}.jpg`);
-      frames.push({ file, timeSec: Date.now() / 1000 });
-      // JPEG like Chromium's own frames: the encoder's concat input takes one kind of picture.
-      writes.push(
-        sharp(png)
-          .jpeg({ quality: SCREENCAST_JPEG_QUALITY })
-          .toFile(file)
-          .then(() => undefined),
-      );
     },
     async stop() {
       const endSec = Date.now() / 1000;

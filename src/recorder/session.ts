@@ -144,8 +144,6 @@ async function takeReferencePicture(page: Page, screencast: Screencast): Promise
   try {
     await setCursorHidden(page, true);
     const png = await page.screenshot({ timeout: PROTOCOL.actionTimeoutMs });
-    // The video shows this state too, even if every frame Chromium sends of it arrives while suppressed.
-    screencast.addPicture(png);
     await setCursorHidden(page, false);
     // One painted frame with the cursor back before video frames are kept again.
     await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
