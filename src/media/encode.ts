@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import sharp from "sharp";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 
@@ -81,6 +82,47 @@ function runFfmpeg(ffmpegPath: string, args: readonly string[]): Promise<void> {
   });
 }
 
+/**
+ * The frames, every one at the size most of them have: a frame of another size is scaled
+ * to it into a copy beside `outFile` (returned in `copies`, to be removed after). ffmpeg's
+ * concat demuxer does not take a change of picture size within its list: it dropped such
+ * a frame and shifted the ones after it, so a state went missing from the video. Chromium's
+ * screencast sends one now and then: half-size frames among full-size ones, probably while
+ * the at-rest wait takes its half-size look at the page (browser/settle.ts).
+ */
+async function framesOfOneSize(frames: readonly TimedFrame[], outFile: string): Promise<{ frames: TimedFrame[]; copies: string[] }> {
+  const sizes = await Promise.all(
+    frames.map(async (frame) => {
+      try {
+        const { width = 0, height = 0, format } = await sharp(frame.file).metadata();
+        return { width, height, format };
+      } catch (error) {
+        throw new IwrError("MEDIA", `cannot read the captured frame ${frame.file}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }),
+  );
+  const tally = new Map<string, number>();
+  for (const { width, height } of sizes) tally.set(`${width}x${height}`, (tally.get(`${width}x${height}`) ?? 0) + 1);
+  const common = [...tally].sort((a, b) => b[1] - a[1])[0]![0];
+  const [width, height] = common.split("x").map(Number) as [number, number];
+  const copies: string[] = [];
+  const sized = await Promise.all(
+    frames.map(async (frame, index) => {
+      const size = sizes[index]!;
+      if (size.width === width && size.height === height) return frame;
+      // Same format as the others: the demuxer takes one kind of picture too.
+      const copy = `${outFile}.resized-${index}${path.extname(frame.file)}`;
+      copies.push(copy);
+      await sharp(frame.file)
+        .resize(width, height, { fit: "fill" })
+        .toFormat(size.format ?? "png")
+        .toFile(copy);
+      return { file: copy, timeSec: frame.timeSec };
+    }),
+  );
+  return { frames: sized, copies };
+}
+
 /** Encodes the frames into `outFile` (overwritten). Needs at least one frame. */
 export async function encodeFramesToMp4(frames: readonly TimedFrame[], options: EncodeOptions): Promise<EncodedVideo> {
   if (frames.length === 0) throw new IwrError("MEDIA", "no frames were captured: nothing to encode");
@@ -89,7 +131,8 @@ export async function encodeFramesToMp4(frames: readonly TimedFrame[], options: 
   const height = options.height - (options.height % 2);
   const first = Math.min(...frames.map((frame) => frame.timeSec));
   const listFile = `${options.outFile}.frames.txt`;
-  fs.writeFileSync(listFile, concatList(frames, options.endSec));
+  const oneSize = await framesOfOneSize(frames, options.outFile);
+  fs.writeFileSync(listFile, concatList(oneSize.frames, options.endSec));
   const started = Date.now();
   try {
     await runFfmpeg(options.ffmpegPath, [
@@ -123,6 +166,7 @@ export async function encodeFramesToMp4(frames: readonly TimedFrame[], options: 
     ]);
   } finally {
     fs.rmSync(listFile, { force: true });
+    for (const copy of oneSize.copies) fs.rmSync(copy, { force: true });
   }
   const durationSec = Math.max(options.endSec - first, 0);
   logger.debug(`encoded ${frames.length} frames (${durationSec.toFixed(1)} s) into ${options.outFile} in ${Date.now() - started} ms`);

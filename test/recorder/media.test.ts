@@ -12,9 +12,8 @@ const scratch = makeScratchDir("media");
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 async function solid(file: string, width: number, height: number, colour: string): Promise<string> {
-  await sharp({ create: { width, height, channels: 3, background: colour } })
-    .png()
-    .toFile(file);
+  // The file's extension picks the format (PNG or JPEG, as a screencast writes).
+  await sharp({ create: { width, height, channels: 3, background: colour } }).toFile(file);
   return file;
 }
 
@@ -50,6 +49,31 @@ describe("encodeFramesToMp4", () => {
     expect(blueAt1).toBeLessThan(60);
     expect(redAt2).toBeLessThan(60);
     expect(blueAt2).toBeGreaterThan(200);
+  });
+
+  it("keeps a frame that came at another size where it belongs on the timeline, scaled to the others' size", async () => {
+    // A screencast can deliver a frame at half size among full-size ones; ffmpeg's concat demuxer
+    // dropped such a frame and shifted the ones after it.
+    const frames = [
+      { file: await solid(path.join(scratch, "first.jpg"), 320, 240, "#ff0000"), timeSec: 10 },
+      { file: await solid(path.join(scratch, "small.jpg"), 160, 120, "#0000ff"), timeSec: 11 },
+      { file: await solid(path.join(scratch, "third.jpg"), 320, 240, "#00ff00"), timeSec: 12 },
+      { file: await solid(path.join(scratch, "fourth.jpg"), 320, 240, "#ff0000"), timeSec: 13 },
+    ];
+    const out = path.join(scratch, "mixed.mp4");
+    await encodeFramesToMp4(frames, { ffmpegPath: requireTools().ffmpeg.path, outFile: out, endSec: 14, width: 320, height: 240, fps: 10 });
+    const info = await probeVideo(out);
+    expect(info.durationSec).toBeCloseTo(4, 1);
+    const colourAt = async (second: number): Promise<string> => {
+      const png = path.join(scratch, `mixed-${second}.png`);
+      const { spawnSync } = await import("node:child_process");
+      spawnSync(requireTools().ffmpeg.path, ["-v", "error", "-y", "-ss", String(second), "-i", out, "-frames:v", "1", png]);
+      const { channels } = await sharp(png).stats();
+      const [red, green, blue] = channels.map((channel) => channel.mean);
+      return red! > 150 ? "red" : green! > 150 ? "green" : blue! > 150 ? "blue" : "other";
+    };
+    expect([await colourAt(0.5), await colourAt(1.5), await colourAt(2.5), await colourAt(3.5)]).toEqual(["red", "blue", "green", "red"]);
+    expect(fs.readdirSync(scratch).filter((name) => name.includes("mixed.mp4."))).toEqual([]);
   });
 
   it("refuses to encode nothing", async () => {
