@@ -83,44 +83,52 @@ function runFfmpeg(ffmpegPath: string, args: readonly string[]): Promise<void> {
 }
 
 /**
- * The frames, every one at the size most of them have: a frame of another size is scaled
- * to it into a copy beside `outFile` (returned in `copies`, to be removed after). ffmpeg's
- * concat demuxer does not take a change of picture size within its list: it dropped such
- * a frame and shifted the ones after it, so a state went missing from the video. Chromium's
- * screencast sends one now and then: half-size frames among full-size ones, probably while
- * the at-rest wait takes its half-size look at the page (browser/settle.ts).
+ * The frames, every one at the size most of them have (the larger on a tie): a frame of
+ * another size is scaled to it into a copy beside `outFile`, listed in `copies` as it is
+ * made, for the caller to remove. ffmpeg lost frames at a change of picture size within
+ * the concat list: it dropped such a frame and shifted the ones after it, so a state went
+ * missing from the video. Chromium's screencast sends one now and then: half-size frames
+ * among full-size ones, probably while the at-rest wait takes its half-size look at the
+ * page (browser/settle.ts).
  */
-async function framesOfOneSize(frames: readonly TimedFrame[], outFile: string): Promise<{ frames: TimedFrame[]; copies: string[] }> {
+async function framesOfOneSize(frames: readonly TimedFrame[], outFile: string, copies: string[]): Promise<TimedFrame[]> {
   const sizes = await Promise.all(
     frames.map(async (frame) => {
       try {
-        const { width = 0, height = 0, format } = await sharp(frame.file).metadata();
-        return { width, height, format };
+        const { width, height } = await sharp(frame.file).metadata();
+        if (!width || !height) throw new Error("it has no picture size");
+        return { width, height };
       } catch (error) {
         throw new IwrError("MEDIA", `cannot read the captured frame ${frame.file}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }),
   );
-  const tally = new Map<string, number>();
-  for (const { width, height } of sizes) tally.set(`${width}x${height}`, (tally.get(`${width}x${height}`) ?? 0) + 1);
-  const common = [...tally].sort((a, b) => b[1] - a[1])[0]![0];
-  const [width, height] = common.split("x").map(Number) as [number, number];
-  const copies: string[] = [];
-  const sized = await Promise.all(
+  const tally = new Map<string, { width: number; height: number; count: number }>();
+  for (const { width, height } of sizes) {
+    const entry = tally.get(`${width}x${height}`) ?? { width, height, count: 0 };
+    entry.count += 1;
+    tally.set(`${width}x${height}`, entry);
+  }
+  const { width, height } = [...tally.values()].sort((a, b) => b.count - a.count || b.width * b.height - a.width * a.height)[0]!;
+  const scaled = await Promise.allSettled(
     frames.map(async (frame, index) => {
       const size = sizes[index]!;
       if (size.width === width && size.height === height) return frame;
-      // Same format as the others: the demuxer takes one kind of picture too.
       const copy = `${outFile}.resized-${index}${path.extname(frame.file)}`;
       copies.push(copy);
-      await sharp(frame.file)
-        .resize(width, height, { fit: "fill" })
-        .toFormat(size.format ?? "png")
-        .toFile(copy);
+      // The copy's extension picks its format, as the frame's did: the list takes one kind of picture.
+      const resized = sharp(frame.file).resize(width, height, { fit: "fill" });
+      await (/\.jpe?g$/i.test(copy) ? resized.jpeg({ quality: 90 }) : resized).toFile(copy);
       return { file: copy, timeSec: frame.timeSec };
     }),
   );
-  return { frames: sized, copies };
+  const failed = scaled.find((result) => result.status === "rejected");
+  if (failed) {
+    const reason = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+    throw new IwrError("MEDIA", `cannot scale a captured frame to ${width}x${height}: ${reason}`);
+  }
+  if (copies.length > 0) logger.debug(`scaled ${copies.length} frame(s) of another size to ${width}x${height} before encoding`);
+  return scaled.map((result) => (result as PromiseFulfilledResult<TimedFrame>).value);
 }
 
 /** Encodes the frames into `outFile` (overwritten). Needs at least one frame. */
@@ -131,10 +139,10 @@ export async function encodeFramesToMp4(frames: readonly TimedFrame[], options: 
   const height = options.height - (options.height % 2);
   const first = Math.min(...frames.map((frame) => frame.timeSec));
   const listFile = `${options.outFile}.frames.txt`;
-  const oneSize = await framesOfOneSize(frames, options.outFile);
-  fs.writeFileSync(listFile, concatList(oneSize.frames, options.endSec));
+  const copies: string[] = [];
   const started = Date.now();
   try {
+    fs.writeFileSync(listFile, concatList(await framesOfOneSize(frames, options.outFile, copies), options.endSec));
     await runFfmpeg(options.ffmpegPath, [
       "-v",
       "error",
@@ -166,7 +174,7 @@ export async function encodeFramesToMp4(frames: readonly TimedFrame[], options: 
     ]);
   } finally {
     fs.rmSync(listFile, { force: true });
-    for (const copy of oneSize.copies) fs.rmSync(copy, { force: true });
+    for (const copy of copies) fs.rmSync(copy, { force: true });
   }
   const durationSec = Math.max(options.endSec - first, 0);
   logger.debug(`encoded ${frames.length} frames (${durationSec.toFixed(1)} s) into ${options.outFile} in ${Date.now() - started} ms`);
