@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
-import { IwrError } from "../errors.ts";
+import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 
 const logger = log("media");
@@ -99,7 +99,7 @@ async function framesOfOneSize(frames: readonly TimedFrame[], outFile: string, c
         if (!width || !height) throw new Error("it has no picture size");
         return { width, height };
       } catch (error) {
-        throw new IwrError("MEDIA", `cannot read the captured frame ${frame.file}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new IwrError("MEDIA", `cannot read the captured frame ${frame.file}: ${errorMessage(error)}`);
       }
     }),
   );
@@ -124,8 +124,7 @@ async function framesOfOneSize(frames: readonly TimedFrame[], outFile: string, c
   );
   const failed = scaled.find((result) => result.status === "rejected");
   if (failed) {
-    const reason = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
-    throw new IwrError("MEDIA", `cannot scale a captured frame to ${width}x${height}: ${reason}`);
+    throw new IwrError("MEDIA", `cannot scale a captured frame to ${width}x${height}: ${errorMessage(failed.reason)}`);
   }
   if (copies.length > 0) logger.debug(`scaled ${copies.length} frame(s) of another size to ${width}x${height} before encoding`);
   return scaled.map((result) => (result as PromiseFulfilledResult<TimedFrame>).value);

@@ -397,35 +397,43 @@ describe("the reading of the true page's screens tallies its stages", () => {
 });
 
 describe("which fates only the enlarged whole screen decided", () => {
+  const reading = (count: number, byEnlarged = false) => ({ count, byEnlarged });
   // A literal only the enlarged screen found does not resemble anything on the whole screen's text.
-  const reading = (count: number, byEnlarged = false) => ({ count, byEnlarged, alike: byEnlarged ? 0 : count });
+  const alikeBefore = (before: { count: number; byEnlarged: boolean }) => (before.byEnlarged ? 0 : before.count);
   it("counts a literal the enlarged screen alone found, on the new screen only, as decided by it", () => {
-    expect(literalFate({ before: reading(0), after: reading(1, true), nearBefore: false, nearAfter: true })).toEqual({
+    expect(literalFate({ before: reading(0), after: reading(1, true), nearBefore: false, nearAfter: true, alikeBefore: alikeBefore(reading(0)) })).toEqual({
       fate: "appeared",
       onlyByEnlarged: true,
     });
   });
   it("does not count a literal read whole on both screens", () => {
-    expect(literalFate({ before: reading(1), after: reading(1), nearBefore: true, nearAfter: true })).toEqual({ fate: "kept", onlyByEnlarged: false });
+    expect(literalFate({ before: reading(1), after: reading(1), nearBefore: true, nearAfter: true, alikeBefore: alikeBefore(reading(1)) })).toEqual({
+      fate: "kept",
+      onlyByEnlarged: false,
+    });
   });
   it("does not count one the enlarged screen found before where the near readings find it on both screens anyway", () => {
-    expect(literalFate({ before: reading(1, true), after: reading(1), nearBefore: true, nearAfter: true })).toEqual({ fate: "kept", onlyByEnlarged: false });
+    expect(literalFate({ before: reading(1, true), after: reading(1), nearBefore: true, nearAfter: true, alikeBefore: alikeBefore(reading(1, true)) })).toEqual(
+      { fate: "kept", onlyByEnlarged: false },
+    );
   });
   it("counts one whose old-screen reading by the enlarged screen turns 'appeared' into 'kept'", () => {
-    expect(literalFate({ before: reading(1, true), after: reading(1), nearBefore: false, nearAfter: true })).toEqual({ fate: "kept", onlyByEnlarged: true });
+    expect(
+      literalFate({ before: reading(1, true), after: reading(1), nearBefore: false, nearAfter: true, alikeBefore: alikeBefore(reading(1, true)) }),
+    ).toEqual({ fate: "kept", onlyByEnlarged: true });
   });
 });
 
 describe("a literal is new only when the new screen reads it more often than the old one shows anything like it", () => {
-  const reading = (count: number, alike = count) => ({ count, byEnlarged: false, alike });
+  const reading = (count: number) => ({ count, byEnlarged: false });
   it("keeps a literal read once exactly and once garbled before, and twice after (OCR garbled a copy that was there)", () => {
-    expect(literalFate({ before: reading(1, 2), after: reading(2), nearBefore: true, nearAfter: true }).fate).toBe("kept");
+    expect(literalFate({ before: reading(1), after: reading(2), nearBefore: true, nearAfter: true, alikeBefore: 2 }).fate).toBe("kept");
   });
   it("still calls a literal new when the new screen reads it more often than anything like it stood before", () => {
-    expect(literalFate({ before: reading(1, 1), after: reading(2), nearBefore: true, nearAfter: true }).fate).toBe("appeared");
-    expect(literalFate({ before: reading(0, 1), after: reading(2), nearBefore: false, nearAfter: true }).fate).toBe("appeared");
+    expect(literalFate({ before: reading(1), after: reading(2), nearBefore: true, nearAfter: true, alikeBefore: 1 }).fate).toBe("appeared");
+    expect(literalFate({ before: reading(0), after: reading(2), nearBefore: false, nearAfter: true, alikeBefore: 1 }).fate).toBe("appeared");
   });
   it("does not let a garbled look-alike on the old screen stop a literal from going", () => {
-    expect(literalFate({ before: reading(1, 1), after: reading(0, 1), nearBefore: true, nearAfter: false }).fate).toBe("went");
+    expect(literalFate({ before: reading(1), after: reading(0), nearBefore: true, nearAfter: false, alikeBefore: 1 }).fate).toBe("went");
   });
 });

@@ -136,21 +136,13 @@ export function truthReadingTallies(): { stages: TruthReadingTally[]; fatesTheEn
   return { stages: truthTallies.snapshot(), fatesTheEnlargedReadingDecided };
 }
 
-/** A literal's reading on one true screen. */
+/** A literal's reading on one true screen: how often it reads, and whether the enlarged whole screen was what found it. */
 export interface LiteralReading {
-  /** How often it reads. */
   count: number;
-  /** Whether the enlarged whole screen was what found it. */
   byEnlarged: boolean;
-  /** How many places on the whole screen's text resemble it, garbled copies included (resemblances). */
-  alike: number;
 }
 
-/**
- * How often a literal reads on one true screen: whole, then (when not read) in the changed
- * regions and enlarged; whether the enlarged whole screen was what found it; and how much
- * of the whole screen resembles it.
- */
+/** How often a literal reads on one true screen: whole, then (when not read) in the changed regions and enlarged. */
 async function readingsOf(
   literal: string,
   screens: ScreenReadings,
@@ -160,8 +152,7 @@ async function readingsOf(
 ): Promise<LiteralReading> {
   const threshold = OCR_READING_SETTINGS.literalSimilarity;
   const whole = which === "before" ? await screens.beforeText() : await screens.afterText();
-  const alike = resemblances(literal, whole);
-  if (tallied(WHOLE_STAGE, literalSimilarity(literal, whole) >= threshold)) return { count: occurrences(literal, whole), byEnlarged: false, alike };
+  if (tallied(WHOLE_STAGE, literalSimilarity(literal, whole) >= threshold)) return { count: occurrences(literal, whole), byEnlarged: false };
   if (regions.length > 0) {
     let inRegion = false;
     for (const region of regions) {
@@ -169,11 +160,11 @@ async function readingsOf(
       inRegion = literalSimilarity(literal, text) >= threshold;
       if (inRegion) break;
     }
-    if (tallied(REGIONS_STAGE, inRegion)) return { count: 1, byEnlarged: false, alike };
+    if (tallied(REGIONS_STAGE, inRegion)) return { count: 1, byEnlarged: false };
   }
   const enlarged = await screens.region(which, { left: 0, top: 0, ...size }, scales.wholeScreen, "block");
   const found = tallied(ENLARGED_STAGE, literalSimilarity(literal, enlarged) >= threshold);
-  return { count: found ? occurrences(literal, enlarged) : 0, byEnlarged: found, alike };
+  return { count: found ? occurrences(literal, enlarged) : 0, byEnlarged: found };
 }
 
 /**
@@ -194,18 +185,22 @@ function fateOf(before: number, after: number, nearBefore: boolean, nearAfter: b
  * screen not been read: its counts dropped, and, with nothing read elsewhere, no near
  * reading either (those run only for a literal read somewhere), so "unread".
  */
-export function literalFate(readings: { before: LiteralReading; after: LiteralReading; nearBefore: boolean; nearAfter: boolean }): {
-  fate: LiteralFate;
-  onlyByEnlarged: boolean;
-} {
-  const { before, after, nearBefore, nearAfter } = readings;
+export function literalFate(readings: {
+  before: LiteralReading;
+  after: LiteralReading;
+  nearBefore: boolean;
+  nearAfter: boolean;
+  /** How many places on the old screen's whole text resemble it, garbled copies included (resemblances). */
+  alikeBefore: number;
+}): { fate: LiteralFate; onlyByEnlarged: boolean } {
+  const { before, after, nearBefore, nearAfter, alikeBefore } = readings;
   const counted = (count: number, near: boolean) => (near ? Math.max(count, 1) : count);
-  const fate = fateOf(counted(before.count, nearBefore), counted(after.count, nearAfter), nearBefore, nearAfter, before.alike);
+  const fate = fateOf(counted(before.count, nearBefore), counted(after.count, nearAfter), nearBefore, nearAfter, alikeBefore);
   const withoutEnlarged = (reading: LiteralReading) => (reading.byEnlarged ? 0 : reading.count);
   const [beforeElsewhere, afterElsewhere] = [withoutEnlarged(before), withoutEnlarged(after)];
   const fateWithoutEnlarged =
     beforeElsewhere > 0 || afterElsewhere > 0
-      ? fateOf(counted(beforeElsewhere, nearBefore), counted(afterElsewhere, nearAfter), nearBefore, nearAfter, before.alike)
+      ? fateOf(counted(beforeElsewhere, nearBefore), counted(afterElsewhere, nearAfter), nearBefore, nearAfter, alikeBefore)
       : "unread";
   return { fate, onlyByEnlarged: fateWithoutEnlarged !== fate };
 }
@@ -258,7 +253,8 @@ async function readTruthChange(literals: readonly AssertionLiteral[], screens: S
     const readAgain = change.regions.length > 0 && (before.count > 0 || after.count > 0);
     const nearBefore = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "before", change.regions, size));
     const nearAfter = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "after", change.regions, size));
-    const { fate, onlyByEnlarged } = literalFate({ before, after, nearBefore, nearAfter });
+    const alikeBefore = resemblances(literal.text, await screens.beforeText());
+    const { fate, onlyByEnlarged } = literalFate({ before, after, nearBefore, nearAfter, alikeBefore });
     if (onlyByEnlarged) fatesTheEnlargedReadingDecided += 1;
     onTruth.push({ literal, fate, nearChange: nearBefore || nearAfter });
   }
