@@ -96,23 +96,82 @@ export function shareFound(words: readonly string[], among: readonly string[]): 
   return found.length / words.length;
 }
 
-/** Indices of the grid cells where two grey pictures (same size) differ. */
-export function changedCells(a: Buffer, b: Buffer, width = 640): Set<number> {
-  const cells = new Set<number>();
-  if (a.length !== b.length || a.length === 0) return cells;
-  const height = a.length / width;
-  const columns = Math.ceil(width / CELL);
-  const counts = new Map<number, number>();
+/** The darkest and lightest grey among each pixel and its eight neighbours. */
+interface NeighbourRange {
+  low: Uint8Array;
+  high: Uint8Array;
+}
+
+/** Kept per picture: a picture is compared with many others (the alignment compares every screenshot with every state). */
+const neighbourRanges = new WeakMap<Buffer, NeighbourRange>();
+
+function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
+  const known = neighbourRanges.get(pixels);
+  if (known) return known;
+  const height = pixels.length / width;
+  // Separable: the range over each row's three neighbours, then over three such rows.
+  const rowLow = new Uint8Array(pixels.length);
+  const rowHigh = new Uint8Array(pixels.length);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
-      if (Math.abs(a[i]! - b[i]!) <= PIXEL_TOLERANCE) continue;
-      const cell = Math.floor(y / CELL) * columns + Math.floor(x / CELL);
-      const count = (counts.get(cell) ?? 0) + 1;
-      counts.set(cell, count);
-      if (count >= CELL_CHANGED_PIXELS) cells.add(cell);
+      const left = pixels[x > 0 ? i - 1 : i]!;
+      const right = pixels[x < width - 1 ? i + 1 : i]!;
+      const value = pixels[i]!;
+      rowLow[i] = Math.min(left, value, right);
+      rowHigh[i] = Math.max(left, value, right);
     }
   }
+  const range = { low: new Uint8Array(pixels.length), high: new Uint8Array(pixels.length) };
+  for (let y = 0; y < height; y++) {
+    const up = y > 0 ? -width : 0;
+    const down = y < height - 1 ? width : 0;
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      range.low[i] = Math.min(rowLow[i + up]!, rowLow[i]!, rowLow[i + down]!);
+      range.high[i] = Math.max(rowHigh[i + up]!, rowHigh[i]!, rowHigh[i + down]!);
+    }
+  }
+  neighbourRanges.set(pixels, range);
+  return range;
+}
+
+/**
+ * Calls `visit` with each pixel where two grey pictures (same size, `width` wide) differ
+ * beyond a shift of one pixel: a pixel differs when either picture's grey there lies
+ * outside the range of the other picture's pixel and its eight neighbours, widened by the
+ * tolerance. A page scrolled or laid out one pixel (two screen pixels) differently, or a
+ * video frame caught while a scroll settled, is the same picture; a new word is not,
+ * because its dark strokes lie outside the range of the old picture's background (the
+ * test runs both ways).
+ */
+export function forEachDifferingPixel(a: Buffer, b: Buffer, width: number, visit: (index: number, x: number, y: number) => void): void {
+  if (a.length !== b.length || a.length === 0) return;
+  let rangeA: NeighbourRange | undefined;
+  let rangeB: NeighbourRange | undefined;
+  for (let i = 0; i < a.length; i++) {
+    const valueA = a[i]!;
+    const valueB = b[i]!;
+    // Most pixels are equal where they stand: the neighbourhoods are needed only for the rest.
+    if (Math.abs(valueA - valueB) <= PIXEL_TOLERANCE) continue;
+    rangeA ??= neighbourRangeOf(a, width);
+    rangeB ??= neighbourRangeOf(b, width);
+    const aOutsideB = valueA < rangeB.low[i]! - PIXEL_TOLERANCE || valueA > rangeB.high[i]! + PIXEL_TOLERANCE;
+    if (aOutsideB || valueB < rangeA.low[i]! - PIXEL_TOLERANCE || valueB > rangeA.high[i]! + PIXEL_TOLERANCE) visit(i, i % width, Math.floor(i / width));
+  }
+}
+
+/** Indices of the grid cells where two grey pictures (same size) differ beyond a one-pixel shift. */
+export function changedCells(a: Buffer, b: Buffer, width = 640): Set<number> {
+  const cells = new Set<number>();
+  const columns = Math.ceil(width / CELL);
+  const counts = new Map<number, number>();
+  forEachDifferingPixel(a, b, width, (_, x, y) => {
+    const cell = Math.floor(y / CELL) * columns + Math.floor(x / CELL);
+    const count = (counts.get(cell) ?? 0) + 1;
+    counts.set(cell, count);
+    if (count >= CELL_CHANGED_PIXELS) cells.add(cell);
+  });
   return cells;
 }
 

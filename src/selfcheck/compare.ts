@@ -6,7 +6,8 @@
  * the evaluator computes it, and the image similarity in use (DINO, or its labelled
  * fallback), less what a recording's shape makes unlikely (ALIGNMENT_PRIORS). The
  * alignment adds a third, finer term: how few pixels differ (grey,
- * 640 × 360, by more than 24 levels), as 1 / (1 + differing / 200). The image metric
+ * 640 × 360, by more than 24 levels, beyond a one-pixel shift: change-evidence.ts), as
+ * 1 / (1 + differing / 200). The image metric
  * and OCR see a calculator showing "1" and one showing "12" as nearly the same picture
  * (a digit is a few hundred pixels of a screen), and the alignment must not. Then, per
  * step: did the page change when the aligned video did, and the same way
@@ -14,6 +15,7 @@
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import sharp from "sharp";
+import { forEachDifferingPixel } from "../metrics/change-evidence.ts";
 import { type ImageReader, readOnce } from "../metrics/image-readings.ts";
 import { readImageText } from "../metrics/ocr.ts";
 import { textSimilarity } from "../metrics/text-similarity.ts";
@@ -27,7 +29,6 @@ export interface ImageReading {
 }
 
 const PIXEL_SIDE = { width: 640, height: 360 };
-const PIXEL_TOLERANCE = 24;
 /** Differing pixels (at PIXEL_SIDE) at which the pixel term halves: about one changed digit or word. */
 const PIXEL_HALF = 200;
 
@@ -66,7 +67,9 @@ export interface PairSimilarity {
 function pixelTerm(a: Buffer, b: Buffer): number {
   if (a.length !== b.length || a.length === 0) return 0;
   let differing = 0;
-  for (let i = 0; i < a.length; i++) if (Math.abs((a[i] ?? 0) - (b[i] ?? 0)) > PIXEL_TOLERANCE) differing += 1;
+  forEachDifferingPixel(a, b, PIXEL_SIDE.width, () => {
+    differing += 1;
+  });
   return 1 / (1 + differing / PIXEL_HALF);
 }
 
@@ -101,7 +104,9 @@ export interface Alignment {
  *  - a recorded action nearly always shows something: a step that keeps the video on
  *    its state costs `stillStep`;
  *  - a user pauses between actions: a state the video holds for `heldSec` or longer
- *    inside one step (the step passes over it to a later one) costs `passedHeld`.
+ *    inside one step (the step passes over it to a later one) costs `passedHeld`,
+ *    unless it is the state before it scrolled (scroll.ts): the recording scrolling to
+ *    its next target holds still while the pointer travels, without a pause.
  * Without them a page that stopped reacting aligns best by keeping its screenshots on
  * the last state it reached and sending its last step across everything the video did
  * after — and every step would look as if it agreed with the video. The first
@@ -121,6 +126,8 @@ export interface AlignmentOptions {
   states: ReadonlyArray<{ startSec: number; endSec: number }>;
   /** The last screenshot is the end of the interaction: it sits on the video's last state. */
   anchorEnd: boolean;
+  /** Per state, whether it is the state before it scrolled (scroll.ts): passing over it costs nothing. */
+  scrolled?: readonly boolean[];
   /** States before this one are the video's page loading (blank frames): no screenshot sits on them. */
   firstState?: number;
   /** How alike step `step`'s change is to the video's from state `from` to state `to`, in [0, 1]. */
@@ -140,7 +147,7 @@ export function alignTrajectory(matrix: readonly (readonly PairSimilarity[])[], 
   const columns = matrix[0]?.length ?? 0;
   if (rows === 0 || columns === 0) return { states: [], similarities: [], total: 0 };
   const { stillStep, passedHeld, heldSec, changeLikeness } = ALIGNMENT_PRIORS;
-  const held = options.states.map((state) => (state.endSec - state.startSec >= heldSec ? 1 : 0));
+  const held = options.states.map((state, index) => (state.endSec - state.startSec >= heldSec && !options.scrolled?.[index] ? 1 : 0));
   // heldBetween(a, b): held states strictly between a and b, from prefix sums.
   const prefix = [0];
   for (const value of held) prefix.push(prefix[prefix.length - 1]! + value);

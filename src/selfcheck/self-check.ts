@@ -23,6 +23,7 @@ import type { TaskInputs } from "../tasks/inputs.ts";
 import { alignTrajectory, type ImageReading, isBlankPicture, pairSimilarity, readImage } from "./compare.ts";
 import { type LintFinding, lintFindings } from "./lint.ts";
 import { type Finding, SELF_SCORE_WEIGHTS, type StepVerdict, scoreSelfCheck } from "./score.ts";
+import { scrollBetween } from "./scroll.ts";
 import { type SelfReplayStep, selfReplay } from "./self-replay.ts";
 import { StepEvidenceSource } from "./step-evidence.ts";
 
@@ -154,6 +155,7 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
   const blankLead = stateImages.findIndex((image) => !isBlankPicture(image));
   const alignment = alignTrajectory(matrix, {
     states,
+    scrolled: stateImages.map((image, index) => index > 0 && scrollBetween(stateImages[index - 1]!.pixels, image.pixels) !== undefined),
     firstState: Math.max(0, blankLead),
     anchorEnd: replay.executed === options.actions.length && options.actions.length > 0,
     changeLikeness: (step, from, to) => changes.likeness(step, from, to),

@@ -14,7 +14,8 @@
  *             share counts only as far as it exceeds the share of the words kept over the
  *             step that the other reading misses.
  *   location  where the screen changed: both pictures cut into cells, a cell changed
- *             when enough of its pixels did; `overlap` = F1 of the two cell sets, each
+ *             when enough of its pixels did (beyond a one-pixel shift: a frame caught
+ *             while a scroll settled is the same picture); `overlap` = F1 of the two cell sets, each
  *             side's cells counted as matched when the other side changed within a
  *             couple of cells (a layout moved or scaled a little still overlaps).
  *
@@ -22,13 +23,16 @@
  * video's after-state (a wrong value); then when it gained every number the video gained
  * and shows nothing the video lacks, or gained most of the words the video gained; not
  * when it shows new words the video lacks, or lacks the video's new words, beyond the
- * readings' noise; otherwise when it changed where the video did.
+ * readings' noise (and at least `minWordsAgainst` of them: the pointer drawn over a
+ * word makes a frame's reading garble it, and one garbled word looks like one gained);
+ * otherwise when it changed where the video did. A number is read exactly, so one
+ * number is enough.
  */
 import { changedCells, changeOverlap, gainedWords, isNumber, shareFound, wordsOf } from "../metrics/change-evidence.ts";
 import type { ImageReading } from "./compare.ts";
 
 /** Thresholds of the decision; see the module comment. */
-export const STEP_EVIDENCE_SETTINGS = Object.freeze({ minGain: 0.5, maxStray: 0.5, maxStrayOverNoise: 0.35, minOverlap: 0.3 });
+export const STEP_EVIDENCE_SETTINGS = Object.freeze({ minGain: 0.5, maxStray: 0.5, maxStrayOverNoise: 0.35, minOverlap: 0.3, minWordsAgainst: 2 });
 
 export interface StepEvidence {
   /** Words the video gained over the step (after its fuzzy matches on the before-state are removed). */
@@ -107,9 +111,12 @@ export class StepEvidenceSource {
     const videoNumbers = videoNew.filter(isNumber);
     const missing = videoNew.length === 0 ? undefined : 1 - shareFound(videoNew, pageAfterWords);
     const overlap = changeOverlap(this.pageCells(step), this.videoCells(from, to));
-    const { minGain, maxStray, maxStrayOverNoise, minOverlap } = STEP_EVIDENCE_SETTINGS;
+    const { minGain, maxStray, maxStrayOverNoise, minOverlap, minWordsAgainst } = STEP_EVIDENCE_SETTINGS;
     // Stray beyond what the reading misses of words the page kept: not OCR noise, the page shows what the video does not.
     const strays = (share: number | undefined, noise: number) => share !== undefined && share > maxStray && share - noise > maxStrayOverNoise;
+    // Words say No only from enough of them: one word of a frame's reading is as likely a garble as a change. A number is exact.
+    const enoughWords = (words: readonly string[]) => words.length >= minWordsAgainst || words.some(isNumber);
+    const wordsStray = (share: number | undefined, noise: number, words: readonly string[]) => enoughWords(words) && strays(share, noise);
     let by: StepEvidence["by"];
     let reproduced: boolean;
     if (strays(numberStray, keptNumbersAbsent)) {
@@ -121,7 +128,7 @@ export class StepEvidenceSource {
       [by, reproduced] = ["numbers", true];
     } else if (gain !== undefined && gain >= minGain) {
       [by, reproduced] = ["text", true];
-    } else if (strays(stray, keptAbsent) || strays(missing, videoKeptMissing)) {
+    } else if (wordsStray(stray, keptAbsent, pageNew) || wordsStray(missing, videoKeptMissing, videoNew)) {
       [by, reproduced] = ["text", false];
     } else {
       [by, reproduced] = [overlap === undefined ? "none" : "location", overlap !== undefined && overlap >= minOverlap];
