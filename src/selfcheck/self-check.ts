@@ -69,7 +69,8 @@ export interface SelfCheckRecord {
   lint: LintFinding[];
   video: {
     sha256?: string;
-    states: Array<Pick<VideoState, "index" | "startSec" | "endSec" | "frameSec" | "framePath">>;
+    /** `scrolled`: the state is the one before it scrolled (scroll.ts), so the alignment may pass over it freely. */
+    states: Array<Pick<VideoState, "index" | "startSec" | "endSec" | "frameSec" | "framePath"> & { scrolled?: true }>;
     findings: string[];
     error?: ErrorRecord;
   };
@@ -153,9 +154,10 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
   const changes = new StepEvidenceSource(shots, stateImages);
   // A recording often starts before the page has drawn anything: those frames are not a state of the page.
   const blankLead = stateImages.findIndex((image) => !isBlankPicture(image));
+  const scrolled = stateImages.map((image, index) => index > 0 && scrollBetween(stateImages[index - 1]!.pixels, image.pixels) !== undefined);
   const alignment = alignTrajectory(matrix, {
     states,
-    scrolled: stateImages.map((image, index) => index > 0 && scrollBetween(stateImages[index - 1]!.pixels, image.pixels) !== undefined),
+    scrolled,
     firstState: Math.max(0, blankLead),
     anchorEnd: replay.executed === options.actions.length && options.actions.length > 0,
     changeLikeness: (step, from, to) => changes.likeness(step, from, to),
@@ -205,7 +207,14 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
     lint,
     video: {
       ...(video.states ? { sha256: video.states.video.sha256 } : {}),
-      states: states.map(({ index, startSec, endSec, frameSec, framePath }) => ({ index, startSec, endSec, frameSec, framePath })),
+      states: states.map(({ index, startSec, endSec, frameSec, framePath }) => ({
+        index,
+        startSec,
+        endSec,
+        frameSec,
+        framePath,
+        ...(scrolled[index] ? { scrolled: true as const } : {}),
+      })),
       findings: video.states?.findings ?? [],
       ...(video.error ? { error: video.error } : {}),
     },
