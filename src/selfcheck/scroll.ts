@@ -3,7 +3,10 @@
  * A recording scrolls to reach a control below the fold before it clicks it, and the
  * video then holds the scrolled page for as long as the pointer takes to travel: a
  * stable state that is the way to the next action, not a pause between two of them
- * (compare.ts's ALIGNMENT_PRIORS charge for passing over a held state).
+ * (compare.ts's ALIGNMENT_PRIORS charge for passing over a held state). A scroll an
+ * action causes (a contents link jumping down an article) looks the same and is
+ * flagged too: passing over it is then free as well, and the alignment still places
+ * it by the pictures, the still-step cost and the changes' likeness.
  *
  * Each grey picture (640 × 360) is reduced to a profile: per row, the mean of each of
  * SCROLL_SETTINGS.blocks column blocks. The later picture is the earlier one scrolled by
