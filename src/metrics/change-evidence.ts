@@ -102,8 +102,13 @@ interface NeighbourRange {
   high: Uint8Array;
 }
 
-/** Kept per picture: a picture is compared with many others (the alignment compares every screenshot with every state). */
-const neighbourRanges = new WeakMap<Buffer, NeighbourRange>();
+/**
+ * Kept for the pictures compared last: a self-check compares every screenshot with every
+ * video state, a few dozen pictures. Bounded, because a range is twice a picture's size
+ * and the pictures themselves may live on in the readings' cache.
+ */
+const neighbourRanges = new Map<Buffer, NeighbourRange>();
+const KEPT_NEIGHBOUR_RANGES = 96;
 
 function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
   const known = neighbourRanges.get(pixels);
@@ -133,6 +138,8 @@ function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
     }
   }
   neighbourRanges.set(pixels, range);
+  // A Map iterates in insertion order: the first key is the oldest.
+  if (neighbourRanges.size > KEPT_NEIGHBOUR_RANGES) neighbourRanges.delete(neighbourRanges.keys().next().value!);
   return range;
 }
 
