@@ -96,8 +96,9 @@ export function shareFound(words: readonly string[], among: readonly string[]): 
   return found.length / words.length;
 }
 
-/** The darkest and lightest grey among each pixel and its eight neighbours. */
+/** The darkest and lightest grey among each pixel and its eight neighbours, for pictures `width` wide. */
 interface NeighbourRange {
+  width: number;
   low: Uint8Array;
   high: Uint8Array;
 }
@@ -105,14 +106,15 @@ interface NeighbourRange {
 /**
  * Kept for the pictures compared last: a self-check compares every screenshot with every
  * video state, a few dozen pictures. Bounded, because a range is twice a picture's size
- * and the pictures themselves may live on in the readings' cache.
+ * and the pictures themselves may live on in the readings' cache. Keyed by the Buffer:
+ * pictures are read once per content and never written to after (image-readings.ts).
  */
 const neighbourRanges = new Map<Buffer, NeighbourRange>();
 const KEPT_NEIGHBOUR_RANGES = 96;
 
 function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
   const known = neighbourRanges.get(pixels);
-  if (known) return known;
+  if (known?.width === width) return known;
   const height = pixels.length / width;
   // Separable: the range over each row's three neighbours, then over three such rows.
   const rowLow = new Uint8Array(pixels.length);
@@ -127,7 +129,7 @@ function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
       rowHigh[i] = Math.max(left, value, right);
     }
   }
-  const range = { low: new Uint8Array(pixels.length), high: new Uint8Array(pixels.length) };
+  const range = { width, low: new Uint8Array(pixels.length), high: new Uint8Array(pixels.length) };
   for (let y = 0; y < height; y++) {
     const up = y > 0 ? -width : 0;
     const down = y < height - 1 ? width : 0;
@@ -153,7 +155,8 @@ function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
  * test runs both ways).
  */
 export function forEachDifferingPixel(a: Buffer, b: Buffer, width: number, visit: (index: number, x: number, y: number) => void): void {
-  if (a.length !== b.length || a.length === 0) return;
+  // Pictures of different sizes, or not whole rows, have no pixel to pixel comparison (their callers say so).
+  if (a.length !== b.length || a.length === 0 || a.length % width !== 0) return;
   let rangeA: NeighbourRange | undefined;
   let rangeB: NeighbourRange | undefined;
   for (let i = 0; i < a.length; i++) {

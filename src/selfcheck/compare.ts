@@ -105,8 +105,9 @@ export interface Alignment {
  *    its state costs `stillStep`;
  *  - a user pauses between actions: a state the video holds for `heldSec` or longer
  *    inside one step (the step passes over it to a later one) costs `passedHeld`,
- *    unless it is the state before it scrolled (scroll.ts): the recording scrolling to
- *    its next target holds still while the pointer travels, without a pause.
+ *    unless it is its predecessor scrolled (scroll.ts): the recording scrolling to its
+ *    next target holds still while the pointer travels, without a pause. The same goes
+ *    for such states before the first screenshot.
  * Without them a page that stopped reacting aligns best by keeping its screenshots on
  * the last state it reached and sending its last step across everything the video did
  * after — and every step would look as if it agreed with the video. The first
@@ -126,7 +127,7 @@ export interface AlignmentOptions {
   states: ReadonlyArray<{ startSec: number; endSec: number }>;
   /** The last screenshot is the end of the interaction: it sits on the video's last state. */
   anchorEnd: boolean;
-  /** Per state, whether it is the state before it scrolled (scroll.ts): passing over it costs nothing. */
+  /** Per state, whether it is its predecessor scrolled (scroll.ts): passing over it costs nothing. */
   scrolled?: readonly boolean[];
   /** States before this one are the video's page loading (blank frames): no screenshot sits on them. */
   firstState?: number;

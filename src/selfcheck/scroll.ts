@@ -8,15 +8,21 @@
  * flagged too: passing over it is then free as well, and the alignment still places
  * it by the pictures, the still-step cost and the changes' likeness.
  *
+ * The offline judge has its own test (src/metrics/scroll-shift.ts): it compares pixels of
+ * two screenshots of one page, exact to the pixel. Video frames are compressed, carry a
+ * moving pointer, and a plain area matches itself at any shift (that test flagged such
+ * frames of two bundled videos as scrolled, nothing left over); hence row profiles here,
+ * and the content check.
+ *
  * Each grey picture (640 × 360) is reduced to a profile: per row, the mean of each of
- * SCROLL_SETTINGS.blocks column blocks. The later picture is the earlier one scrolled by
+ * SCROLL_PROFILE_SETTINGS.blocks column blocks. The later picture is the earlier one scrolled by
  * `dy` rows when, over the rows both show, their profiles differ by at most
  * `maxMeanDifference` grey levels on average, while unshifted they differ clearly
  * (`minUnshiftedDifference`), and the rows both show carry content (a plain background
  * matches itself at any shift, so it proves nothing).
  */
 
-export const SCROLL_SETTINGS = Object.freeze({
+export const SCROLL_PROFILE_SETTINGS = Object.freeze({
   blocks: 16,
   /** The shift must leave at least this share of the rows in view on both pictures. */
   minOverlapShare: 0.25,
@@ -31,7 +37,7 @@ export const SCROLL_SETTINGS = Object.freeze({
 });
 
 function profileOf(pixels: Buffer, width: number): Float32Array {
-  const { blocks } = SCROLL_SETTINGS;
+  const { blocks } = SCROLL_PROFILE_SETTINGS;
   const height = Math.floor(pixels.length / width);
   const blockWidth = width / blocks;
   const profile = new Float32Array(height * blocks);
@@ -44,7 +50,7 @@ function profileOf(pixels: Buffer, width: number): Float32Array {
 
 /** Mean absolute difference of two profiles over the rows `earlier[y]` ↔ `later[y - dy]` both show. */
 function meanDifference(earlier: Float32Array, later: Float32Array, rows: number, dy: number): number {
-  const { blocks } = SCROLL_SETTINGS;
+  const { blocks } = SCROLL_PROFILE_SETTINGS;
   const first = Math.max(0, dy);
   const last = Math.min(rows, rows + dy);
   let sum = 0;
@@ -57,7 +63,7 @@ function meanDifference(earlier: Float32Array, later: Float32Array, rows: number
 }
 
 function spread(profile: Float32Array, from: number, to: number): number {
-  const values = profile.subarray(from * SCROLL_SETTINGS.blocks, to * SCROLL_SETTINGS.blocks);
+  const values = profile.subarray(from * SCROLL_PROFILE_SETTINGS.blocks, to * SCROLL_PROFILE_SETTINGS.blocks);
   const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
   return Math.sqrt(values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / values.length);
 }
@@ -70,7 +76,7 @@ export function scrollBetween(earlier: Buffer, later: Buffer, width = 640): numb
   if (earlier.length !== later.length || earlier.length === 0) return undefined;
   const rows = Math.floor(earlier.length / width);
   const [before, after] = [profileOf(earlier, width), profileOf(later, width)];
-  const { minOverlapShare, minShiftRows, maxMeanDifference, minUnshiftedDifference, minContentSpread } = SCROLL_SETTINGS;
+  const { minOverlapShare, minShiftRows, maxMeanDifference, minUnshiftedDifference, minContentSpread } = SCROLL_PROFILE_SETTINGS;
   if (meanDifference(before, after, rows, 0) < minUnshiftedDifference) return undefined;
   const reach = Math.floor(rows * (1 - minOverlapShare));
   let best: { dy: number; difference: number } | undefined;
@@ -82,4 +88,9 @@ export function scrollBetween(earlier: Buffer, later: Buffer, width = 640): numb
   if (!best || best.difference > maxMeanDifference) return undefined;
   const [from, to] = [Math.max(0, best.dy), Math.min(rows, rows + best.dy)];
   return spread(before, from, to) >= minContentSpread ? best.dy : undefined;
+}
+
+/** Per picture of a sequence (a video's states), whether it is the picture before it scrolled. */
+export function scrolledFromPrevious(pictures: readonly Buffer[], width = 640): boolean[] {
+  return pictures.map((picture, index) => index > 0 && scrollBetween(pictures[index - 1]!, picture, width) !== undefined);
 }

@@ -23,7 +23,7 @@ import type { TaskInputs } from "../tasks/inputs.ts";
 import { alignTrajectory, type ImageReading, isBlankPicture, pairSimilarity, readImage } from "./compare.ts";
 import { type LintFinding, lintFindings } from "./lint.ts";
 import { type Finding, SELF_SCORE_WEIGHTS, type StepVerdict, scoreSelfCheck } from "./score.ts";
-import { scrollBetween } from "./scroll.ts";
+import { scrolledFromPrevious } from "./scroll.ts";
 import { type SelfReplayStep, selfReplay } from "./self-replay.ts";
 import { StepEvidenceSource } from "./step-evidence.ts";
 
@@ -154,7 +154,7 @@ export async function runSelfCheck(options: SelfCheckOptions): Promise<SelfCheck
   const changes = new StepEvidenceSource(shots, stateImages);
   // A recording often starts before the page has drawn anything: those frames are not a state of the page.
   const blankLead = stateImages.findIndex((image) => !isBlankPicture(image));
-  const scrolled = stateImages.map((image, index) => index > 0 && scrollBetween(stateImages[index - 1]!.pixels, image.pixels) !== undefined);
+  const scrolled = scrolledFromPrevious(stateImages.map((image) => image.pixels));
   const alignment = alignTrajectory(matrix, {
     states,
     scrolled,

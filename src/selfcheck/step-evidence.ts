@@ -23,10 +23,10 @@
  * video's after-state (a wrong value); then when it gained every number the video gained
  * and shows nothing the video lacks, or gained most of the words the video gained; not
  * when it shows new words the video lacks, or lacks the video's new words, beyond the
- * readings' noise (and at least `minWordsAgainst` of them: the pointer drawn over a
- * word makes a frame's reading garble it, and one garbled word looks like one gained);
- * otherwise when it changed where the video did. A number is read exactly, so one
- * number is enough.
+ * readings' noise (and at least `minWordsAgainst` such words, or a number: the pointer
+ * drawn over a word makes a frame's reading garble it, and one garbled word looks like
+ * one gained, while a number is read exactly); otherwise when it changed where the
+ * video did.
  */
 import { changedCells, changeOverlap, gainedWords, isNumber, shareFound, wordsOf } from "../metrics/change-evidence.ts";
 import type { ImageReading } from "./compare.ts";
@@ -115,8 +115,9 @@ export class StepEvidenceSource {
     // Stray beyond what the reading misses of words the page kept: not OCR noise, the page shows what the video does not.
     const strays = (share: number | undefined, noise: number) => share !== undefined && share > maxStray && share - noise > maxStrayOverNoise;
     // Words say No only from enough of them: one word of a frame's reading is as likely a garble as a change. A number is exact.
-    const enoughWords = (words: readonly string[]) => words.length >= minWordsAgainst || words.some(isNumber);
-    const wordsStray = (share: number | undefined, noise: number, words: readonly string[]) => enoughWords(words) && strays(share, noise);
+    const enoughAbsent = (share: number, words: readonly string[]) => Math.round(share * words.length) >= minWordsAgainst || words.some(isNumber);
+    const wordsStray = (share: number | undefined, noise: number, words: readonly string[]) =>
+      share !== undefined && enoughAbsent(share, words) && strays(share, noise);
     let by: StepEvidence["by"];
     let reproduced: boolean;
     if (strays(numberStray, keptNumbersAbsent)) {

@@ -3,7 +3,7 @@
  * made-up grey pictures at the self-check's 640 × 360.
  */
 import { describe, expect, it } from "vitest";
-import { scrollBetween } from "../../src/selfcheck/scroll.ts";
+import { scrollBetween, scrolledFromPrevious } from "../../src/selfcheck/scroll.ts";
 
 const WIDTH = 640;
 const HEIGHT = 360;
@@ -50,5 +50,10 @@ describe("scroll between two pictures", () => {
     const band = Buffer.from(plain);
     band.fill(40, 0, WIDTH * 30);
     expect(scrollBetween(plain, band)).toBeUndefined();
+  });
+
+  it("flags, in a sequence, each picture that is the one before it scrolled", () => {
+    const changed = view(150, pageRows(900).reverse());
+    expect(scrolledFromPrevious([view(0), view(0), view(150), changed, view(0)])).toEqual([false, false, true, false, false]);
   });
 });
