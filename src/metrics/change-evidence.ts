@@ -7,9 +7,10 @@
  * true page's (src/evaluator/judge/).
  */
 
+import { PIXEL_TOLERANCE } from "./pixel-diff.ts";
+
 /** Grid over the 640 × 360 grey pictures: 32 × 18 cells of 20 px (40 px of the screen). */
 export const CELL = 20;
-const PIXEL_TOLERANCE = 24;
 /** A cell changed when this many of its 400 pixels did (a caret or antialiasing noise stays below). */
 const CELL_CHANGED_PIXELS = 6;
 /** How far apart (in cells) two changes may be and still be the same change. */
@@ -96,27 +97,25 @@ export function shareFound(words: readonly string[], among: readonly string[]): 
   return found.length / words.length;
 }
 
-/** The darkest and lightest grey among each pixel and its eight neighbours, for pictures `width` wide. */
-interface NeighbourRange {
-  width: number;
+/** The darkest and lightest grey among each pixel of a grey picture and its eight neighbours. */
+export interface ShiftRange {
   low: Uint8Array;
   high: Uint8Array;
 }
 
-/**
- * Kept for the pictures compared last: a self-check compares every screenshot with every
- * video state, a few dozen pictures. Bounded, because a range is twice a picture's size
- * and the pictures themselves may live on in the readings' cache. Keyed by the Buffer:
- * pictures are read once per content and never written to after (image-readings.ts).
- */
-const neighbourRanges = new Map<Buffer, NeighbourRange>();
-const KEPT_NEIGHBOUR_RANGES = 96;
+/** A grey picture, `width` wide, with its ShiftRange worked out once (it is compared with many others). */
+export interface GreyPicture {
+  pixels: Buffer;
+  shiftRange: ShiftRange;
+}
 
-function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
-  const known = neighbourRanges.get(pixels);
-  if (known?.width === width) return known;
-  const height = pixels.length / width;
-  // Separable: the range over each row's three neighbours, then over three such rows.
+/**
+ * The ShiftRange of a grey picture. sharp's erode and dilate are binary (they map grey to
+ * 0 or 255), so the 3 × 3 minimum and maximum are taken here, separably: over each row's
+ * three neighbours, then over three such rows.
+ */
+export function shiftRangeOf(pixels: Buffer, width: number): ShiftRange {
+  const height = Math.floor(pixels.length / width);
   const rowLow = new Uint8Array(pixels.length);
   const rowHigh = new Uint8Array(pixels.length);
   for (let y = 0; y < height; y++) {
@@ -129,7 +128,7 @@ function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
       rowHigh[i] = Math.max(left, value, right);
     }
   }
-  const range = { width, low: new Uint8Array(pixels.length), high: new Uint8Array(pixels.length) };
+  const range = { low: new Uint8Array(pixels.length), high: new Uint8Array(pixels.length) };
   for (let y = 0; y < height; y++) {
     const up = y > 0 ? -width : 0;
     const down = y < height - 1 ? width : 0;
@@ -139,11 +138,11 @@ function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
       range.high[i] = Math.max(rowHigh[i + up]!, rowHigh[i]!, rowHigh[i + down]!);
     }
   }
-  neighbourRanges.set(pixels, range);
-  // A Map iterates in insertion order: the first key is the oldest.
-  if (neighbourRanges.size > KEPT_NEIGHBOUR_RANGES) neighbourRanges.delete(neighbourRanges.keys().next().value!);
   return range;
 }
+
+/** A grey picture ready for forEachDifferingPixel. */
+export const greyPicture = (pixels: Buffer, width = 640): GreyPicture => ({ pixels, shiftRange: shiftRangeOf(pixels, width) });
 
 /**
  * Calls `visit` with each pixel where two grey pictures (same size, `width` wide) differ
@@ -154,25 +153,22 @@ function neighbourRangeOf(pixels: Buffer, width: number): NeighbourRange {
  * because its dark strokes lie outside the range of the old picture's background (the
  * test runs both ways).
  */
-export function forEachDifferingPixel(a: Buffer, b: Buffer, width: number, visit: (index: number, x: number, y: number) => void): void {
+export function forEachDifferingPixel(a: GreyPicture, b: GreyPicture, width: number, visit: (index: number, x: number, y: number) => void): void {
+  const [pixelsA, pixelsB, rangeA, rangeB] = [a.pixels, b.pixels, a.shiftRange, b.shiftRange];
   // Pictures of different sizes, or not whole rows, have no pixel to pixel comparison (their callers say so).
-  if (a.length !== b.length || a.length === 0 || a.length % width !== 0) return;
-  let rangeA: NeighbourRange | undefined;
-  let rangeB: NeighbourRange | undefined;
-  for (let i = 0; i < a.length; i++) {
-    const valueA = a[i]!;
-    const valueB = b[i]!;
-    // Most pixels are equal where they stand: the neighbourhoods are needed only for the rest.
+  if (pixelsA.length !== pixelsB.length || pixelsA.length === 0 || pixelsA.length % width !== 0) return;
+  for (let i = 0; i < pixelsA.length; i++) {
+    const valueA = pixelsA[i]!;
+    const valueB = pixelsB[i]!;
+    // Most pixels are equal where they stand: the neighbourhoods are looked at only for the rest.
     if (Math.abs(valueA - valueB) <= PIXEL_TOLERANCE) continue;
-    rangeA ??= neighbourRangeOf(a, width);
-    rangeB ??= neighbourRangeOf(b, width);
     const aOutsideB = valueA < rangeB.low[i]! - PIXEL_TOLERANCE || valueA > rangeB.high[i]! + PIXEL_TOLERANCE;
     if (aOutsideB || valueB < rangeA.low[i]! - PIXEL_TOLERANCE || valueB > rangeA.high[i]! + PIXEL_TOLERANCE) visit(i, i % width, Math.floor(i / width));
   }
 }
 
 /** Indices of the grid cells where two grey pictures (same size) differ beyond a one-pixel shift. */
-export function changedCells(a: Buffer, b: Buffer, width = 640): Set<number> {
+export function changedCells(a: GreyPicture, b: GreyPicture, width = 640): Set<number> {
   const cells = new Set<number>();
   const columns = Math.ceil(width / CELL);
   const counts = new Map<number, number>();

@@ -15,17 +15,16 @@
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import sharp from "sharp";
-import { forEachDifferingPixel } from "../metrics/change-evidence.ts";
+import { forEachDifferingPixel, type GreyPicture, greyPicture } from "../metrics/change-evidence.ts";
 import { type ImageReader, readOnce } from "../metrics/image-readings.ts";
 import { readImageText } from "../metrics/ocr.ts";
 import { textSimilarity } from "../metrics/text-similarity.ts";
 import { imageLibraryVersions, type VisualFeatures, type VisualMetric } from "../metrics/visual.ts";
 
-export interface ImageReading {
+/** A picture's readings; its grey picture is 640 × 360, for the alignment's finer term and the changed cells. */
+export interface ImageReading extends GreyPicture {
   text: string;
   features: VisualFeatures;
-  /** Grey pixels at 640 × 360, for the alignment's finer term. */
-  pixels: Buffer;
 }
 
 const PIXEL_SIDE = { width: 640, height: 360 };
@@ -50,7 +49,7 @@ const GREY_PIXELS: ImageReader<Buffer> = {
 /** An image's OCR text, visual features and grey pixels, each read once per image content (and kept on disk between runs). */
 export async function readImage(png: Buffer, metric: VisualMetric): Promise<ImageReading> {
   const [text, features, pixels] = await Promise.all([readImageText(png), metric.features(png), readOnce(GREY_PIXELS, png)]);
-  return { text, features, pixels };
+  return { text, features, ...greyPicture(pixels, PIXEL_SIDE.width) };
 }
 
 export interface PairSimilarity {
@@ -64,8 +63,8 @@ export interface PairSimilarity {
   alignment: number;
 }
 
-function pixelTerm(a: Buffer, b: Buffer): number {
-  if (a.length !== b.length || a.length === 0) return 0;
+function pixelTerm(a: GreyPicture, b: GreyPicture): number {
+  if (a.pixels.length !== b.pixels.length || a.pixels.length === 0) return 0;
   let differing = 0;
   forEachDifferingPixel(a, b, PIXEL_SIDE.width, () => {
     differing += 1;
@@ -87,7 +86,7 @@ export function isBlankPicture(reading: ImageReading): boolean {
 export function pairSimilarity(a: ImageReading, b: ImageReading, metric: VisualMetric): PairSimilarity {
   const text = textSimilarity(a.text, b.text);
   const image = metric.compare(a.features, b.features);
-  const pixel = pixelTerm(a.pixels, b.pixels);
+  const pixel = pixelTerm(a, b);
   return { text, image, pixel, combined: (text + image) / 2, alignment: (text + image + 2 * pixel) / 4 };
 }
 

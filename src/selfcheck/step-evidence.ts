@@ -172,14 +172,14 @@ export class StepEvidenceSource {
   private pageCells(step: number): Set<number> {
     return cached(this.shotCells, step, () => {
       const [before, after] = [this.shots[step], this.shots[step + 1]];
-      return before && after ? changedCells(before.pixels, after.pixels) : new Set();
+      return before && after ? changedCells(before, after) : new Set();
     });
   }
 
   private videoCells(from: number, to: number): Set<number> {
     return cached(this.stateCells, `${from}:${to}`, () => {
       const [before, after] = [this.states[from], this.states[to]];
-      return before && after ? changedCells(before.pixels, after.pixels) : new Set();
+      return before && after ? changedCells(before, after) : new Set();
     });
   }
 }

@@ -5,7 +5,7 @@
  * a moved page is placed by its changes).
  */
 import { describe, expect, it } from "vitest";
-import { changedCells, changeOverlap, gainedWords, sameWord, wordsOf } from "../../src/metrics/change-evidence.ts";
+import { changedCells, changeOverlap, gainedWords, greyPicture, sameWord, wordsOf } from "../../src/metrics/change-evidence.ts";
 import { alignTrajectory, type ImageReading, isBlankPicture, type PairSimilarity } from "../../src/selfcheck/compare.ts";
 import { StepEvidenceSource } from "../../src/selfcheck/step-evidence.ts";
 
@@ -21,7 +21,10 @@ function picture(boxes: Array<[number, number]> = []): Buffer {
   return pixels;
 }
 
-const reading = (text: string, boxes: Array<[number, number]> = []): ImageReading => ({ text, features: new Float32Array(1), pixels: picture(boxes) });
+const reading = (text: string, boxes: Array<[number, number]> = []): ImageReading => ({ text, features: new Float32Array(1), ...greyPicture(picture(boxes)) });
+
+/** The changed cells between two grey pictures given as bare pixels. */
+const cellsBetween = (a: Buffer, b: Buffer) => changedCells(greyPicture(a), greyPicture(b));
 
 describe("words", () => {
   it("keeps numbers and words of four letters or more, drops short letter runs", () => {
@@ -102,9 +105,9 @@ describe("where a screen changed", () => {
       [5, 5],
       [6, 5],
     ]);
-    const cells = changedCells(before, after);
+    const cells = cellsBetween(before, after);
     expect(cells.size).toBe(2);
-    const shifted = changedCells(
+    const shifted = cellsBetween(
       before,
       picture([
         [7, 6],
@@ -112,7 +115,7 @@ describe("where a screen changed", () => {
       ]),
     );
     expect(changeOverlap(cells, shifted)).toBe(1);
-    const elsewhere = changedCells(before, picture([[25, 15]]));
+    const elsewhere = cellsBetween(before, picture([[25, 15]]));
     expect(changeOverlap(cells, elsewhere)).toBe(0);
     expect(changeOverlap(new Set(), new Set())).toBeUndefined();
   });
@@ -124,21 +127,21 @@ describe("where a screen changed", () => {
       return pixels;
     };
     const text = lines([50, 53, 57, 90, 94]);
-    expect(changedCells(text, lines([50, 53, 57, 90, 94], 1)).size).toBe(0);
+    expect(cellsBetween(text, lines([50, 53, 57, 90, 94], 1)).size).toBe(0);
     // Sideways, and mid-grey strokes on the background, the same.
     const columns = (xs: number[], grey: number, from = 0) => {
       const pixels = Buffer.alloc(WIDTH * HEIGHT, 235);
       for (const x of xs) for (let y = 100; y < 200; y++) pixels[y * WIDTH + x + from] = grey;
       return pixels;
     };
-    expect(changedCells(columns([300, 304, 309], 120), columns([300, 304, 309], 120, 1)).size).toBe(0);
-    expect(changedCells(columns([300, 304, 309], 120, 1), columns([300, 304, 309], 120)).size).toBe(0);
-    expect(changedCells(columns([300, 304, 309], 120), columns([300, 304, 309, 340], 120)).size).toBeGreaterThan(0);
+    expect(cellsBetween(columns([300, 304, 309], 120), columns([300, 304, 309], 120, 1)).size).toBe(0);
+    expect(cellsBetween(columns([300, 304, 309], 120, 1), columns([300, 304, 309], 120)).size).toBe(0);
+    expect(cellsBetween(columns([300, 304, 309], 120), columns([300, 304, 309, 340], 120)).size).toBeGreaterThan(0);
     // Shifted by three pixels it is a change (a scroll, or a layout that moved).
-    expect(changedCells(text, lines([50, 53, 57, 90, 94], 3)).size).toBeGreaterThan(0);
-    expect(changedCells(text, lines([50, 53, 57, 90, 94, 200])).size).toBeGreaterThan(0);
+    expect(cellsBetween(text, lines([50, 53, 57, 90, 94], 3)).size).toBeGreaterThan(0);
+    expect(cellsBetween(text, lines([50, 53, 57, 90, 94, 200])).size).toBeGreaterThan(0);
     // Either way round: the line is there in the first picture and gone from the second.
-    expect(changedCells(lines([50, 53, 57, 90, 94, 200]), text).size).toBeGreaterThan(0);
+    expect(cellsBetween(lines([50, 53, 57, 90, 94, 200]), text).size).toBeGreaterThan(0);
   });
 });
 
