@@ -1,6 +1,7 @@
 /**
- * Which OCR engine a process runs (ocr.ts starts it): the settings' (tesseract.js), or the
- * one IWR_OCR_ENGINE names (`tesseract`: native; `auto`: native when installed). Kept
+ * Which OCR engine a process runs (ocr.ts starts it): the settings' (`auto`: native when
+ * installed, else tesseract.js), or the one IWR_OCR_ENGINE names (`tesseract`: native;
+ * `tesseract.js`; `auto`). Kept
  * apart from the engines themselves so that a run's record can name the engine without
  * loading one.
  */

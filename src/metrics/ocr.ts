@@ -4,8 +4,8 @@
  *
  * Engine: the benchmark uses easyocr (English), which has no Node port. We use
  * Tesseract (English LSTM model `4.0.0_best_int`, offline) with page segmentation mode
- * 3: tesseract.js (WebAssembly, always there) by default, or Debian's native build
- * (`tesseract`) when IWR_OCR_ENGINE asks for it (ocr-choice.ts, ocr-engines.ts). It reads
+ * 3: Debian's native build (`tesseract`) when it is installed, else tesseract.js
+ * (WebAssembly, always there); IWR_OCR_ENGINE names one (ocr-choice.ts, ocr-engines.ts). It reads
  * body text, headings and light-on-dark text; like any global-threshold OCR it can miss
  * short white labels on saturated buttons that easyocr would read, so OCR numbers are
  * close to, not identical with, the harness's. The engine's name and version are

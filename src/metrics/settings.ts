@@ -7,11 +7,11 @@ export const METRIC_SETTINGS = Object.freeze({
   /** §3.5 OCR. The benchmark uses easyocr (English); our engine is Tesseract (see ocr.ts). */
   ocr: Object.freeze({
     /**
-     * The default build: tesseract.js. Native Tesseract (`tesseract`, or `auto`: native when
-     * installed) is opt-in through IWR_OCR_ENGINE: it takes ~0.7x the CPU per screen but read
-     * the bundled suite slightly worse (`npm run bench:ocr -- --truth`; README, Measuring).
+     * `auto`: Debian's native Tesseract when it is installed (`iwr setup` installs it),
+     * else tesseract.js. Native takes about 0.7x the CPU per screen; the two give the same
+     * verdicts on both calibration ladders (README, Measuring). IWR_OCR_ENGINE names one.
      */
-    engine: "tesseract.js",
+    engine: "auto",
     language: "eng",
     /** The trained-data flavour shipped by @tesseract.js-data/eng that we load offline. */
     trainedData: "4.0.0_best_int",

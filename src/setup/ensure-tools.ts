@@ -1,15 +1,17 @@
 /**
  * The setup check that `npm start` and `npm test` run first: find Chromium and
  * ffmpeg, install the Debian packages when they are missing and we are root on
- * Debian/Ubuntu, otherwise stop with the exact command to run. redis-server is
- * installed the same way, but only queue mode needs it: without it everything else
- * works and setup says so in one line.
+ * Debian/Ubuntu, otherwise stop with the exact command to run. redis-server and
+ * native Tesseract (`tesseract-ocr`) are installed the same way, but neither is needed:
+ * only queue mode uses redis-server, and without Tesseract the OCR metric runs on
+ * tesseract.js (slower; the engine is recorded with every result). Setup says so in
+ * one line.
  */
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { IwrError } from "../errors.ts";
-import { type FoundTool, findChromium, findFfmpeg, findRedisServer } from "./find-tools.ts";
+import { errorMessage, IwrError } from "../errors.ts";
+import { type FoundTool, findChromium, findFfmpeg, findRedisServer, findTesseract } from "./find-tools.ts";
 
 export interface SetupReport {
   chromium: FoundTool;
@@ -19,6 +21,8 @@ export interface SetupReport {
   missingFonts: string[];
   /** redis-server for queue mode, when found. */
   redisServer?: string;
+  /** Native Tesseract, the default OCR engine when found (src/metrics/ocr-choice.ts). */
+  tesseract?: string;
 }
 
 /**
@@ -32,7 +36,7 @@ const FONT_PACKAGES: Readonly<Record<string, string>> = {
   "fonts-liberation": "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
 };
 
-const INSTALL_COMMAND = `sudo apt-get update && sudo apt-get install -y chromium ffmpeg redis-server ${Object.keys(FONT_PACKAGES).join(" ")}`;
+const INSTALL_COMMAND = `sudo apt-get update && sudo apt-get install -y chromium ffmpeg redis-server tesseract-ocr ${Object.keys(FONT_PACKAGES).join(" ")}`;
 
 function missingFontPackages(): string[] {
   return Object.entries(FONT_PACKAGES)
@@ -71,7 +75,8 @@ function aptInstall(packages: string[], say: (line: string) => void): void {
 export function setupSummary(report: SetupReport): string {
   return (
     `setup: chromium ${report.chromium.path} (${report.chromium.source}); ffmpeg ${report.ffmpeg.path} (${report.ffmpeg.source})` +
-    `${report.redisServer ? `; redis-server ${report.redisServer}` : ""}`
+    `${report.redisServer ? `; redis-server ${report.redisServer}` : ""}` +
+    `${report.tesseract ? `; tesseract ${report.tesseract}` : ""}`
   );
 }
 
@@ -86,11 +91,17 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   // The npm-shipped ffmpeg works but has no ffprobe and is old: prefer the system one.
   if (!ffmpeg || ffmpeg.source === "npm") missing.push("ffmpeg");
   if (isDebianLike()) missing.push(...missingFontPackages());
-  if (!findRedisServer()) missing.push("redis-server");
+  // Wanted but not needed: a failed install of these alone is said, not fatal.
+  const optional = [...(findRedisServer() ? [] : ["redis-server"]), ...(findTesseract() ? [] : ["tesseract-ocr"])];
   const installed: string[] = [];
-  if (missing.length > 0 && isRoot() && isDebianLike()) {
-    aptInstall(missing, say);
-    installed.push(...missing);
+  if (missing.length + optional.length > 0 && isRoot() && isDebianLike()) {
+    try {
+      aptInstall([...missing, ...optional], say);
+      installed.push(...missing, ...optional);
+    } catch (error) {
+      if (missing.length > 0) throw error;
+      say(`note: ${errorMessage(error)}`);
+    }
     chromium = findChromium();
     ffmpeg = findFfmpeg();
   }
@@ -109,5 +120,7 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   const redisServer = findRedisServer();
   if (!redisServer)
     say(`note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. Install: ${INSTALL_COMMAND}  (or set IWR_REDIS_SERVER)`);
-  return { chromium, ffmpeg, installed, missingFonts, ...(redisServer ? { redisServer } : {}) };
+  const tesseract = findTesseract();
+  if (!tesseract) say(`note: native Tesseract not found; OCR runs on tesseract.js, about 1.5x the CPU. Install: ${INSTALL_COMMAND}  (or set IWR_TESSERACT)`);
+  return { chromium, ffmpeg, installed, missingFonts, ...(redisServer ? { redisServer } : {}), ...(tesseract ? { tesseract } : {}) };
 }

@@ -124,15 +124,29 @@ describe("the reading's stage tallies", () => {
     expect(tallySince(earlier)).toEqual({ stages: [{ stage: firstStage, reached: 1, readingsAsked: 2, literalsSettled: 1 }], unsettledLiterals: 0 });
   });
 
-  it("a literal the screen does not show goes through every stage and stays unsettled", async () => {
+  const lastStage = `both whole screens ×${CANDIDATE_READING_SETTINGS.screenScale}`;
+
+  it("a literal the screen does not show goes through every stage and stays unsettled; the old screen is not read enlarged for it", async () => {
     const earlier = readingStageTallies();
     await judge.judge(input("A new item 'Strawberries' appears", { before, after }));
     expect(tallySince(earlier)).toEqual({
       stages: [
         { stage: firstStage, reached: 1, readingsAsked: 2, literalsSettled: 0 },
-        { stage: `both whole screens ×${CANDIDATE_READING_SETTINGS.screenScale}`, reached: 1, readingsAsked: 2, literalsSettled: 0 },
+        { stage: lastStage, reached: 1, readingsAsked: 1, literalsSettled: 0 },
       ],
       unsettledLiterals: 1,
+    });
+  });
+
+  it("a literal the new screen shows but not as new has both screens read enlarged, to count it on each", async () => {
+    const earlier = readingStageTallies();
+    const verdict = await judge.judge(input("A new item 'Blueberries' appears in the list", { before: after, after: hovered }));
+    expect(verdict.result).toBe("No");
+    expect(tallySince(earlier).stages.find((tally) => tally.stage === lastStage)).toEqual({
+      stage: lastStage,
+      reached: 1,
+      readingsAsked: 2,
+      literalsSettled: 0,
     });
   });
 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEvalRecord, type EvalRecord, type EvalSettings, readEvalRecord, writeEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { pairEvalpoints } from "../../src/evaluator/pairing.ts";
 import { renderMetricsMarkdown } from "../../src/evaluator/report-md.ts";
+import { resolveOcrEngine } from "../../src/metrics/ocr-choice.ts";
 import { readHarnessEval, rescore } from "../../src/evaluator/rescore.ts";
 import { createVisualScorers, scoreVisualPairs, shutdownVisualScorers, visualSettings } from "../../src/evaluator/visual-scorers.ts";
 import { shoppingPage, solidPng } from "../support/evaluator-images.ts";
@@ -116,7 +117,12 @@ describe("scoring a task end to end (real OCR, fallback visual metric, offline p
       pairing,
       settings: { ...replaySettings, ...visualSettings(scorers), protocol: "corrected" },
     });
-    expect(record.settings).toMatchObject({ ocrEngine: "tesseract.js", visualMetric: "ssim-gray-256", mllmJudgeKind: "offline-proxy", pairingMode: "aligned" });
+    expect(record.settings).toMatchObject({
+      ocrEngine: resolveOcrEngine().name,
+      visualMetric: "ssim-gray-256",
+      mllmJudgeKind: "offline-proxy",
+      pairingMode: "aligned",
+    });
     expect(record.settings.dinoStatus).toBe("unavailable: test runs without the model");
     expect(record.scores.ifs).toBe(1);
     // Final = 0.7 + 0.3 · VFS, VFS from the recorded lists.

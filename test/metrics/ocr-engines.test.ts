@@ -24,6 +24,11 @@ describe("the OCR engine choice", () => {
     if (tesseract) expect(resolveOcrEngine({ IWR_OCR_ENGINE: "auto", IWR_TESSERACT: tesseract })).toEqual({ name: "tesseract", executable: tesseract });
   });
 
+  it("by default (IWR_OCR_ENGINE unset) runs native Tesseract when it is installed, else tesseract.js", () => {
+    expect(resolveOcrEngine({ IWR_TESSERACT: "/no/such/tesseract" })).toEqual({ name: "tesseract.js" });
+    if (tesseract) expect(resolveOcrEngine({ IWR_TESSERACT: tesseract })).toEqual({ name: "tesseract", executable: tesseract });
+  });
+
   it("refuses a native engine that is missing, and a name it does not know", () => {
     expect(() => resolveOcrEngine({ IWR_OCR_ENGINE: "tesseract", IWR_TESSERACT: "/no/such/tesseract" })).toThrow(/tesseract program was not found/);
     expect(() => resolveOcrEngine({ IWR_OCR_ENGINE: "easyocr" })).toThrow(/IWR_OCR_ENGINE: expected one of auto, tesseract, tesseract.js, got 'easyocr'/);

@@ -4,6 +4,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { compareOcr, ocrEngineInfo, readImageText, shutdownOcr } from "../../src/metrics/ocr.ts";
+import { resolveOcrEngine } from "../../src/metrics/ocr-choice.ts";
 import { joinOcrSegments, textSimilarity } from "../../src/metrics/text-similarity.ts";
 import { shoppingPage, solidPng } from "../support/evaluator-images.ts";
 
@@ -30,7 +31,7 @@ describe("textSimilarity (§3.5)", () => {
   });
 });
 
-describe("OCR engine (tesseract.js, offline)", () => {
+describe("OCR engine (native Tesseract when installed, else tesseract.js; offline)", () => {
   it("reads dark-on-light and light-on-dark text of a rendered 720p page", async () => {
     const text = (await readImageText(await shoppingPage())).toLowerCase();
     expect(text).toContain("shopping list");
@@ -55,9 +56,9 @@ describe("OCR engine (tesseract.js, offline)", () => {
     expect((await compareOcr(blank, await solidPng(1280, 720, [250, 250, 250]))).similarity).toBe(1);
   });
 
-  it("names its engine and version", async () => {
+  it("names the engine it runs, and its version", async () => {
     const info = await ocrEngineInfo();
-    expect(info.name).toBe("tesseract.js");
+    expect(info.name).toBe(resolveOcrEngine().name);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+$/);
     expect(info.detail).toContain("psm 3");
   });

@@ -112,13 +112,17 @@ export async function readCandidateLiterals(options: {
     // change, such as a label above a display; a lone digit): new if read more often than before.
     const { width = 0, height = 0 } = await sharp(options.after).metadata();
     const whole = { left: 0, top: 0, width, height };
-    const [afterEnlarged, beforeEnlarged] = await Promise.all([
-      screens.region("after", whole, settings.screenScale, "block"),
-      screens.region("before", whole, settings.screenScale, "block"),
-    ]);
-    stageTallies.add(LAST_STAGE, "readingsAsked", 2);
-    for (const finding of findings.filter((entry) => !entry.contradicted && readInLastPass(entry))) {
+    const reread = findings.filter((entry) => !entry.contradicted && readInLastPass(entry));
+    const afterEnlarged = await screens.region("after", whole, settings.screenScale, "block");
+    // The old screen's reading decides only whether a literal the new one reads is new, and
+    // what a literal said to have been there before ("was") read: without either, it cannot
+    // change a finding, and it is not read (the same findings, at half the reading).
+    const beforeMatters = reread.some((finding) => finding.literal.role === "was" || (!finding.isNew && occurrences(finding.literal.text, afterEnlarged) > 0));
+    const beforeEnlarged = beforeMatters ? await screens.region("before", whole, settings.screenScale, "block") : undefined;
+    stageTallies.add(LAST_STAGE, "readingsAsked", beforeEnlarged === undefined ? 1 : 2);
+    for (const finding of reread) {
       finding.after = Math.max(finding.after, literalSimilarity(finding.literal.text, afterEnlarged));
+      if (beforeEnlarged === undefined) continue;
       finding.before = Math.max(finding.before, literalSimilarity(finding.literal.text, beforeEnlarged));
       finding.isNew ||= occurrences(finding.literal.text, afterEnlarged) > occurrences(finding.literal.text, beforeEnlarged);
     }
