@@ -2,10 +2,10 @@
  * The two builds of Tesseract the OCR metric can run, behind one interface (ocr.ts picks
  * one per process):
  *
+ *  - `tesseract` (native, ocr-native.ts): Debian's `tesseract-ocr`, a pool of long-lived
+ *    processes, the default when installed (`iwr setup` installs it);
  *  - `tesseract.js` (WebAssembly, in worker threads of this process): always there, the
- *    default;
- *  - `tesseract` (native, ocr-native.ts): Debian's `tesseract-ocr` (`apt-get install
- *    tesseract-ocr`), a pool of long-lived processes, opt-in (IWR_OCR_ENGINE).
+ *    fallback (IWR_OCR_ENGINE names either).
  *
  * Both read with the same trained data (@tesseract.js-data/eng, English LSTM model
  * `4.0.0_best_int`), the same page segmentation mode and resolution; what they read is

@@ -57,17 +57,30 @@ function isRoot(): boolean {
   return typeof process.getuid === "function" && process.getuid() === 0;
 }
 
-function aptInstall(packages: string[], say: (line: string) => void): void {
-  say(`installing ${packages.join(" ")} with apt-get (root on Debian/Ubuntu)…`);
+/** Runs `apt-get <args>` quietly; throws SETUP_MISSING naming the step when it fails. */
+function aptGet(args: string[]): void {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [
-    ["update", "-qq"],
-    ["install", "-y", "-qq", ...packages],
-  ]) {
-    const result = spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env });
-    if (result.status !== 0) {
-      throw new IwrError("SETUP_MISSING", `apt-get ${args[0]} failed (exit ${result.status ?? result.signal}); run: ${INSTALL_COMMAND}`);
-    }
+  const result = spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env });
+  if (result.status !== 0) {
+    throw new IwrError("SETUP_MISSING", `apt-get ${args[0]} ${args.at(-1)} failed (exit ${result.status ?? result.signal}); run: ${INSTALL_COMMAND}`);
+  }
+}
+
+/**
+ * Installs the packages the project needs (a failure is fatal), then, in a transaction of
+ * its own, those it only wants (a failure is returned, to be said): a package missing from
+ * the apt sources must not keep Chromium from being installed.
+ */
+function aptInstall(needed: string[], wanted: string[], say: (line: string) => void): { wantedFailure?: string } {
+  say(`installing ${[...needed, ...wanted].join(" ")} with apt-get (root on Debian/Ubuntu)…`);
+  aptGet(["update", "-qq"]);
+  if (needed.length > 0) aptGet(["install", "-y", "-qq", ...needed]);
+  if (wanted.length === 0) return {};
+  try {
+    aptGet(["install", "-y", "-qq", ...wanted]);
+    return {};
+  } catch (error) {
+    return { wantedFailure: errorMessage(error) };
   }
 }
 
@@ -91,17 +104,13 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   // The npm-shipped ffmpeg works but has no ffprobe and is old: prefer the system one.
   if (!ffmpeg || ffmpeg.source === "npm") missing.push("ffmpeg");
   if (isDebianLike()) missing.push(...missingFontPackages());
-  // Wanted but not needed: a failed install of these alone is said, not fatal.
+  // Wanted but not needed: a failed install of these is said, not fatal.
   const optional = [...(findRedisServer() ? [] : ["redis-server"]), ...(findTesseract() ? [] : ["tesseract-ocr"])];
   const installed: string[] = [];
   if (missing.length + optional.length > 0 && isRoot() && isDebianLike()) {
-    try {
-      aptInstall([...missing, ...optional], say);
-      installed.push(...missing, ...optional);
-    } catch (error) {
-      if (missing.length > 0) throw error;
-      say(`note: ${errorMessage(error)}`);
-    }
+    const { wantedFailure } = aptInstall(missing, optional, say);
+    installed.push(...missing, ...(wantedFailure ? [] : optional));
+    if (wantedFailure) say(`note: ${wantedFailure}`);
     chromium = findChromium();
     ffmpeg = findFfmpeg();
   }

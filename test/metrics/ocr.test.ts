@@ -59,7 +59,7 @@ describe("OCR engine (native Tesseract when installed, else tesseract.js; offlin
   it("names the engine it runs, and its version", async () => {
     const info = await ocrEngineInfo();
     expect(info.name).toBe(resolveOcrEngine().name);
-    expect(info.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(info.detail).toContain("psm 3");
   });
 });

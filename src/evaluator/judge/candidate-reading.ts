@@ -29,7 +29,7 @@ export interface LiteralFinding {
   literal: AssertionLiteral;
   /** Best similarity on the new screen (screen text, or a whole-screen reading). */
   after: number;
-  /** Best similarity on the old screen (for 'was'). */
+  /** Best similarity on the old screen, kept for 'was' literals (the last pass reads the old screen only when it matters). */
   before: number;
   /** Read more often on the new screen than on the old one. */
   isNew: boolean;
@@ -114,9 +114,11 @@ export async function readCandidateLiterals(options: {
     const whole = { left: 0, top: 0, width, height };
     const reread = findings.filter((entry) => !entry.contradicted && readInLastPass(entry));
     const afterEnlarged = await screens.region("after", whole, settings.screenScale, "block");
-    // The old screen's reading decides only whether a literal the new one reads is new, and
-    // what a literal said to have been there before ("was") read: without either, it cannot
-    // change a finding, and it is not read (the same findings, at half the reading).
+    // The old screen's enlarged reading decides only whether a literal the new one reads is
+    // new, and how well a literal said to have been there before ("was") reads on it: without
+    // either it cannot change a verdict or what the evidence records, and it is not read
+    // (half the pass's reading; `before` is then left as the first stage read it). When it is
+    // needed it is read after the new screen's, not beside it: the saving is CPU, not wall time.
     const beforeMatters = reread.some((finding) => finding.literal.role === "was" || (!finding.isNew && occurrences(finding.literal.text, afterEnlarged) > 0));
     const beforeEnlarged = beforeMatters ? await screens.region("before", whole, settings.screenScale, "block") : undefined;
     stageTallies.add(LAST_STAGE, "readingsAsked", beforeEnlarged === undefined ? 1 : 2);
