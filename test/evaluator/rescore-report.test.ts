@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEvalRecord, type EvalRecord, type EvalSettings, readEvalRecord, writeEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { pairEvalpoints } from "../../src/evaluator/pairing.ts";
 import { renderMetricsMarkdown } from "../../src/evaluator/report-md.ts";
-import { resolveOcrEngine } from "../../src/metrics/ocr-choice.ts";
 import { readHarnessEval, rescore } from "../../src/evaluator/rescore.ts";
 import { createVisualScorers, scoreVisualPairs, shutdownVisualScorers, visualSettings } from "../../src/evaluator/visual-scorers.ts";
+import { resolveOcrEngine } from "../../src/metrics/ocr-choice.ts";
 import { shoppingPage, solidPng } from "../support/evaluator-images.ts";
 
 const MODEL = "Org/Test-Model";
