@@ -24,16 +24,29 @@ export function ocrEngineChoice(env: NodeJS.ProcessEnv = process.env): OcrEngine
   throw new IwrError("CONFIG_INVALID", `IWR_OCR_ENGINE: expected one of auto, ${OCR_ENGINE_NAMES.join(", ")}, got '${asked}'`);
 }
 
+/** Whether a program answers `--version` as Tesseract does, asked once per program and process. */
+const runsAsTesseract = new Map<string, boolean>();
+function answersAsTesseract(executable: string): boolean {
+  let runs = runsAsTesseract.get(executable);
+  if (runs === undefined) {
+    runs = nativeTesseractVersion(executable) !== undefined;
+    runsAsTesseract.set(executable, runs);
+  }
+  return runs;
+}
+
 /**
- * The engine this process runs and, for the native one, its program: `auto` takes the
- * native build when it is installed (IWR_TESSERACT or PATH), else tesseract.js; a named one
- * is that one (a native one asked for and missing is an error, never a silent fallback).
+ * The engine this process runs and, for the native one, its program: `auto` (the default)
+ * takes the native build when it is installed and runs (IWR_TESSERACT or PATH; a program
+ * that does not answer `--version`, a broken install, is passed over), else tesseract.js;
+ * a named one is that one (a native one asked for and missing is an error, never a silent
+ * fallback).
  */
 export function resolveOcrEngine(env: NodeJS.ProcessEnv = process.env): { name: OcrEngineName; executable?: string } {
   const choice = ocrEngineChoice(env);
   if (choice === "tesseract.js") return { name: "tesseract.js" };
   const executable = findTesseract(env);
-  if (executable) return { name: "tesseract", executable };
+  if (executable && (choice === "tesseract" || answersAsTesseract(executable))) return { name: "tesseract", executable };
   if (choice === "tesseract") {
     throw new IwrError("SETUP_MISSING", "IWR_OCR_ENGINE=tesseract: the tesseract program was not found (run `iwr setup`, or set IWR_TESSERACT)");
   }

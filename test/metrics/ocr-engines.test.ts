@@ -24,8 +24,12 @@ describe("the OCR engine choice", () => {
     if (tesseract) expect(resolveOcrEngine({ IWR_OCR_ENGINE: "auto", IWR_TESSERACT: tesseract })).toEqual({ name: "tesseract", executable: tesseract });
   });
 
-  it("by default (IWR_OCR_ENGINE unset) runs native Tesseract when it is installed, else tesseract.js", () => {
+  it("by default (IWR_OCR_ENGINE unset) runs native Tesseract when it is installed and runs, else tesseract.js", () => {
     expect(resolveOcrEngine({ IWR_TESSERACT: "/no/such/tesseract" })).toEqual({ name: "tesseract.js" });
+    // An executable that is not a working Tesseract (a broken install): passed over by auto, still run when named.
+    const notTesseract = process.execPath;
+    expect(resolveOcrEngine({ IWR_TESSERACT: notTesseract })).toEqual({ name: "tesseract.js" });
+    expect(resolveOcrEngine({ IWR_OCR_ENGINE: "tesseract", IWR_TESSERACT: notTesseract })).toEqual({ name: "tesseract", executable: notTesseract });
     if (tesseract) expect(resolveOcrEngine({ IWR_TESSERACT: tesseract })).toEqual({ name: "tesseract", executable: tesseract });
   });
 
