@@ -1,14 +1,13 @@
 /**
  * Which OCR engine a process runs (ocr.ts starts it): the settings' (`auto`: native when
- * installed, else tesseract.js), or the one IWR_OCR_ENGINE names (`tesseract`: native;
+ * installed and working, else tesseract.js), or the one IWR_OCR_ENGINE names (`tesseract`: native;
  * `tesseract.js`; `auto`). Kept
  * apart from the engines themselves so that a run's record can name the engine without
  * loading one.
  */
 import { createRequire } from "node:module";
 import { IwrError } from "../errors.ts";
-import { findTesseract } from "../setup/find-tools.ts";
-import { nativeTesseractVersion } from "./ocr-native.ts";
+import { findTesseract, nativeTesseractVersion } from "../setup/find-tools.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
 const require = createRequire(import.meta.url);
@@ -24,31 +23,23 @@ export function ocrEngineChoice(env: NodeJS.ProcessEnv = process.env): OcrEngine
   throw new IwrError("CONFIG_INVALID", `IWR_OCR_ENGINE: expected one of auto, ${OCR_ENGINE_NAMES.join(", ")}, got '${asked}'`);
 }
 
-/** Whether a program answers `--version` as Tesseract does, asked once per program and process. */
-const runsAsTesseract = new Map<string, boolean>();
-function answersAsTesseract(executable: string): boolean {
-  let runs = runsAsTesseract.get(executable);
-  if (runs === undefined) {
-    runs = nativeTesseractVersion(executable) !== undefined;
-    runsAsTesseract.set(executable, runs);
-  }
-  return runs;
-}
-
 /**
  * The engine this process runs and, for the native one, its program: `auto` (the default)
- * takes the native build when it is installed and runs (IWR_TESSERACT or PATH; a program
- * that does not answer `--version`, a broken install, is passed over), else tesseract.js;
- * a named one is that one (a native one asked for and missing is an error, never a silent
+ * takes the native build when it is installed and runs (findTesseract: IWR_TESSERACT or
+ * PATH, a program that answers `--version` as Tesseract), else tesseract.js; a named one is
+ * that one (a native one asked for and missing or broken is an error, never a silent
  * fallback).
  */
 export function resolveOcrEngine(env: NodeJS.ProcessEnv = process.env): { name: OcrEngineName; executable?: string } {
   const choice = ocrEngineChoice(env);
   if (choice === "tesseract.js") return { name: "tesseract.js" };
   const executable = findTesseract(env);
-  if (executable && (choice === "tesseract" || answersAsTesseract(executable))) return { name: "tesseract", executable };
+  if (executable) return { name: "tesseract", executable };
   if (choice === "tesseract") {
-    throw new IwrError("SETUP_MISSING", "IWR_OCR_ENGINE=tesseract: the tesseract program was not found (run `iwr setup`, or set IWR_TESSERACT)");
+    throw new IwrError(
+      "SETUP_MISSING",
+      "IWR_OCR_ENGINE=tesseract: the tesseract program was not found, or does not answer --version (run `iwr setup`, or set IWR_TESSERACT)",
+    );
   }
   return { name: "tesseract.js" };
 }

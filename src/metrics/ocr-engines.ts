@@ -3,7 +3,8 @@
  * one per process):
  *
  *  - `tesseract` (native, ocr-native.ts): Debian's `tesseract-ocr`, a pool of long-lived
- *    processes, the default when installed (`iwr setup` installs it);
+ *    processes, the default when it is installed and runs (`iwr setup` installs it as root
+ *    on Debian/Ubuntu);
  *  - `tesseract.js` (WebAssembly, in worker threads of this process): always there, the
  *    fallback (IWR_OCR_ENGINE names either).
  *
@@ -19,7 +20,8 @@ import { fileURLToPath } from "node:url";
 import { createWorker, OEM, type PSM, type Worker } from "tesseract.js";
 import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { NativeTesseractPool, nativeTesseractVersion, unpackedTrainedData } from "./ocr-native.ts";
+import { nativeTesseractVersion } from "../setup/find-tools.ts";
+import { NativeTesseractPool, unpackedTrainedData } from "./ocr-native.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
 export interface OcrEngineInfo {
@@ -220,7 +222,12 @@ function engineIdentity(info: OcrEngineInfo, runtime: string): string {
 export async function startNativeTesseract(executable: string, size: number, layout: OcrLayout): Promise<OcrEngine> {
   const settings = METRIC_SETTINGS.ocr;
   const version = nativeTesseractVersion(executable);
-  if (!version) throw new IwrError("SETUP_MISSING", `OCR engine tesseract: ${executable} --version did not run (install it with: iwr setup)`);
+  if (!version) {
+    throw new IwrError(
+      "SETUP_MISSING",
+      `OCR engine tesseract: ${executable} --version did not answer as Tesseract does (reinstall tesseract-ocr, or set IWR_TESSERACT)`,
+    );
+  }
   const tessdataDir = unpackedTrainedData(path.join(tesseractLangPath(), `${settings.language}.traineddata.gz`), settings.language);
   const pool = await NativeTesseractPool.open(
     { executable, tessdataDir, language: settings.language, pageSegMode: PAGE_SEG_MODES[layout], dpi: settings.dpi },

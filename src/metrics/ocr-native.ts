@@ -17,7 +17,7 @@
  * decides the parallelism) at the same lowered priority as the tesseract.js workers
  * (ocr-worker.cjs: OCR can wait a moment, a timed replay cannot).
  */
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -36,23 +36,6 @@ const FORM_FEED = "\f";
 const PROGRESS_LINE = /^Page \d+ : /;
 /** Lines of stderr kept for a failure's message. */
 const KEPT_STDERR_LINES = 8;
-
-export interface NativeTesseractVersion {
-  /** e.g. "5.3.0" */
-  tesseract: string;
-  /** e.g. "1.82.0" */
-  leptonica: string;
-}
-
-/** The version of a `tesseract` executable, or undefined when it does not run. */
-export function nativeTesseractVersion(executable: string): NativeTesseractVersion | undefined {
-  const result = spawnSync(executable, ["--version"], { encoding: "utf8", timeout: 10_000 });
-  if (result.status !== 0) return undefined;
-  const output = `${result.stdout}\n${result.stderr}`;
-  const tesseract = /^tesseract\s+v?(\d+\.\d+\.\d+\S*)/m.exec(output)?.[1];
-  const leptonica = /leptonica-(\d+\.\d+\.\d+\S*)/m.exec(output)?.[1];
-  return tesseract ? { tesseract, leptonica: leptonica ?? "unknown" } : undefined;
-}
 
 /**
  * A folder holding `<language>.traineddata` unpacked from the gzipped copy tesseract.js

@@ -7,7 +7,7 @@ export const METRIC_SETTINGS = Object.freeze({
   /** §3.5 OCR. The benchmark uses easyocr (English); our engine is Tesseract (see ocr.ts). */
   ocr: Object.freeze({
     /**
-     * `auto`: Debian's native Tesseract when it is installed (`iwr setup` installs it),
+     * `auto`: Debian's native Tesseract when it is installed and runs (`iwr setup` installs it),
      * else tesseract.js. Native takes about 0.7x the CPU per screen; the two give the same
      * verdicts on both calibration ladders (README, Measuring). IWR_OCR_ENGINE names one.
      */

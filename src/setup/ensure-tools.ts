@@ -3,9 +3,9 @@
  * ffmpeg, install the Debian packages when they are missing and we are root on
  * Debian/Ubuntu, otherwise stop with the exact command to run. redis-server and
  * native Tesseract (`tesseract-ocr`) are installed the same way, but neither is needed:
- * only queue mode uses redis-server, and without Tesseract the OCR metric runs on
- * tesseract.js (slower; the engine is recorded with every result). Setup says so in
- * one line.
+ * only queue mode uses redis-server, and without a working Tesseract the OCR metric runs
+ * on tesseract.js (slower; the engine is recorded with every result). Setup says which
+ * is missing, and why an install failed, a line each.
  */
 
 import { spawnSync } from "node:child_process";
@@ -21,7 +21,7 @@ export interface SetupReport {
   missingFonts: string[];
   /** redis-server for queue mode, when found. */
   redisServer?: string;
-  /** Native Tesseract, the default OCR engine when found (src/metrics/ocr-choice.ts). */
+  /** Native Tesseract, the default OCR engine when found and working (src/metrics/ocr-choice.ts). */
   tesseract?: string;
 }
 
@@ -57,31 +57,39 @@ function isRoot(): boolean {
   return typeof process.getuid === "function" && process.getuid() === 0;
 }
 
-/** Runs `apt-get <args>` quietly; throws SETUP_MISSING naming the step when it fails. */
-function aptGet(args: string[]): void {
+/** Runs `apt-get <args>` quietly; throws SETUP_MISSING naming the step and its packages when it fails. */
+function aptGet(args: string[], hint: string): void {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   const result = spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env });
   if (result.status !== 0) {
-    throw new IwrError("SETUP_MISSING", `apt-get ${args[0]} ${args.at(-1)} failed (exit ${result.status ?? result.signal}); run: ${INSTALL_COMMAND}`);
+    const step = args.filter((arg) => !arg.startsWith("-")).join(" ");
+    throw new IwrError("SETUP_MISSING", `apt-get ${step} failed (exit ${result.status ?? result.signal}); run: ${hint}`);
   }
 }
 
 /**
- * Installs the packages the project needs (a failure is fatal), then, in a transaction of
- * its own, those it only wants (a failure is returned, to be said): a package missing from
- * the apt sources must not keep Chromium from being installed.
+ * Installs the packages the project needs (a failure is fatal), then each one it only
+ * wants on its own (failures are returned, to be said): a package missing from the apt
+ * sources must keep out neither Chromium nor another wanted package.
  */
-function aptInstall(needed: string[], wanted: string[], say: (line: string) => void): { wantedFailure?: string } {
+function aptInstall(needed: string[], wanted: string[], say: (line: string) => void): { wantedFailures: string[] } {
   say(`installing ${[...needed, ...wanted].join(" ")} with apt-get (root on Debian/Ubuntu)…`);
-  aptGet(["update", "-qq"]);
-  if (needed.length > 0) aptGet(["install", "-y", "-qq", ...needed]);
-  if (wanted.length === 0) return {};
   try {
-    aptGet(["install", "-y", "-qq", ...wanted]);
-    return {};
+    aptGet(["update", "-qq"], INSTALL_COMMAND);
   } catch (error) {
-    return { wantedFailure: errorMessage(error) };
+    if (needed.length > 0) throw error;
+    return { wantedFailures: [errorMessage(error)] };
   }
+  if (needed.length > 0) aptGet(["install", "-y", "-qq", ...needed], INSTALL_COMMAND);
+  const wantedFailures: string[] = [];
+  for (const name of wanted) {
+    try {
+      aptGet(["install", "-y", "-qq", name], `sudo apt-get install -y ${name}`);
+    } catch (error) {
+      wantedFailures.push(errorMessage(error));
+    }
+  }
+  return { wantedFailures };
 }
 
 /** The one line `iwr setup` and `iwr start` print: what was found where. */
@@ -108,9 +116,10 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   const optional = [...(findRedisServer() ? [] : ["redis-server"]), ...(findTesseract() ? [] : ["tesseract-ocr"])];
   const installed: string[] = [];
   if (missing.length + optional.length > 0 && isRoot() && isDebianLike()) {
-    const { wantedFailure } = aptInstall(missing, optional, say);
-    installed.push(...missing, ...(wantedFailure ? [] : optional));
-    if (wantedFailure) say(`note: ${wantedFailure}`);
+    const { wantedFailures } = aptInstall(missing, optional, say);
+    const nowFound: Record<string, () => unknown> = { "redis-server": findRedisServer, "tesseract-ocr": findTesseract };
+    installed.push(...missing, ...optional.filter((name) => nowFound[name]?.()));
+    for (const failure of wantedFailures) say(`note: ${failure}`);
     chromium = findChromium();
     ffmpeg = findFfmpeg();
   }
@@ -128,8 +137,13 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   }
   const redisServer = findRedisServer();
   if (!redisServer)
-    say(`note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. Install: ${INSTALL_COMMAND}  (or set IWR_REDIS_SERVER)`);
+    say(
+      `note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. Install: sudo apt-get install -y redis-server  (or set IWR_REDIS_SERVER)`,
+    );
   const tesseract = findTesseract();
-  if (!tesseract) say(`note: native Tesseract not found; OCR runs on tesseract.js, about 1.5x the CPU. Install: ${INSTALL_COMMAND}  (or set IWR_TESSERACT)`);
+  if (!tesseract)
+    say(
+      `note: native Tesseract not found, or it does not run; OCR runs on tesseract.js, about 1.5x the CPU. Install: sudo apt-get install -y tesseract-ocr  (or set IWR_TESSERACT)`,
+    );
   return { chromium, ffmpeg, installed, missingFonts, ...(redisServer ? { redisServer } : {}), ...(tesseract ? { tesseract } : {}) };
 }

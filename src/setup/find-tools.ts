@@ -1,9 +1,10 @@
 /**
- * Finding Chromium, ffmpeg, redis-server and Tesseract. Order for Chromium: an explicit IWR_CHROMIUM, then
+ * Finding Chromium, ffmpeg, redis-server and Tesseract (one that runs). Order for Chromium: an explicit IWR_CHROMIUM, then
  * Playwright's own browser cache, then a system Chromium/Chrome. For ffmpeg: an
  * explicit IWR_FFMPEG, the system one (it comes with ffprobe), then the static build
  * shipped by @ffmpeg-installer (no ffprobe: probing falls back to `ffmpeg -i`).
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -92,14 +93,37 @@ export function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | 
   return onPath("redis-server");
 }
 
+export interface NativeTesseractVersion {
+  /** e.g. "5.3.0" */
+  tesseract: string;
+  /** e.g. "1.82.0" */
+  leptonica: string;
+}
+
+/** Each program's answer, asked once per process: every caller sees the same one (a run must not switch engines midway). */
+const tesseractVersions = new Map<string, NativeTesseractVersion | undefined>();
+
+/** The version of a `tesseract` executable, or undefined when it does not answer `--version` as Tesseract does. */
+export function nativeTesseractVersion(executable: string): NativeTesseractVersion | undefined {
+  if (tesseractVersions.has(executable)) return tesseractVersions.get(executable);
+  const result = spawnSync(executable, ["--version"], { encoding: "utf8", timeout: 10_000 });
+  const output = `${result.stdout ?? ""}\n${result.stderr ?? ""}`;
+  const tesseract = result.status === 0 ? /^tesseract\s+v?(\d+\.\d+\.\d+\S*)/m.exec(output)?.[1] : undefined;
+  const leptonica = /leptonica-(\d+\.\d+\.\d+\S*)/m.exec(output)?.[1];
+  const version = tesseract ? { tesseract, leptonica: leptonica ?? "unknown" } : undefined;
+  tesseractVersions.set(executable, version);
+  return version;
+}
+
 /**
- * Native Tesseract (Debian's `tesseract-ocr`), the faster OCR engine (src/metrics/ocr.ts
- * falls back to tesseract.js without it), from IWR_TESSERACT or PATH.
+ * Native Tesseract (Debian's `tesseract-ocr`), the default OCR engine (src/metrics/ocr.ts
+ * falls back to tesseract.js without it), from IWR_TESSERACT or PATH: only a program that
+ * answers `--version` as Tesseract does (a broken install counts as none).
  */
 export function findTesseract(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const explicit = env.IWR_TESSERACT;
-  if (explicit) return isExecutable(explicit) ? explicit : undefined;
-  return onPath("tesseract");
+  const candidate = explicit ? (isExecutable(explicit) ? explicit : undefined) : onPath("tesseract");
+  return candidate && nativeTesseractVersion(candidate) ? candidate : undefined;
 }
 
 /** ffprobe beside the chosen ffmpeg, or on PATH; undefined with the npm-shipped build. */

@@ -4,6 +4,9 @@
  * once, and an image Tesseract cannot read fails alone, with Tesseract's message. The
  * tesseract.js pool, closed under readings still waiting or running, fails them.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveOcrEngine } from "../../src/metrics/ocr-choice.ts";
 import { type OcrEngine, startNativeTesseract, startTesseractJs } from "../../src/metrics/ocr-engines.ts";
@@ -26,11 +29,27 @@ describe("the OCR engine choice", () => {
 
   it("by default (IWR_OCR_ENGINE unset) runs native Tesseract when it is installed and runs, else tesseract.js", () => {
     expect(resolveOcrEngine({ IWR_TESSERACT: "/no/such/tesseract" })).toEqual({ name: "tesseract.js" });
-    // An executable that is not a working Tesseract (a broken install): passed over by auto, still run when named.
-    const notTesseract = process.execPath;
-    expect(resolveOcrEngine({ IWR_TESSERACT: notTesseract })).toEqual({ name: "tesseract.js" });
-    expect(resolveOcrEngine({ IWR_OCR_ENGINE: "tesseract", IWR_TESSERACT: notTesseract })).toEqual({ name: "tesseract", executable: notTesseract });
     if (tesseract) expect(resolveOcrEngine({ IWR_TESSERACT: tesseract })).toEqual({ name: "tesseract", executable: tesseract });
+  });
+
+  it("takes a program that does not answer --version as Tesseract for none: passed over by default, refused when named", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-broken-tesseract-"));
+    const failing = path.join(dir, "tesseract");
+    fs.writeFileSync(failing, "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    try {
+      // One that fails (a broken install), and one that runs but is another program.
+      for (const program of [failing, process.execPath]) {
+        expect(findTesseract({ IWR_TESSERACT: program })).toBeUndefined();
+        expect(resolveOcrEngine({ IWR_TESSERACT: program })).toEqual({ name: "tesseract.js" });
+        expect(() => resolveOcrEngine({ IWR_OCR_ENGINE: "tesseract", IWR_TESSERACT: program })).toThrow(/does not answer --version/);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a native engine started with a program that is not Tesseract fails at once, saying so", async () => {
+    await expect(startNativeTesseract(process.execPath, 1, "page")).rejects.toThrow(/did not answer as Tesseract does/);
   });
 
   it("refuses a native engine that is missing, and a name it does not know", () => {
