@@ -138,12 +138,14 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   const redisServer = findRedisServer();
   if (!redisServer)
     say(
-      `note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. Install: sudo apt-get install -y redis-server  (or set IWR_REDIS_SERVER)`,
+      "note: redis-server not found; only queue mode (iwr run --queue, iwr worker) needs it. " +
+        "Install: sudo apt-get install -y redis-server  (or set IWR_REDIS_SERVER)",
     );
   const tesseract = findTesseract();
   if (!tesseract)
     say(
-      `note: native Tesseract not found, or it does not run; OCR runs on tesseract.js, about 1.5x the CPU. Install: sudo apt-get install -y tesseract-ocr  (or set IWR_TESSERACT)`,
+      "note: native Tesseract not found, or it does not run; OCR runs on tesseract.js, about 1.5x the CPU. " +
+        "Install: sudo apt-get install -y tesseract-ocr  (or set IWR_TESSERACT)",
     );
   return { chromium, ffmpeg, installed, missingFonts, ...(redisServer ? { redisServer } : {}), ...(tesseract ? { tesseract } : {}) };
 }
