@@ -1,9 +1,8 @@
 /**
  * Which OCR engine a process runs (ocr.ts starts it): the settings' (`auto`: native when
- * installed and working, else tesseract.js), or the one IWR_OCR_ENGINE names (`tesseract`: native;
- * `tesseract.js`; `auto`). Kept
- * apart from the engines themselves so that a run's record can name the engine without
- * loading one.
+ * installed and working, else tesseract.js), or the one IWR_OCR_ENGINE names (`tesseract`,
+ * `tesseract.js` or `auto`). Kept apart from the engines themselves so that a run's record
+ * can name the engine without loading one.
  */
 import { createRequire } from "node:module";
 import { IwrError } from "../errors.ts";

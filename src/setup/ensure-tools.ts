@@ -36,6 +36,12 @@ const FONT_PACKAGES: Readonly<Record<string, string>> = {
   "fonts-liberation": "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
 };
 
+/** Packages wanted but not needed, each with how to find what it installs: a failed install of one is said, not fatal. */
+const WANTED_PACKAGES: Readonly<Record<string, () => string | undefined>> = {
+  "redis-server": () => findRedisServer(),
+  "tesseract-ocr": () => findTesseract(),
+};
+
 const INSTALL_COMMAND = `sudo apt-get update && sudo apt-get install -y chromium ffmpeg redis-server tesseract-ocr ${Object.keys(FONT_PACKAGES).join(" ")}`;
 
 function missingFontPackages(): string[] {
@@ -112,13 +118,13 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
   // The npm-shipped ffmpeg works but has no ffprobe and is old: prefer the system one.
   if (!ffmpeg || ffmpeg.source === "npm") missing.push("ffmpeg");
   if (isDebianLike()) missing.push(...missingFontPackages());
-  // Wanted but not needed: a failed install of these is said, not fatal.
-  const optional = [...(findRedisServer() ? [] : ["redis-server"]), ...(findTesseract() ? [] : ["tesseract-ocr"])];
+  const optional = Object.entries(WANTED_PACKAGES)
+    .filter(([, find]) => !find())
+    .map(([name]) => name);
   const installed: string[] = [];
   if (missing.length + optional.length > 0 && isRoot() && isDebianLike()) {
     const { wantedFailures } = aptInstall(missing, optional, say);
-    const nowFound: Record<string, () => unknown> = { "redis-server": findRedisServer, "tesseract-ocr": findTesseract };
-    installed.push(...missing, ...optional.filter((name) => nowFound[name]?.()));
+    installed.push(...missing, ...optional.filter((name) => WANTED_PACKAGES[name]?.()));
     for (const failure of wantedFailures) say(`note: ${failure}`);
     chromium = findChromium();
     ffmpeg = findFfmpeg();
