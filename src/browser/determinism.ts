@@ -5,7 +5,7 @@
  * game spawning tiles, a greeting by the hour) shows the same states when it is recorded
  * and every time it is replayed — given the same actions.
  *
- * The clock is shifted, not faked: `Date` (and `Date.now()`, `new Date()`) starts at
+ * The clock is shifted, not faked (except for a page that never rests, below): `Date` (and `Date.now()`, `new Date()`) starts at
  * `clockStartMs` when the document starts and then runs at real speed, while timers,
  * requestAnimationFrame and `performance` are the browser's own. Playwright's clock
  * (`context.clock`) was tried first: it replaces timers and requestAnimationFrame too,
@@ -14,14 +14,22 @@
  * starting instant is all a page needs to show the same state.
  * `crypto.getRandomValues` is left alone: pages use it for identifiers, rarely for what
  * they show, and replacing it would weaken a page's own security code.
+ *
+ * A page that never comes to rest (a canvas redrawn every frame) is the exception: with
+ * real timers no two screenshots of it agree, so such a task is recorded and replayed
+ * under a stepped clock instead (stepped-clock.ts), and its line says how far the clock
+ * went between pictures.
  */
 import type { BrowserContext } from "playwright";
+import { installPausedClock, type PageClock, type SteppedClockPlan } from "./stepped-clock.ts";
 
 export interface Determinism {
   /** Seed of the page's Math.random (an unsigned 32-bit integer). */
   readonly randomSeed: number;
   /** What Date.now() returns when the page starts, in ms since the epoch. */
   readonly clockStartMs: number;
+  /** Set when the task was recorded under a stepped clock: how far the clock went between pictures. */
+  readonly steppedClock?: SteppedClockPlan;
 }
 
 /** The recorder's seed when neither the script nor the command line gives one. */
@@ -73,22 +81,36 @@ function shiftedClockScript(startMs: number): string {
 })();`;
 }
 
-/** Installs the seeded Math.random and the shifted clock in `context`; call before its first page opens. */
-export async function installDeterminism(context: BrowserContext, determinism: Determinism): Promise<void> {
+/**
+ * Installs the seeded Math.random and the clock in `context`; call before its first page
+ * opens. The clock is shifted, or with `clock: "stepped"` Playwright's, paused at the
+ * start until the caller advances it (stepped-clock.ts).
+ */
+export async function installDeterminism(context: BrowserContext, determinism: Determinism, clock: PageClock = "shifted"): Promise<void> {
   await context.addInitScript({ content: seededRandomScript(determinism.randomSeed) });
-  await context.addInitScript({ content: shiftedClockScript(determinism.clockStartMs) });
+  if (clock === "stepped") await installPausedClock(context, determinism.clockStartMs);
+  else await context.addInitScript({ content: shiftedClockScript(determinism.clockStartMs) });
 }
 
 /** The task line's form of the settings (an extra field the harness ignores). */
 export interface DeterminismLineField {
   random_seed: number;
   clock_start: string;
+  stepped_clock?: { open_ms: number; before_action_ms: number[]; after_action_ms: number[] };
 }
 
 export function determinismLineField(determinism: Determinism): DeterminismLineField {
-  return { random_seed: determinism.randomSeed, clock_start: new Date(determinism.clockStartMs).toISOString() };
+  const field: DeterminismLineField = { random_seed: determinism.randomSeed, clock_start: new Date(determinism.clockStartMs).toISOString() };
+  const plan = determinism.steppedClock;
+  if (plan) field.stepped_clock = { open_ms: plan.openMs, before_action_ms: [...plan.beforeActionMs], after_action_ms: [...plan.afterActionMs] };
+  return field;
 }
 
 export function determinismFromLine(field: DeterminismLineField): Determinism {
-  return { randomSeed: field.random_seed, clockStartMs: Date.parse(field.clock_start) };
+  const plan = field.stepped_clock;
+  return {
+    randomSeed: field.random_seed,
+    clockStartMs: Date.parse(field.clock_start),
+    ...(plan ? { steppedClock: { openMs: plan.open_ms, beforeActionMs: plan.before_action_ms, afterActionMs: plan.after_action_ms } } : {}),
+  };
 }

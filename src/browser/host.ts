@@ -159,7 +159,7 @@ async function startPageShell(
     // filmstrip would cost a JPEG per painted frame for pictures the evalpoints already keep.
     if (tracing) await context.tracing.start({ screenshots: false, snapshots: true });
     await installNetworkGuards(context, server.origin, incidents);
-    if (determinism) await installDeterminism(context, determinism);
+    if (determinism) await installDeterminism(context, determinism, determinism.steppedClock ? "stepped" : "shifted");
     const page = await context.newPage();
     const targets = await readTargetIds(context, page);
     // At about:blank, before any of the page's own scripts can keep its renderer busy.

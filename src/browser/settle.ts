@@ -53,6 +53,10 @@ export interface SettleRecord {
   readonly atRest: boolean;
   /** What was still going on at the bound (empty when at rest), e.g. "the screen kept changing". */
   readonly stillGoing: readonly string[];
+  /** At the bound: the layout or the picture was still changing between the last looks. */
+  readonly keptMoving?: boolean;
+  /** At the bound: a request, web font or image in view was still loading. */
+  readonly stillLoading?: boolean;
 }
 
 /** One in-page look at what could still change the picture. */
@@ -370,7 +374,8 @@ async function watchUntilAtRest(probe: SettleProbe, timings: SettleTimings, star
         reasons.push(`the page last changed ${windowMs} ms before the bound (${timings.quietWindowMs} ms unchanged needed)`);
       }
       if (activity.endlessAnimations > 0) reasons.push(`${activity.endlessAnimations} endless animation(s) on the page`);
-      return { waitedMs: endedAt - started, atRest: false, stillGoing: reasons };
+      const stillLoading = activity.fontsLoading || activity.imagesLoading > 0 || probe.requestsInFlight() > 0;
+      return { waitedMs: endedAt - started, atRest: false, stillGoing: reasons, keptMoving: layoutMoved || screenMoved, stillLoading };
     }
     // Never sleep past the bound.
     await sleep(Math.max(0, Math.min(timings.pollIntervalMs, timings.boundMs - elapsed)));

@@ -112,7 +112,13 @@ export const EvalRecordSchema = z
     network: z.object({ blockedRequests: z.number().int().nonnegative() }).optional(),
     /** Whether the replay ran in deterministic mode (the task's seed and clock start), and why. Absent in older records. */
     determinism: z
-      .object({ seeded: z.boolean(), randomSeed: z.number().int().nonnegative().optional(), clockStart: z.string().optional(), reason: z.string() })
+      .object({
+        seeded: z.boolean(),
+        randomSeed: z.number().int().nonnegative().optional(),
+        clockStart: z.string().optional(),
+        steppedClock: z.boolean().optional(),
+        reason: z.string(),
+      })
       .optional(),
   })
   .extend(HarnessKeysSchema.shape);

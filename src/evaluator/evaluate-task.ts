@@ -12,6 +12,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
+import type { Determinism } from "../browser/determinism.ts";
 import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/host.ts";
 import type { SettleRecord } from "../browser/settle.ts";
 import { type ErrorRecord, IwrError } from "../errors.ts";
@@ -96,6 +97,8 @@ export interface ReplayDeterminism {
   seeded: boolean;
   randomSeed?: number;
   clockStart?: string;
+  /** Replayed under the stepped clock the task was recorded with (src/browser/stepped-clock.ts). */
+  steppedClock?: boolean;
   reason: string;
 }
 
@@ -110,14 +113,23 @@ export function replayDeterminism(task: Task, profile: ProtocolProfile, calibrat
   if (!calibration && profileRules(profile).modelPageDeterminism === "unseeded") {
     return { seeded: false, reason: "official profile: a model's page is replayed unseeded, as the harness does" };
   }
+  // The stepped clock replaces the fixed waits by clock steps: only a profile that waits for rest uses it; the official one keeps the harness's waits.
+  const stepped = recorded.steppedClock !== undefined && profileRules(profile).screenshotSettle === "at-rest";
+  const clock = stepped ? "seed and stepped clock" : "seed and clock start";
   return {
     seeded: true,
     randomSeed: recorded.randomSeed,
     clockStart: new Date(recorded.clockStartMs).toISOString(),
-    reason: calibration
-      ? "calibration candidate: replayed with the task's seed and clock start"
-      : `${profile} profile: replayed with the task's seed and clock start`,
+    ...(stepped ? { steppedClock: true } : {}),
+    reason: calibration ? `calibration candidate: replayed with the task's ${clock}` : `${profile} profile: replayed with the task's ${clock}`,
   };
+}
+
+/** The task's determinism as the host installs it: without its stepped clock when the replay does not use it. */
+function hostDeterminism(recorded: Determinism, decision: ReplayDeterminism): Determinism {
+  if (decision.steppedClock || !recorded.steppedClock) return recorded;
+  const { steppedClock: _unused, ...shifted } = recorded;
+  return shifted;
 }
 
 /** replay.json: what the replay did, step by step, with every model exchange kept. */
@@ -181,7 +193,10 @@ export async function evaluationInputs(task: Task, candidateDir: string, evaluat
   if (repeats > 1) settings = createHash("sha256").update(`${settings}:judge-repeats=${repeats}`).digest("hex");
   // Likewise a seeded replay: keyed only when seeded, so unseeded records made before deterministic mode stay valid.
   const determinism = replayDeterminism(task, evaluator.profile, calibration);
-  if (determinism.seeded) settings = createHash("sha256").update(`${settings}:seed=${determinism.randomSeed}:clock=${determinism.clockStart}`).digest("hex");
+  if (determinism.seeded) {
+    const clock = `${determinism.clockStart}${determinism.steppedClock ? ":stepped" : ""}`;
+    settings = createHash("sha256").update(`${settings}:seed=${determinism.randomSeed}:clock=${clock}`).digest("hex");
+  }
   return { candidate, task: taskHash, settings };
 }
 
@@ -271,7 +286,7 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       ...(options.probe ? { probe: options.probe } : {}),
       style: profileRules(evaluator.profile),
       scrollbars: profileRules(evaluator.profile).scrollbars,
-      ...(determinism.seeded && task.truth.determinism ? { determinism: task.truth.determinism } : {}),
+      ...(determinism.seeded && task.truth.determinism ? { determinism: hostDeterminism(task.truth.determinism, determinism) } : {}),
     });
   } catch (error) {
     // The task fails here: nothing is left to read ahead for it.

@@ -104,6 +104,14 @@ export async function performAction(
   stepNumber: number,
   pointer: PointerState,
   pacing: RecorderPacing,
+  /** The still time before the action: real time, or the stepped clock advancing (session.ts). */
+  pause: (ms: number) => Promise<unknown> = (ms) => page.waitForTimeout(ms),
+  /**
+   * Under the stepped clock a Click's pause comes before the pointer's travel, as the
+   * replay advances the clock before it clicks: the page's frames run with the pointer
+   * where it was in both.
+   */
+  steppedClock = false,
 ): Promise<PressNote | undefined> {
   const label = describe(action, stepNumber);
   const timeout = PROTOCOL.actionTimeoutMs;
@@ -111,8 +119,9 @@ export async function performAction(
     switch (action.type) {
       case "Click": {
         const target = await resolveSingleTarget(page, action.locator, action, stepNumber);
+        if (steppedClock) await pause(pacing.pauseBeforeMs);
         await pointAt(page, target, pointer, pacing, label);
-        await page.waitForTimeout(pacing.pauseBeforeMs);
+        if (!steppedClock) await pause(pacing.pauseBeforeMs);
         await target.click({ timeout });
         return;
       }
@@ -120,14 +129,14 @@ export async function performAction(
         // Like the evaluator: clear the field, focus it, type key by key — no pointer
         // travel, so no :hover state the evaluator's replay would not have.
         const target = await resolveSingleTarget(page, action.locator, action, stepNumber);
-        await page.waitForTimeout(pacing.pauseBeforeMs);
+        await pause(pacing.pauseBeforeMs);
         await target.fill("", { timeout });
         await target.focus({ timeout });
         await page.keyboard.type(action.text, { delay: pacing.keystrokeMs });
         return;
       }
       case "Press": {
-        await page.waitForTimeout(pacing.pauseBeforeMs);
+        await pause(pacing.pauseBeforeMs);
         // Where the key goes, noted for the replay (src/browser/key-focus.ts).
         const focus = await readKeyFocus(page);
         const { result: outcome, reachedPage } = await pressWatched(page, () => pressKey(page, action.key));
@@ -135,7 +144,7 @@ export async function performAction(
         return { ...focus, reachedPage };
       }
       case "Scroll": {
-        await page.waitForTimeout(pacing.pauseBeforeMs);
+        await pause(pacing.pauseBeforeMs);
         // The evaluator's own scroll (half a viewport, instant) and its success rule.
         const outcome = await scrollDown(page, timeout);
         if (!outcome.ok) {

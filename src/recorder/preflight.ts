@@ -5,10 +5,13 @@
  * to load (each a warning naming its URL), and whether its first screen shows any
  * image — the benchmark's tasks come with their page's images, so a site that shows
  * none is refused unless the script allows it (`allow_no_images: true`, then the task's
- * assets are whatever the recording shows, possibly none).
+ * assets are whatever the recording shows, possibly none). It also waits for the opened
+ * page to come to rest, as the recording will: a page that never does, still moving with
+ * nothing left to load, is recorded under the stepped clock (src/browser/stepped-clock.ts).
  */
 
 import type { Determinism } from "../browser/determinism.ts";
+import { atRestTimings, pageSettleProbe, RequestsInFlight, type SettleRecord, waitUntilAtRest } from "../browser/settle.ts";
 import { IwrError } from "../errors.ts";
 import { PROTOCOL } from "../protocol.ts";
 import type { Resolution } from "../tasks/inputs.ts";
@@ -21,6 +24,8 @@ export interface PreflightResult {
   readonly imagesShown: number;
   /** "the site failed to load <url> (HTTP 404)" for each of the site's own files that failed. */
   readonly failures: readonly string[];
+  /** The wait after opening, under the shifted clock. */
+  readonly settle: SettleRecord;
   readonly ms: number;
 }
 
@@ -33,11 +38,17 @@ export async function preflightSite(entryUrl: string, resolution: Resolution, de
     const page = await context.newPage();
     const capture = new SiteCapture(origin);
     capture.attach(page);
-    await openEntry(page, entryUrl);
-    await page.waitForTimeout(PROTOCOL.initialSettleMs);
-    const displayed = new DisplayedImages(origin);
-    await displayed.sample(page);
-    return { imagesShown: displayed.count, failures: capture.failures(), ms: Date.now() - started };
+    const requests = new RequestsInFlight(page);
+    try {
+      await openEntry(page, entryUrl);
+      const probe = pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs);
+      const settle = await waitUntilAtRest(probe, atRestTimings("open", PROTOCOL.initialSettleMs));
+      const displayed = new DisplayedImages(origin);
+      await displayed.sample(page);
+      return { imagesShown: displayed.count, failures: capture.failures(), settle, ms: Date.now() - started };
+    } finally {
+      requests.dispose();
+    }
   } finally {
     await context.close().catch(() => undefined);
   }

@@ -10,7 +10,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED, type Determinism, determinismLineField } from "../browser/determinism.ts";
+import type { SettleRecord } from "../browser/settle.ts";
 import { type StaticServer, startStaticServer } from "../browser/static-server.ts";
+import { keepsMovingOnItsOwn, type PageClock } from "../browser/stepped-clock.ts";
 import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { buildContactSheets, type ContactSheetAsset } from "../media/contact-sheet.ts";
@@ -50,6 +52,11 @@ export interface RecordTaskOptions {
   readonly seed?: number;
   /** Record even when the first screen shows no image; overrides the script's `allow_no_images`. */
   readonly allowNoImages?: boolean;
+  /**
+   * The page's clock: "auto" (default) is the stepped clock for a page the preflight saw
+   * never come to rest (src/browser/stepped-clock.ts), the shifted real clock otherwise.
+   */
+  readonly clock?: "auto" | PageClock;
 }
 
 export interface RecordedTask {
@@ -254,6 +261,8 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     // Before the recording: a site that would be refused is refused in seconds, and its missing files are named.
     const preflight = await preflightSite(opened.entryUrl, resolution, determinism);
     requireImagesShown(preflight, opened.entryUrl, allowNoImages);
+    const clock = recordingClock(options.clock ?? "auto", preflight.settle);
+    if (clock.clock === "stepped") logger.info(`task ${id}: recorded under the stepped clock (${clock.why})`);
     const session = await runRecordingSession({
       entryUrl: opened.entryUrl,
       source: opened.source,
@@ -264,6 +273,7 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
       videoFps: options.videoFps ?? 10,
       outDir: workDir,
       determinism,
+      clock: clock.clock,
     });
     if (session.assets.length === 0 && !allowNoImages) {
       throw new IwrError(
@@ -277,12 +287,13 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     const reference = rewriteAssetUrls(opened.source, opened.entryUrl, assetNameByUrl(session.assets));
     fs.mkdirSync(referenceDir, { recursive: true });
     fs.writeFileSync(path.join(referenceDir, "index.html"), reference.html);
+    const recorded: Determinism = session.steppedClock ? { ...determinism, steppedClock: session.steppedClock } : determinism;
     await requireReferenceLoads(
       workDir,
       referenceDir,
       path.join(workDir, "assets"),
       resolution,
-      determinism,
+      recorded,
       new Set(session.failedOnSite),
       new Set(session.blockedOnSite),
     );
@@ -291,12 +302,13 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     if (/<iframe\b/i.test(opened.source))
       warnings.push("the page holds an iframe, which is removed from every candidate, the reference page included: it is scored without it");
     const keyFocus = session.presses.map((press) => press?.focus);
-    const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }, keyFocus), determinism: determinismLineField(determinism) };
+    const line = { ...buildTaskLine(id, { ...script, resolution: resolutionText }, keyFocus), determinism: determinismLineField(recorded) };
     writeRecordingNotes(workDir, {
       site: isUrl(site) ? shownUrl(site) : path.relative(targetDir, path.resolve(site)),
       entryUrl: opened.entryUrl,
       source: script.source_website,
-      determinism,
+      determinism: recorded,
+      clockWhy: clock.why,
       session,
       namedNotLoaded: reference.leftovers,
       warnings,
@@ -317,7 +329,7 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
       assets: session.assets.map(({ name, urls, bytes }) => ({ name, urls, bytes })),
       captured: session.captured,
       notShown: session.notShown,
-      determinism,
+      determinism: recorded,
       checkpointCount: session.checkpointCount,
       settles: session.settles,
       sheetCount,
@@ -331,4 +343,16 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
   } finally {
     await opened.server?.close();
   }
+}
+
+/** The clock the recording runs under, and why (recording.json keeps the reason). */
+export function recordingClock(asked: "auto" | PageClock, preflightSettle: SettleRecord): { clock: PageClock; why: string } {
+  if (asked !== "auto") return { clock: asked, why: `asked for (${asked})` };
+  if (keepsMovingOnItsOwn(preflightSettle)) {
+    return {
+      clock: "stepped",
+      why: `the opened page never came to rest within ${preflightSettle.waitedMs} ms (${preflightSettle.stillGoing.join("; ")}) with nothing left loading`,
+    };
+  }
+  return { clock: "shifted", why: preflightSettle.atRest ? "the opened page came to rest" : "the opened page was still loading at the bound" };
 }

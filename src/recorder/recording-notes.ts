@@ -23,6 +23,8 @@ export interface RecordingNotesInput {
   readonly entryUrl: string;
   readonly source: string;
   readonly determinism: Determinism;
+  /** Why the recording ran under the clock it did (record-task.ts, recordingClock). */
+  readonly clockWhy: string;
   readonly session: SessionResult;
   /** Media the reference page's source names that the page never loaded (icons a headless browser skips, unreached states). */
   readonly namedNotLoaded: readonly string[];
@@ -63,7 +65,13 @@ export function writeRecordingNotes(taskDir: string, input: RecordingNotesInput)
     recordedAt: new Date().toISOString(),
     site: input.site,
     sourceWebsite: input.source,
-    determinism: { randomSeed: input.determinism.randomSeed, clockStart: new Date(input.determinism.clockStartMs).toISOString() },
+    determinism: {
+      randomSeed: input.determinism.randomSeed,
+      clockStart: new Date(input.determinism.clockStartMs).toISOString(),
+      clock: input.determinism.steppedClock ? "stepped" : "shifted",
+      clockWhy: input.clockWhy,
+      ...(input.determinism.steppedClock ? { steppedClock: input.determinism.steppedClock } : {}),
+    },
     video: { seconds: session.videoSec, frames: session.frameCount, checkpoints: session.checkpointCount },
     assets: session.assets.map(({ name, urls, bytes }) => ({ name, paths: urls.map((url) => onSite(url, input.entryUrl)), bytes })),
     notShown: session.notShown.map((url) => onSite(url, input.entryUrl)),

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Determinism } from "../browser/determinism.ts";
 import { startStaticServer } from "../browser/static-server.ts";
+import { SteppedClock } from "../browser/stepped-clock.ts";
 import { IwrError } from "../errors.ts";
 import { assetsBasePath, extractPageFromReply } from "../generation/page-from-reply.ts";
 import { PROTOCOL } from "../protocol.ts";
@@ -45,13 +46,16 @@ export async function requireReferenceLoads(
   const server = await startStaticServer({ mounts: candidateMounts(candidateDir, checkAssetsDir) });
   const warnings: string[] = [];
   const blocked: BlockedRequests = { urls: new Set() };
-  const context = await newRecordingContext(resolution, determinism, warnings, server.origin, blocked);
+  const plan = determinism.steppedClock;
+  const context = await newRecordingContext(resolution, determinism, warnings, server.origin, blocked, plan ? "stepped" : "shifted");
   try {
     const page = await context.newPage();
     const capture = new SiteCapture(server.origin);
     capture.attach(page);
     await openEntry(page, server.url("index.html"));
-    await page.waitForTimeout(PROTOCOL.initialSettleMs);
+    // Under the stepped clock the page's scripts run only as its clock advances: as far as the recording's did.
+    if (plan) await new SteppedClock(page).advance(plan.openMs);
+    else await page.waitForTimeout(PROTOCOL.initialSettleMs);
     const missing = capture.failedFiles().filter((file) => !failedOnSite.has(file.path));
     const refused = [...blocked.urls].filter((url) => !blockedOnSite.has(url));
     if (missing.length + refused.length > 0) {

@@ -12,6 +12,7 @@ import type { BrowserContext, Page } from "playwright";
 import { type Determinism, installDeterminism } from "../browser/determinism.ts";
 import { sharedBrowser } from "../browser/launch.ts";
 import { atRestTimings, pageSettleProbe, RequestsInFlight, type SettleRecord, waitUntilAtRest } from "../browser/settle.ts";
+import { type PageClock, SteppedClock, type SteppedClockPlan } from "../browser/stepped-clock.ts";
 import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { encodeFramesToMp4 } from "../media/encode.ts";
@@ -44,6 +45,8 @@ export interface SessionInput {
   readonly outDir: string;
   /** Seeded Math.random and clock start: the recording always runs in deterministic mode. */
   readonly determinism: Determinism;
+  /** "stepped" for a page that never comes to rest (src/browser/stepped-clock.ts); default "shifted". */
+  readonly clock?: PageClock;
 }
 
 /** How long each reference picture waited for the page to be at rest. */
@@ -76,6 +79,8 @@ export interface SessionResult {
   readonly warnings: string[];
   /** Wall time of the scripted part (first action to last pause), for seconds per action. */
   readonly actionsMs: number;
+  /** Under the stepped clock: how far it went between the pictures, for the task line. */
+  readonly steppedClock?: SteppedClockPlan;
 }
 
 /** A recording context's view of the network: the requests it refused, by blockedRequestKey. */
@@ -107,6 +112,7 @@ export async function newRecordingContext(
   warnings: string[],
   siteOrigin: string,
   blocked?: BlockedRequests,
+  clock: PageClock = "shifted",
 ): Promise<BrowserContext> {
   const browser = await sharedBrowser();
   // Everything that could differ between two recordings of the same site is pinned.
@@ -133,20 +139,25 @@ export async function newRecordingContext(
     await route.continue();
   });
   await context.addInitScript(CURSOR_INIT_SCRIPT);
-  await installDeterminism(context, determinism);
+  await installDeterminism(context, determinism, clock);
   return context;
 }
 
+/** Real time for the compositor to paint the cursor back when the page's frames wait for the stepped clock. */
+const CURSOR_REPAINT_MS = 50;
+
 /** The page as a reference picture (checkpoint or state): the viewport without our cursor. */
-async function takeReferencePicture(page: Page, screencast: Screencast): Promise<Buffer> {
+async function takeReferencePicture(page: Page, screencast: Screencast, clock: SteppedClock | undefined): Promise<Buffer> {
   // The cursor dot is ours, not the page's: it must not be in a reference image.
   screencast.suppress(true);
   try {
     await setCursorHidden(page, true);
     const png = await page.screenshot({ timeout: PROTOCOL.actionTimeoutMs });
     await setCursorHidden(page, false);
-    // One painted frame with the cursor back before video frames are kept again.
-    await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
+    // One painted frame with the cursor back before video frames are kept again (the
+    // page's own requestAnimationFrame waits for the stepped clock: a real frame's time instead).
+    if (clock) await page.waitForTimeout(CURSOR_REPAINT_MS);
+    else await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
     return png;
   } finally {
     screencast.suppress(false);
@@ -172,12 +183,18 @@ interface PlayedScript {
   readonly presses: Array<PressNote | undefined>;
   /** Wall time from the first action to the last pause. */
   readonly actionsMs: number;
+  readonly steppedClock?: SteppedClockPlan;
 }
 
-/** Waits until the page is at rest: at least the protocol's fixed wait, then within AT_REST's bound. */
-async function settleAtRest(page: Page, requests: RequestsInFlight, after: "open" | "action"): Promise<SettleRecord> {
+/**
+ * Waits until the page is at rest: at least the protocol's fixed wait, then within
+ * AT_REST's bound. Under the stepped clock the fixed wait is the clock advancing that far
+ * (the page's scripts run through it), and the wait for rest follows with the clock paused.
+ */
+async function settleAtRest(page: Page, requests: RequestsInFlight, after: "open" | "action", clock: SteppedClock | undefined): Promise<SettleRecord> {
   const fixedMs = after === "open" ? PROTOCOL.initialSettleMs : PROTOCOL.actionSettleMs;
-  return waitUntilAtRest(pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs), atRestTimings(after, fixedMs));
+  if (clock) await clock.advance(fixedMs);
+  return waitUntilAtRest(pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs), atRestTimings(after, clock ? 0 : fixedMs));
 }
 
 /**
@@ -197,18 +214,28 @@ async function playScript(
   const statesDir = path.join(input.outDir, TASK_FILES.statesDir);
   fs.mkdirSync(checkpointsDir, { recursive: true });
   fs.mkdirSync(statesDir, { recursive: true });
-  const initial = await settleAtRest(page, requests, "open");
+  const clock = input.clock === "stepped" ? new SteppedClock(page) : undefined;
+  // Real time under the shifted clock; under the stepped clock the page's time advancing as far.
+  const pause = (ms: number): Promise<unknown> => (clock ? clock.advance(ms) : page.waitForTimeout(ms));
+  const initial = await settleAtRest(page, requests, "open", clock);
   logSettle("the opened page", initial);
+  const openMs = clock?.advancedMs ?? 0;
+  const beforeActionMs: number[] = [];
+  const afterActionMs: number[] = [];
   await displayed.sample(page);
   let checkpoint = 0;
-  fs.writeFileSync(path.join(checkpointsDir, checkpointFileName(checkpoint)), await takeReferencePicture(page, screencast));
+  fs.writeFileSync(path.join(checkpointsDir, checkpointFileName(checkpoint)), await takeReferencePicture(page, screencast, clock));
+  /** The page's time at the latest picture: what the clock advanced since then belongs to the next action's "before". */
+  let pictureAt = openMs;
   const pointer: PointerState = { x: 0, y: 0 };
   const afterActions: SettleRecord[] = [];
   const presses: Array<PressNote | undefined> = [];
   const actionsStarted = Date.now();
   for (const [index, action] of input.actions.entries()) {
     const stepStarted = Date.now();
-    const press = await performAction(page, action, index + 1, pointer, input.pacing);
+    const press = await performAction(page, action, index + 1, pointer, input.pacing, pause, clock !== undefined);
+    const actionAt = clock?.advancedMs ?? 0;
+    beforeActionMs.push(actionAt - pictureAt);
     presses.push(press);
     if (press?.reachedPage === false) {
       warnings.push(
@@ -217,20 +244,30 @@ async function playScript(
       );
     }
     const performedMs = Date.now() - stepStarted;
-    const settled = await settleAtRest(page, requests, "action");
+    const settled = await settleAtRest(page, requests, "action", clock);
+    afterActionMs.push((clock?.advancedMs ?? 0) - actionAt);
     afterActions.push(settled);
     logSettle(`step ${index + 1}`, settled);
-    const picture = await takeReferencePicture(page, screencast);
+    const picture = await takeReferencePicture(page, screencast, clock);
+    pictureAt = clock?.advancedMs ?? 0;
     fs.writeFileSync(path.join(statesDir, actionStateFileName(index + 1)), picture);
     if (action.visual) {
       checkpoint += 1;
       fs.writeFileSync(path.join(checkpointsDir, checkpointFileName(checkpoint)), picture);
     }
-    await page.waitForTimeout(Math.max(0, input.pacing.pauseAfterMs - (Date.now() - stepStarted - performedMs)));
+    // The rest of the "after" pause; under the stepped clock counted in page time, so every recording of the page advances alike.
+    const afterSoFarMs = clock ? (afterActionMs[index] ?? 0) : Date.now() - stepStarted - performedMs;
+    await pause(Math.max(0, input.pacing.pauseAfterMs - afterSoFarMs));
     await displayed.sample(page);
     logger.debug(`step ${index + 1} ${action.type}: performed in ${performedMs} ms, ${Date.now() - stepStarted} ms with pauses`);
   }
-  return { checkpointCount: checkpoint + 1, settles: { initial, afterActions }, presses, actionsMs: Date.now() - actionsStarted };
+  return {
+    checkpointCount: checkpoint + 1,
+    settles: { initial, afterActions },
+    presses,
+    actionsMs: Date.now() - actionsStarted,
+    ...(clock ? { steppedClock: { openMs, beforeActionMs, afterActionMs } } : {}),
+  };
 }
 
 function logSettle(what: string, settle: SettleRecord): void {
@@ -242,7 +279,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
   const warnings: string[] = [];
   const framesDir = path.join(input.outDir, ".frames");
   const blocked: BlockedRequests = { urls: new Set() };
-  const context = await newRecordingContext(input.resolution, input.determinism, warnings, new URL(input.entryUrl).origin, blocked);
+  const context = await newRecordingContext(input.resolution, input.determinism, warnings, new URL(input.entryUrl).origin, blocked, input.clock);
   try {
     const page = await context.newPage();
     page.on("pageerror", (error) => warnings.push(`page error: ${error.message}`));
@@ -298,6 +335,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
         frameCount: recording.frames.length,
         warnings,
         actionsMs: played.actionsMs,
+        ...(played.steppedClock ? { steppedClock: played.steppedClock } : {}),
       };
     } finally {
       requests.dispose();

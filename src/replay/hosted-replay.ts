@@ -53,7 +53,10 @@ export interface HostedReplayOptions {
   style?: ReplayStyle;
   /** Chromium's scrollbars (default hidden; the official profile shows them, as the harness's browser does). */
   scrollbars?: Scrollbars;
-  /** Replay in deterministic mode (seeded Math.random, fixed clock start), as the task was recorded. */
+  /**
+   * Replay in deterministic mode (seeded Math.random, fixed clock start), as the task was
+   * recorded; with its `steppedClock`, under the stepped clock advanced as the recording's was.
+   */
   determinism?: Determinism;
 }
 
@@ -159,6 +162,7 @@ export async function replayHostedCandidate(options: HostedReplayOptions): Promi
           ...(options.readScreenText ? { readScreenText: true } : {}),
           ...(options.probe ? { probe: options.probe } : {}),
           ...(options.screenshotLabel ? { screenshotLabel: options.screenshotLabel } : {}),
+          ...(options.determinism?.steppedClock ? { steppedClock: options.determinism.steppedClock } : {}),
         });
       }
     } catch (error) {

@@ -26,6 +26,7 @@ import {
   stillnessScreen,
   waitUntilAtRest,
 } from "../browser/settle.ts";
+import { SteppedClock, type SteppedClockPlan } from "../browser/stepped-clock.ts";
 import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";
@@ -64,6 +65,12 @@ export interface ReplayOptions {
    * mutant oracle). Its failure is that step's failure. The evaluator sets none.
    */
   probe?: (index: number, page: Page) => Promise<void>;
+  /**
+   * The page runs under the stepped clock (src/browser/stepped-clock.ts), paused since it
+   * opened: the replay advances it as the recording did — the plan's amount before each
+   * action and, as the fixed part of the wait, before each screenshot.
+   */
+  steppedClock?: SteppedClockPlan;
 }
 
 export interface ReplayStep {
@@ -115,7 +122,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * The wait before a screenshot: the profile's fixed wait, or (at-rest) at least that long
  * and then until the page is at rest, within AT_REST's bound (src/browser/settle.ts).
  */
-function screenshotWaiter(surface: ReplaySurface, style: ReplayStyle, requests: RequestsInFlight) {
+function screenshotWaiter(surface: ReplaySurface, style: ReplayStyle, requests: RequestsInFlight, clock: PlannedClock | undefined) {
   const limit = PROTOCOL.actionTimeoutMs;
   const probe: SettleProbe = {
     activity: () => surface.withTimeout("settle", limit, () => readPageActivity(surface.page)),
@@ -123,7 +130,14 @@ function screenshotWaiter(surface: ReplaySurface, style: ReplayStyle, requests: 
     requestsInFlight: () => requests.count(),
     release: () => endStillnessLooks(surface.page, limit),
   };
-  return async (after: "open" | "action"): Promise<SettleRecord | undefined> => {
+  /** `actionIndex`: the action just done, or "open" for the opened page. */
+  return async (actionIndex: number | "open"): Promise<SettleRecord | undefined> => {
+    const after = actionIndex === "open" ? "open" : "action";
+    if (clock) {
+      // The recording's fixed wait was its clock advancing this far; then the wait for rest, paused.
+      await clock.advance(actionIndex === "open" ? clock.plan.openMs : (clock.plan.afterActionMs[actionIndex] ?? 0));
+      return waitUntilAtRest(probe, atRestTimings(after, 0));
+    }
     const fixedMs = after === "open" ? style.timings.initialSettleMs : style.timings.actionSettleMs;
     if (style.screenshotSettle !== "at-rest") {
       await sleep(fixedMs);
@@ -133,11 +147,25 @@ function screenshotWaiter(surface: ReplaySurface, style: ReplayStyle, requests: 
   };
 }
 
+/** The stepped clock of a replayed page with the plan it follows; each advance within the page time limit. */
+interface PlannedClock {
+  readonly plan: SteppedClockPlan;
+  advance(ms: number): Promise<void>;
+}
+
+function plannedClock(surface: ReplaySurface, plan: SteppedClockPlan): PlannedClock {
+  // Each step within the page time limit: a page stuck in one frame fails there, and no further step runs.
+  const runStep = (ms: number) => surface.withTimeout("advance the page's clock", PROTOCOL.actionTimeoutMs, () => surface.page.clock.runFor(ms));
+  const clock = new SteppedClock(surface.page, runStep);
+  return { plan, advance: (ms) => clock.advance(ms) };
+}
+
 export async function replayTrajectory(options: ReplayOptions): Promise<ReplayResult> {
   const style = options.style ?? IWR_REPLAY_STYLE;
   const requests = new RequestsInFlight(options.surface.page);
+  const clock = options.steppedClock ? plannedClock(options.surface, options.steppedClock) : undefined;
   try {
-    return await replayWith(options, style, screenshotWaiter(options.surface, style, requests));
+    return await replayWith(options, style, screenshotWaiter(options.surface, style, requests, clock), clock);
   } finally {
     requests.dispose();
   }
@@ -146,7 +174,8 @@ export async function replayTrajectory(options: ReplayOptions): Promise<ReplayRe
 async function replayWith(
   options: ReplayOptions,
   style: ReplayStyle,
-  waitForScreenshot: (after: "open" | "action") => Promise<SettleRecord | undefined>,
+  waitForScreenshot: (actionIndex: number | "open") => Promise<SettleRecord | undefined>,
+  clock: PlannedClock | undefined,
 ): Promise<ReplayResult> {
   const { surface, actions, grounder } = options;
   await fs.mkdir(options.evalpointsDir, { recursive: true });
@@ -169,7 +198,7 @@ async function replayWith(
     const { probe } = options;
     if (probe) await surface.withTimeout("probe", PROTOCOL.actionTimeoutMs, () => probe(index, surface.page));
   };
-  const clock = (): number | undefined => surface.elapsedMs?.();
+  const hostTime = (): number | undefined => surface.elapsedMs?.();
 
   let initialSettle: SettleRecord | undefined;
   try {
@@ -185,14 +214,16 @@ async function replayWith(
   for (const [index, action] of actions.entries()) {
     const started = Date.now();
     const step: ReplayStep = { index, type: action.type, description: action.description, ok: false, exchanges: [], durationMs: 0 };
-    const startedAt = clock();
+    const startedAt = hostTime();
     if (startedAt !== undefined) step.startedAtMs = startedAt;
     const stamp = (): void => {
-      const endedAt = clock();
+      const endedAt = hostTime();
       if (endedAt !== undefined) step.endedAtMs = endedAt;
     };
     steps.push(step);
     try {
+      // The page's time at the action is the recording's: advanced before grounding, which reads the page as the action finds it.
+      await clock?.advance(clock.plan.beforeActionMs[index] ?? 0);
       const result = await runActionWithinLimit(surface, action, grounder, style);
       step.ok = result.outcome.ok;
       if (result.outcome.reason) step.reason = result.outcome.reason;
@@ -228,7 +259,7 @@ async function replayWith(
       return { executed: index, steps, evalpoints, stoppedAt: index, ...settledStart };
     }
     try {
-      const settle = await waitForScreenshot("action");
+      const settle = await waitForScreenshot(index);
       if (settle) step.settle = settle;
       await capture(index + 1);
       step.evalpoint = (options.screenshotLabel ?? evalpointRelativePath)(index + 1);

@@ -69,35 +69,57 @@ export const ActionSchema = z.looseObject({
   key_focus: KeyFocusSchema.optional(),
 });
 
-export const TaskLineSchema = z.looseObject({
-  id: z.number().int().nonnegative(),
-  classification: z
-    .looseObject({
-      interaction_complexity: z.enum(INTERACTION_CLASSES).optional(),
-      visual_complexity: z.enum(VISUAL_CLASSES).optional(),
-      domain: z.string().optional(),
-      sub_domain: z.string().optional(),
-    })
-    .optional(),
-  recording_details: z
-    .looseObject({
-      resolution: ResolutionString.optional(),
-      environment: z.string().optional(),
-    })
-    .optional(),
-  source_website: z.string().optional(),
-  /**
-   * Ours, not the benchmark's (the harness ignores it): the seed of Math.random and the
-   * clock start the task was recorded with, so the evaluator can replay it the same way.
-   */
-  determinism: z
-    .strictObject({
-      random_seed: z.number().int().min(0).max(MAX_RANDOM_SEED),
-      clock_start: z.iso.datetime({ message: "clock_start must be an ISO 8601 UTC time, e.g. '2025-01-15T09:00:00.000Z'" }),
-    })
-    .optional(),
-  action_sequence: z.array(ActionSchema).min(1, { message: "action_sequence must hold at least one action" }),
-});
+export const TaskLineSchema = z
+  .looseObject({
+    id: z.number().int().nonnegative(),
+    classification: z
+      .looseObject({
+        interaction_complexity: z.enum(INTERACTION_CLASSES).optional(),
+        visual_complexity: z.enum(VISUAL_CLASSES).optional(),
+        domain: z.string().optional(),
+        sub_domain: z.string().optional(),
+      })
+      .optional(),
+    recording_details: z
+      .looseObject({
+        resolution: ResolutionString.optional(),
+        environment: z.string().optional(),
+      })
+      .optional(),
+    source_website: z.string().optional(),
+    /**
+     * Ours, not the benchmark's (the harness ignores it): the seed of Math.random and the
+     * clock start the task was recorded with, so the evaluator can replay it the same way.
+     */
+    determinism: z
+      .strictObject({
+        random_seed: z.number().int().min(0).max(MAX_RANDOM_SEED),
+        clock_start: z.iso.datetime({ message: "clock_start must be an ISO 8601 UTC time, e.g. '2025-01-15T09:00:00.000Z'" }),
+        /** A page recorded under the stepped clock (src/browser/stepped-clock.ts): how far it went, in ms of page time. */
+        stepped_clock: z
+          .strictObject({
+            open_ms: z.number().int().nonnegative(),
+            before_action_ms: z.array(z.number().int().nonnegative()),
+            after_action_ms: z.array(z.number().int().nonnegative()),
+          })
+          .optional(),
+      })
+      .optional(),
+    action_sequence: z.array(ActionSchema).min(1, { message: "action_sequence must hold at least one action" }),
+  })
+  .superRefine((line, context) => {
+    const plan = line.determinism?.stepped_clock;
+    if (!plan) return;
+    for (const key of ["before_action_ms", "after_action_ms"] as const) {
+      if (plan[key].length !== line.action_sequence.length) {
+        context.addIssue({
+          code: "custom",
+          path: ["determinism", "stepped_clock", key],
+          message: `${key} must hold one entry per action (${line.action_sequence.length}), got ${plan[key].length}`,
+        });
+      }
+    }
+  });
 
 /**
  * What a line lacks that the harness does without but a researcher should know, as

@@ -11,6 +11,15 @@ interface RecordFlags {
   force?: boolean;
   seed?: string;
   allowNoImages?: boolean;
+  clock?: string;
+}
+
+const CLOCKS = ["auto", "shifted", "stepped"] as const;
+
+function parseClock(text: string): (typeof CLOCKS)[number] {
+  const clock = CLOCKS.find((name) => name === text);
+  if (!clock) throw new IwrError("CONFIG_INVALID", `--clock: expected one of ${CLOCKS.join(", ")}, got '${text}'`);
+  return clock;
 }
 
 function parseId(text: string | undefined): number | undefined {
@@ -37,6 +46,10 @@ export function registerRecordCommand(program: Command): void {
     .option("--force", "replace an existing task with the same id")
     .option("--seed <n>", "seed of the page's Math.random while recording, stored in the task line (default: the script's seed:, else a fixed one)")
     .option("--allow-no-images", "record a site whose first screen shows no image (default: the script's allow_no_images:, else refused by the preflight)")
+    .option(
+      "--clock <auto|shifted|stepped>",
+      "the page's clock: auto (default) steps it for a page that never comes to rest, shifted is the real clock from a fixed start (README, 'A page that never rests')",
+    )
     .action(async (flags: RecordFlags) => {
       const { recordTask } = await import("../../recorder/record-task.ts");
       const { closeSharedBrowser } = await import("../../browser/launch.ts");
@@ -50,12 +63,14 @@ export function registerRecordCommand(program: Command): void {
           force: flags.force ?? false,
           ...(flags.seed !== undefined && { seed: parseSeed(flags.seed) }),
           ...(flags.allowNoImages && { allowNoImages: true }),
+          ...(flags.clock !== undefined && { clock: parseClock(flags.clock) }),
         });
         const waits = [result.settles.initial, ...result.settles.afterActions];
         const atBound = waits.filter((settle) => !settle.atRest).length;
         console.log(
           `task ${result.id} -> ${result.dir} (${result.line.action_sequence.length} actions, ${result.checkpointCount} checkpoints, ` +
-            `${result.assets.length} assets shown, ${result.captured.length} site files beside the reference, seed ${result.determinism.randomSeed}, ` +
+            `${result.assets.length} assets shown, ${result.captured.length} site files beside the reference, seed ${result.determinism.randomSeed}` +
+            `${result.determinism.steppedClock ? ", stepped clock" : ""}, ` +
             `${result.videoSec.toFixed(1)} s video, ${(result.timings.msPerAction / 1000).toFixed(2)} s/action, ` +
             `longest wait for rest ${(Math.max(...waits.map((settle) => settle.waitedMs)) / 1000).toFixed(2)} s` +
             `${atBound > 0 ? `, ${atBound} of ${waits.length} pictures taken at the bound` : ""})`,

@@ -1,0 +1,183 @@
+/**
+ * The stepped clock (#30, checkpoints of a page that never rests): a canvas of balls
+ * moving every animation frame, recoloured at random when two touch, and a ring moved by
+ * keys, is recorded under the stepped clock because the preflight sees it never come to
+ * rest. Two recordings give the same pictures byte for byte, and the corrected profile's
+ * replay of the reference page takes exactly the checkpoints; the official profile keeps
+ * the harness's fixed waits (no stepped clock). The rule that picks the clock and the
+ * task line's plan are checked on their own as well.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import type { SettleRecord } from "../../src/browser/settle.ts";
+import { keepsMovingOnItsOwn } from "../../src/browser/stepped-clock.ts";
+import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts";
+import { closeEvaluator, createEvaluator } from "../../src/evaluator/create-evaluator.ts";
+import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
+import { evaluateTask, replayDeterminism } from "../../src/evaluator/evaluate-task.ts";
+import { type RecordedTask, recordingClock, recordTask } from "../../src/recorder/record-task.ts";
+import { candidateFiles } from "../../src/results/layout.ts";
+import { loadTasks } from "../../src/tasks/loader.ts";
+import { type Task, TaskLineSchema } from "../../src/tasks/schema.ts";
+import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+
+const QUICK = { pauseBeforeMs: 200, pauseAfterMs: 700, pointerTravelMs: 40, keystrokeMs: 5 };
+const scratch = makeScratchDir("stepped-clock");
+
+/** Balls that never stop, colours drawn at random on contact, a ring that keys move. */
+const BALLS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><style>
+body { margin: 0; background: #111; color: #ddd; font-family: sans-serif; }
+canvas { display: block; }
+#label { position: absolute; right: 8px; top: 8px; font-size: 14px; }
+</style></head><body>
+<img src="img/logo.png" width="32" height="32" alt="logo" style="position: absolute; left: 8px; top: 8px">
+<p id="label">Balls: 14</p>
+<canvas id="board"></canvas>
+<script>
+  const canvas = document.getElementById("board");
+  const ctx = canvas.getContext("2d");
+  canvas.width = innerWidth; canvas.height = innerHeight;
+  const rnd = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo));
+  const colour = () => "rgb(" + rnd(40, 255) + "," + rnd(40, 255) + "," + rnd(40, 255) + ")";
+  const balls = Array.from({ length: 14 }, () => ({ x: rnd(30, canvas.width - 30), y: rnd(30, canvas.height - 30),
+    vx: rnd(-5, 6) || 3, vy: rnd(-5, 6) || -3, r: rnd(8, 18), c: colour() }));
+  const ring = { x: 200, y: 200 };
+  addEventListener("keydown", (event) => {
+    if (event.key === "d") ring.x += 20;
+    if (event.key === "s") ring.y += 20;
+  });
+  function frame() {
+    ctx.fillStyle = "rgba(17, 17, 17, 0.3)";
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    for (const ball of balls) {
+      if (ball.x + ball.r >= canvas.width || ball.x - ball.r <= 0) ball.vx = -ball.vx;
+      if (ball.y + ball.r >= canvas.height || ball.y - ball.r <= 0) ball.vy = -ball.vy;
+      ball.x += ball.vx; ball.y += ball.vy;
+      for (const other of balls) {
+        if (other !== ball && Math.hypot(ball.x - other.x, ball.y - other.y) < ball.r + other.r) ball.c = other.c = colour();
+      }
+      ctx.beginPath(); ctx.fillStyle = ball.c; ctx.arc(ball.x, ball.y, ball.r, 0, 2 * Math.PI); ctx.fill();
+    }
+    ctx.beginPath(); ctx.strokeStyle = "#fff"; ctx.lineWidth = 3; ctx.arc(ring.x, ring.y, 10, 0, 2 * Math.PI); ctx.stroke();
+    requestAnimationFrame(frame);
+  }
+  frame();
+</script></body></html>`;
+
+const SCRIPT = {
+  source_website: "fixture:endless-balls",
+  classification: { interaction_complexity: "L2", visual_complexity: "V2", domain: "testing" },
+  resolution: "640x480",
+  actions: [
+    { type: "Press", key: "d", description: "press d", assertion: "The ring moves right", visual: true },
+    { type: "Press", key: "s", description: "press s", assertion: "The ring moves down", visual: true },
+    { type: "Press", key: "d", description: "press d again", assertion: "The ring moves right again", visual: true },
+  ],
+};
+
+async function recordBalls(label: string, clock: "auto" | "shifted" = "auto"): Promise<{ recorded: RecordedTask; task: Task }> {
+  const caseDir = fs.mkdtempSync(path.join(scratch, `${label}-`));
+  const siteDir = path.join(caseDir, "site");
+  fs.mkdirSync(path.join(siteDir, "img"), { recursive: true });
+  fs.writeFileSync(path.join(siteDir, "index.html"), BALLS_PAGE);
+  await sharp({ create: { width: 32, height: 32, channels: 3, background: "#2563eb" } })
+    .png()
+    .toFile(path.join(siteDir, "img", "logo.png"));
+  const jsonl = path.join(caseDir, "set.jsonl");
+  const recorded = await recordTask({ script: writeScript(caseDir, "actions.yaml", SCRIPT), site: siteDir, data: jsonl, pacing: QUICK, clock });
+  return { recorded, task: (await loadTasks(jsonl))[0]! };
+}
+
+const pixels = (file: string) => sharp(file).raw().toBuffer();
+
+let first: { recorded: RecordedTask; task: Task };
+
+beforeAll(async () => {
+  first = await recordBalls("first");
+});
+
+afterAll(async () => {
+  await closeEvaluator();
+  await closeSharedBrowser();
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+describe("a page that never rests, recorded and replayed under the stepped clock", () => {
+  it("is recorded under the stepped clock, the task line giving how far it went before and after each action", () => {
+    // In whole 16 ms frames: the fixed waits (1 s, 0.5 s), the 200 ms pause before each key, and
+    // before each later one the rest of the 700 ms "after" pause of the one before (700 - 496 → 208).
+    const plan = first.recorded.line.determinism?.stepped_clock;
+    expect(plan).toEqual({ open_ms: 1008, before_action_ms: [208, 416, 416], after_action_ms: [496, 496, 496] });
+    expect(first.task.truth.determinism?.steppedClock).toEqual({ openMs: 1008, beforeActionMs: [208, 416, 416], afterActionMs: [496, 496, 496] });
+    const notes = JSON.parse(fs.readFileSync(path.join(first.recorded.dir, "recording.json"), "utf8"));
+    expect(notes.determinism.clock).toBe("stepped");
+    expect(notes.determinism.clockWhy).toMatch(/never came to rest/);
+  });
+
+  it("records the same pictures twice, byte for byte, the balls moving between them", async () => {
+    const [start, afterFirstKey] = first.task.truth.checkpointPaths;
+    expect((await pixels(afterFirstKey!)).equals(await pixels(start!)), "step_0 and step_1").toBe(false);
+    const again = await recordBalls("again");
+    expect(again.recorded.line.determinism).toEqual(first.recorded.line.determinism);
+    for (const [index, checkpoint] of first.task.truth.checkpointPaths.entries()) {
+      expect((await pixels(again.task.truth.checkpointPaths[index]!)).equals(await pixels(checkpoint)), `step_${index}`).toBe(true);
+    }
+  });
+
+  it("replays the reference page to exactly its checkpoints under the corrected profile", async () => {
+    const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false, profile: "corrected" });
+    const candidateDir = writeCalibrationCandidate(first.task, path.join(scratch, "results"), "reference");
+    await evaluateTask({ task: first.task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, calibration: true });
+    const record = readEvalRecord(candidateFiles(candidateDir).eval);
+    expect(record.determinism).toMatchObject({ seeded: true, steppedClock: true, reason: expect.stringMatching(/stepped clock/) });
+    for (const [index, checkpoint] of first.task.truth.checkpointPaths.entries()) {
+      const evalpoint = path.join(candidateDir, "evalpoints", `${index}.png`);
+      expect((await pixels(evalpoint)).equals(await pixels(checkpoint)), `evalpoint ${index} against step_${index}`).toBe(true);
+    }
+  });
+
+  it("is recorded under the shifted clock when asked, the line naming no stepped clock", async () => {
+    const shifted = await recordBalls("shifted", "shifted");
+    expect(shifted.recorded.line.determinism).toEqual({ random_seed: 20_240_601, clock_start: "2025-01-15T09:00:00.000Z" });
+    const notes = JSON.parse(fs.readFileSync(path.join(shifted.recorded.dir, "recording.json"), "utf8"));
+    expect(notes.determinism).toMatchObject({ clock: "shifted", clockWhy: "asked for (shifted)" });
+  });
+
+  it("keeps the official profile's fixed waits: no stepped clock there", () => {
+    expect(replayDeterminism(first.task, "official", true)).toMatchObject({ seeded: true, reason: expect.stringMatching(/seed and clock start/) });
+    expect(replayDeterminism(first.task, "official", true).steppedClock).toBeUndefined();
+  });
+});
+
+describe("choosing the clock", () => {
+  const settle = (fields: Partial<SettleRecord>): SettleRecord => ({ waitedMs: 5000, atRest: false, stillGoing: ["the screen kept changing"], ...fields });
+
+  it("steps the clock only for a page still moving at the bound with nothing left loading", () => {
+    expect(keepsMovingOnItsOwn(settle({ keptMoving: true, stillLoading: false }))).toBe(true);
+    // Still loading: it comes to rest once loaded.
+    expect(keepsMovingOnItsOwn(settle({ keptMoving: true, stillLoading: true }))).toBe(false);
+    // At the bound only because the quiet window had not closed yet.
+    expect(keepsMovingOnItsOwn(settle({ keptMoving: false, stillLoading: false }))).toBe(false);
+    expect(keepsMovingOnItsOwn({ waitedMs: 1200, atRest: true, stillGoing: [] })).toBe(false);
+  });
+
+  it("follows an explicit choice and says why it chose", () => {
+    const moving = settle({ keptMoving: true, stillLoading: false });
+    expect(recordingClock("shifted", moving)).toEqual({ clock: "shifted", why: "asked for (shifted)" });
+    expect(recordingClock("auto", moving).clock).toBe("stepped");
+    expect(recordingClock("auto", { waitedMs: 900, atRest: true, stillGoing: [] })).toEqual({ clock: "shifted", why: "the opened page came to rest" });
+  });
+
+  it("refuses a plan whose lists do not hold one entry per action", () => {
+    const line = {
+      ...first.recorded.line,
+      determinism: { ...first.recorded.line.determinism!, stepped_clock: { open_ms: 1008, before_action_ms: [16], after_action_ms: [496, 496, 496] } },
+    };
+    const parsed = TaskLineSchema.safeParse(line);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.message).toMatch(/before_action_ms must hold one entry per action \(3\), got 1/);
+  });
+});
