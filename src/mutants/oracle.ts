@@ -1,8 +1,10 @@
 /**
  * What each executed step of a mutant deserves, Yes or No, from facts read in the page's
- * DOM (not from pixels or OCR, so the judge is checked against something it does not
+ * DOM (not from screenshots or OCR, so the judge is checked against something it does not
  * use): after every screenshot of the replay, the visible text, the form state, the class
- * names and the scroll position. The reference page is the ground truth; a mutant's step
+ * names, the scroll position, and what each visible canvas holds (a drawing is not in the
+ * DOM's text, and a game drawn on a canvas changes nothing else; a hidden canvas shows
+ * nothing, as hidden text does not count either). The reference page is the ground truth; a mutant's step
  * deserves No when
  *   1. the mutant is frozen by then (freeze-after:k for steps ≥ k; lively-wrong always),
  *   2. the reference changed on that step and the mutant did not (nothing the assertion
@@ -25,6 +27,26 @@ export interface PageFacts {
 
 /** Runs in the page; self-contained. */
 function readFactsInPage(): { text: string; signature: string } {
+  // A visible canvas by a digest of its pixels, drawn at a reduced size onto a canvas of
+  // our own (works for 2D and WebGL alike; any change still moves some reduced pixel).
+  const canvasDigest = (canvas: HTMLCanvasElement): string => {
+    if (canvas.width === 0 || canvas.height === 0 || !canvas.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return "";
+    const copy = document.createElement("canvas");
+    copy.width = Math.min(320, canvas.width);
+    copy.height = Math.max(1, Math.round((canvas.height * copy.width) / canvas.width));
+    const context = copy.getContext("2d");
+    if (!context) return "?";
+    try {
+      context.drawImage(canvas, 0, 0, copy.width, copy.height);
+      const words = new Uint32Array(context.getImageData(0, 0, copy.width, copy.height).data.buffer);
+      let hash = 0x811c9dc5;
+      for (const word of words) hash = Math.imul(hash ^ word, 0x01000193) >>> 0;
+      return hash.toString(16);
+    } catch {
+      // A canvas holding another origin's image cannot be read.
+      return "tainted";
+    }
+  };
   const fields = Array.from(document.querySelectorAll("input, textarea, select")).map((field) => {
     const input = field as HTMLInputElement;
     return `${input.type}:${input.value}:${input.checked ? 1 : 0}`;
@@ -37,7 +59,11 @@ function readFactsInPage(): { text: string; signature: string } {
   const details = Array.from(document.querySelectorAll("details"))
     .map((element) => ((element as HTMLDetailsElement).open ? 1 : 0))
     .join("");
-  return { text, signature: [visible, fields.join("|"), classes, details, Math.round(window.scrollX), Math.round(window.scrollY)].join("\u0001") };
+  const canvases = Array.from(document.querySelectorAll("canvas")).map(canvasDigest).join("|");
+  return {
+    text,
+    signature: [visible, fields.join("|"), classes, details, Math.round(window.scrollX), Math.round(window.scrollY), canvases].join("\u0001"),
+  };
 }
 
 /** A replay probe that keeps the page's facts after each screenshot, by screenshot index. */

@@ -6,12 +6,16 @@
  * image — the benchmark's tasks come with their page's images, so a site that shows
  * none is refused unless the script allows it (`allow_no_images: true`, then the task's
  * assets are whatever the recording shows, possibly none). It also waits for the opened
- * page to come to rest, as the recording will: a page that never does, still moving with
- * nothing left to load, is recorded under the stepped clock (src/browser/stepped-clock.ts).
+ * page to come to rest, as the recording will. A page that never does, still moving with
+ * nothing left to load, is opened once more under the stepped clock
+ * (src/browser/stepped-clock.ts): if that brings it to rest (its motion was its scripts'),
+ * it is recorded so; if not (an endless CSS animation, a video), the stepped clock would
+ * not help, and the recording keeps the shifted clock.
  */
 
 import type { Determinism } from "../browser/determinism.ts";
 import { atRestTimings, pageSettleProbe, RequestsInFlight, type SettleRecord, waitUntilAtRest } from "../browser/settle.ts";
+import { keepsMovingOnItsOwn, type PageClock, SteppedClock } from "../browser/stepped-clock.ts";
 import { IwrError } from "../errors.ts";
 import { PROTOCOL } from "../protocol.ts";
 import type { Resolution } from "../tasks/inputs.ts";
@@ -26,6 +30,8 @@ export interface PreflightResult {
   readonly failures: readonly string[];
   /** The wait after opening, under the shifted clock. */
   readonly settle: SettleRecord;
+  /** When that wait found the page moving on its own: the same wait under the stepped clock. */
+  readonly steppedSettle?: SettleRecord;
   readonly ms: number;
 }
 
@@ -45,7 +51,28 @@ export async function preflightSite(entryUrl: string, resolution: Resolution, de
       const settle = await waitUntilAtRest(probe, atRestTimings("open", PROTOCOL.initialSettleMs));
       const displayed = new DisplayedImages(origin);
       await displayed.sample(page);
-      return { imagesShown: displayed.count, failures: capture.failures(), settle, ms: Date.now() - started };
+      const steppedSettle = keepsMovingOnItsOwn(settle) ? await settleOnOpening(entryUrl, resolution, determinism, "stepped") : undefined;
+      return { imagesShown: displayed.count, failures: capture.failures(), settle, ...(steppedSettle ? { steppedSettle } : {}), ms: Date.now() - started };
+    } finally {
+      requests.dispose();
+    }
+  } finally {
+    await context.close().catch(() => undefined);
+  }
+}
+
+/** The wait for rest after opening the page in a context of its own under `clock`, as the recording does it. */
+async function settleOnOpening(entryUrl: string, resolution: Resolution, determinism: Determinism, clock: PageClock): Promise<SettleRecord> {
+  const context = await newRecordingContext(resolution, determinism, [], new URL(entryUrl).origin, undefined, clock);
+  try {
+    const page = await context.newPage();
+    const requests = new RequestsInFlight(page);
+    try {
+      await openEntry(page, entryUrl);
+      const stepped = clock === "stepped" ? new SteppedClock(page) : undefined;
+      await stepped?.advance(PROTOCOL.initialSettleMs);
+      const fixedMs = stepped ? 0 : PROTOCOL.initialSettleMs;
+      return await waitUntilAtRest(pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs), atRestTimings("open", fixedMs));
     } finally {
       requests.dispose();
     }

@@ -261,7 +261,7 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     // Before the recording: a site that would be refused is refused in seconds, and its missing files are named.
     const preflight = await preflightSite(opened.entryUrl, resolution, determinism);
     requireImagesShown(preflight, opened.entryUrl, allowNoImages);
-    const clock = recordingClock(options.clock ?? "auto", preflight.settle);
+    const clock = recordingClock(options.clock ?? "auto", preflight.settle, preflight.steppedSettle);
     if (clock.clock === "stepped") logger.info(`task ${id}: recorded under the stepped clock (${clock.why})`);
     const session = await runRecordingSession({
       entryUrl: opened.entryUrl,
@@ -345,14 +345,18 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
   }
 }
 
-/** The clock the recording runs under, and why (recording.json keeps the reason). */
-export function recordingClock(asked: "auto" | PageClock, preflightSettle: SettleRecord): { clock: PageClock; why: string } {
+/**
+ * The clock the recording runs under, and why (recording.json keeps the reason): the
+ * stepped clock for a page that moved on its own under the shifted clock (`shifted`) and
+ * came to rest under the stepped one (`stepped`, the preflight's second look).
+ */
+export function recordingClock(asked: "auto" | PageClock, shifted: SettleRecord, stepped?: SettleRecord): { clock: PageClock; why: string } {
   if (asked !== "auto") return { clock: asked, why: `asked for (${asked})` };
-  if (keepsMovingOnItsOwn(preflightSettle)) {
-    return {
-      clock: "stepped",
-      why: `the opened page never came to rest within ${preflightSettle.waitedMs} ms (${preflightSettle.stillGoing.join("; ")}) with nothing left loading`,
-    };
+  if (!keepsMovingOnItsOwn(shifted)) {
+    return { clock: "shifted", why: shifted.atRest ? "the opened page came to rest" : "the opened page was still loading at the bound" };
   }
-  return { clock: "shifted", why: preflightSettle.atRest ? "the opened page came to rest" : "the opened page was still loading at the bound" };
+  const moving = `the opened page never came to rest within ${shifted.waitedMs} ms (${shifted.stillGoing.join("; ")}) with nothing left loading`;
+  if (stepped?.atRest) return { clock: "stepped", why: `${moving}; under the stepped clock it came to rest` };
+  const still = stepped ? ` (${stepped.stillGoing.join("; ")})` : "";
+  return { clock: "shifted", why: `${moving}, and the stepped clock did not bring it to rest either${still}: what moves keeps real time` };
 }

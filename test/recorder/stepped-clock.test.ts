@@ -13,11 +13,13 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import type { SettleRecord } from "../../src/browser/settle.ts";
+import { startStaticServer } from "../../src/browser/static-server.ts";
 import { keepsMovingOnItsOwn } from "../../src/browser/stepped-clock.ts";
 import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts";
 import { closeEvaluator, createEvaluator } from "../../src/evaluator/create-evaluator.ts";
 import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
 import { evaluateTask, replayDeterminism } from "../../src/evaluator/evaluate-task.ts";
+import { preflightSite } from "../../src/recorder/preflight.ts";
 import { type RecordedTask, recordingClock, recordTask } from "../../src/recorder/record-task.ts";
 import { candidateFiles } from "../../src/results/layout.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
@@ -164,11 +166,34 @@ describe("choosing the clock", () => {
     expect(keepsMovingOnItsOwn({ waitedMs: 1200, atRest: true, stillGoing: [] })).toBe(false);
   });
 
-  it("follows an explicit choice and says why it chose", () => {
+  it("steps the clock when that brings the moving page to rest, follows an explicit choice, and says why", () => {
     const moving = settle({ keptMoving: true, stillLoading: false });
-    expect(recordingClock("shifted", moving)).toEqual({ clock: "shifted", why: "asked for (shifted)" });
-    expect(recordingClock("auto", moving).clock).toBe("stepped");
-    expect(recordingClock("auto", { waitedMs: 900, atRest: true, stillGoing: [] })).toEqual({ clock: "shifted", why: "the opened page came to rest" });
+    const rested: SettleRecord = { waitedMs: 600, atRest: true, stillGoing: [] };
+    expect(recordingClock("shifted", moving, rested)).toEqual({ clock: "shifted", why: "asked for (shifted)" });
+    expect(recordingClock("auto", moving, rested)).toMatchObject({ clock: "stepped", why: expect.stringMatching(/under the stepped clock it came to rest/) });
+    // Still moving with the page's own time paused: what moves keeps real time (CSS, video).
+    expect(recordingClock("auto", moving, moving)).toMatchObject({ clock: "shifted", why: expect.stringMatching(/did not bring it to rest either/) });
+    expect(recordingClock("auto", rested)).toEqual({ clock: "shifted", why: "the opened page came to rest" });
+  });
+
+  it("leaves an endless CSS animation under the shifted clock: stepping the page's time does not stop it", async () => {
+    const siteDir = fs.mkdtempSync(path.join(scratch, "spinner-"));
+    const spinner = `<!doctype html><html><head><style>
+      @keyframes turn { to { transform: rotate(360deg); } }
+      #spinner { width: 80px; height: 80px; margin: 60px; border: 8px solid #ddd; border-top-color: #2563eb; border-radius: 50%;
+        animation: turn 0.9s linear infinite; }
+    </style></head><body><div id="spinner"></div></body></html>`;
+    fs.writeFileSync(path.join(siteDir, "index.html"), spinner);
+    const server = await startStaticServer(siteDir);
+    try {
+      const determinism = { randomSeed: 1, clockStartMs: Date.UTC(2025, 0, 15, 9) };
+      const preflight = await preflightSite(server.url("index.html"), { width: 400, height: 300 }, determinism);
+      expect(keepsMovingOnItsOwn(preflight.settle)).toBe(true);
+      expect(preflight.steppedSettle?.atRest).toBe(false);
+      expect(recordingClock("auto", preflight.settle, preflight.steppedSettle).clock).toBe("shifted");
+    } finally {
+      await server.close();
+    }
   });
 
   it("refuses a plan whose lists do not hold one entry per action", () => {
