@@ -12,14 +12,18 @@
  * The steps are paced by real time (one step a frame), which keeps that mix close to what
  * a real clock gives, but a page at rest needs none of this: its pictures already agree.
  *
- * The recorder decides (a page still moving when the wait after opening reaches its
- * bound, with nothing left loading) and writes how far the clock went before and after
- * every action into the task line (`SteppedClockPlan`); the corrected profile's replay
- * advances it by the same amounts. While the clock is paused between advances the page's
+ * The recorder decides: a page still moving when the wait after opening reaches its bound,
+ * with nothing left loading, is opened once more under this clock, and recorded under it
+ * when that brings it to rest (src/recorder/preflight.ts). The recorder writes how far the
+ * clock went before and after every action into the task line (`SteppedClockPlan`); the
+ * corrected profile's replay advances it by the same amounts. While the clock is paused between advances the page's
  * scripts are still: our own page scripts must not wait on its requestAnimationFrame or
  * timers then.
  */
 import type { BrowserContext, Page } from "playwright";
+import { IwrError } from "../errors.ts";
+import { PROTOCOL } from "../protocol.ts";
+import { settleWithin } from "./deadline.ts";
 import type { SettleRecord } from "./settle.ts";
 
 /** One step of the page's clock: a frame at 60 Hz, rounded as fake timers count frames. */
@@ -55,17 +59,25 @@ export function keepsMovingOnItsOwn(settle: SettleRecord): boolean {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+async function runStepWithin(page: Page, ms: number, limitMs: number): Promise<void> {
+  const step = await settleWithin(page.clock.runFor(ms), limitMs);
+  if (step.status === "done") return;
+  if (step.status === "failed") throw step.error;
+  throw new IwrError("PAGE_TIMEOUT", `one ${ms} ms step of the page's clock took over ${limitMs} ms (a frame or timer that does not end)`);
+}
+
 /** Moves a page's paused clock on, one frame at a time at about real speed; counts how far it went. */
 export class SteppedClock {
   private advanced = 0;
 
   /**
-   * `runStep` runs one step's timers and frames; the replay wraps it in its page time
-   * limit, so a page stuck in one frame fails that step instead of the whole advance.
+   * `runStep` runs one step's timers and frames, each within a time limit (Playwright's
+   * own has none), so a page stuck in one frame fails there instead of hanging; the replay
+   * passes its page time limit.
    */
   constructor(
     page: Page,
-    private readonly runStep: (ms: number) => Promise<void> = (ms) => page.clock.runFor(ms),
+    private readonly runStep: (ms: number) => Promise<void> = (ms) => runStepWithin(page, ms, PROTOCOL.actionTimeoutMs),
   ) {}
 
   /** Ms of page time advanced since this object was made. */

@@ -21,30 +21,34 @@ import type { MutantSpec } from "./operators.ts";
 export interface PageFacts {
   /** Visible text of the page and the values of its fields, whitespace collapsed. */
   text: string;
-  /** Everything a step may change that shows: text, field values and checks, class names, scroll. */
+  /** Everything a step may change that shows: text, field values and checks, class names, scroll, visible canvases' drawings. */
   signature: string;
 }
 
 /** Runs in the page; self-contained. */
 function readFactsInPage(): { text: string; signature: string } {
-  // A visible canvas by a digest of its pixels, drawn at a reduced size onto a canvas of
-  // our own (works for 2D and WebGL alike; any change still moves some reduced pixel).
+  // A visible canvas by a digest of its pixels, drawn onto a copy of ours of at most 320 ×
+  // 320 with high-quality smoothing (every source pixel weighs in, so a thin line's move
+  // still shows). A WebGL canvas drawn without preserveDrawingBuffer may read back blank
+  // between frames: such a canvas then counts as unchanged.
+  const copy = document.createElement("canvas");
+  const copyContext = copy.getContext("2d", { willReadFrequently: true });
   const canvasDigest = (canvas: HTMLCanvasElement): string => {
     if (canvas.width === 0 || canvas.height === 0 || !canvas.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return "";
-    const copy = document.createElement("canvas");
-    copy.width = Math.min(320, canvas.width);
-    copy.height = Math.max(1, Math.round((canvas.height * copy.width) / canvas.width));
-    const context = copy.getContext("2d");
-    if (!context) return "?";
+    if (!copyContext) return "?";
+    const scale = Math.min(1, 320 / canvas.width, 320 / canvas.height);
+    copy.width = Math.max(1, Math.round(canvas.width * scale));
+    copy.height = Math.max(1, Math.round(canvas.height * scale));
+    copyContext.imageSmoothingQuality = "high";
     try {
-      context.drawImage(canvas, 0, 0, copy.width, copy.height);
-      const words = new Uint32Array(context.getImageData(0, 0, copy.width, copy.height).data.buffer);
+      copyContext.drawImage(canvas, 0, 0, copy.width, copy.height);
+      const words = new Uint32Array(copyContext.getImageData(0, 0, copy.width, copy.height).data.buffer);
       let hash = 0x811c9dc5;
       for (const word of words) hash = Math.imul(hash ^ word, 0x01000193) >>> 0;
       return hash.toString(16);
-    } catch {
-      // A canvas holding another origin's image cannot be read.
-      return "tainted";
+    } catch (error) {
+      // A canvas holding another origin's image cannot be read; anything else is named as it failed.
+      return error instanceof DOMException && error.name === "SecurityError" ? "tainted" : `unreadable:${(error as Error).name}`;
     }
   };
   const fields = Array.from(document.querySelectorAll("input, textarea, select")).map((field) => {
@@ -59,7 +63,8 @@ function readFactsInPage(): { text: string; signature: string } {
   const details = Array.from(document.querySelectorAll("details"))
     .map((element) => ((element as HTMLDetailsElement).open ? 1 : 0))
     .join("");
-  const canvases = Array.from(document.querySelectorAll("canvas")).map(canvasDigest).join("|");
+  // At most 50 canvases: a page of hundreds of small ones is told apart by its text and classes well enough.
+  const canvases = Array.from(document.querySelectorAll("canvas")).slice(0, 50).map(canvasDigest).join("|");
   return {
     text,
     signature: [visible, fields.join("|"), classes, details, Math.round(window.scrollX), Math.round(window.scrollY), canvases].join("\u0001"),

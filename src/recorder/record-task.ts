@@ -356,7 +356,9 @@ export function recordingClock(asked: "auto" | PageClock, shifted: SettleRecord,
     return { clock: "shifted", why: shifted.atRest ? "the opened page came to rest" : "the opened page was still loading at the bound" };
   }
   const moving = `the opened page never came to rest within ${shifted.waitedMs} ms (${shifted.stillGoing.join("; ")}) with nothing left loading`;
-  if (stepped?.atRest) return { clock: "stepped", why: `${moving}; under the stepped clock it came to rest` };
-  const still = stepped ? ` (${stepped.stillGoing.join("; ")})` : "";
-  return { clock: "shifted", why: `${moving}, and the stepped clock did not bring it to rest either${still}: what moves keeps real time` };
+  if (!stepped) return { clock: "shifted", why: `${moving}; the stepped clock could not be tried` };
+  if (stepped.atRest) return { clock: "stepped", why: `${moving}; under the stepped clock it came to rest` };
+  const still = `(${stepped.stillGoing.join("; ")})`;
+  if (!keepsMovingOnItsOwn(stepped)) return { clock: "shifted", why: `${moving}; under the stepped clock it was still loading at the bound ${still}` };
+  return { clock: "shifted", why: `${moving}, and the stepped clock did not bring it to rest either ${still}: what moves keeps real time` };
 }

@@ -174,6 +174,10 @@ describe("choosing the clock", () => {
     // Still moving with the page's own time paused: what moves keeps real time (CSS, video).
     expect(recordingClock("auto", moving, moving)).toMatchObject({ clock: "shifted", why: expect.stringMatching(/did not bring it to rest either/) });
     expect(recordingClock("auto", rested)).toEqual({ clock: "shifted", why: "the opened page came to rest" });
+    // No second look (it failed), or a second look still loading: not the stepped clock, and said why.
+    expect(recordingClock("auto", moving)).toMatchObject({ clock: "shifted", why: expect.stringMatching(/could not be tried/) });
+    const loading = settle({ keptMoving: true, stillLoading: true, stillGoing: ["1 request was in flight"] });
+    expect(recordingClock("auto", moving, loading)).toMatchObject({ clock: "shifted", why: expect.stringMatching(/still loading at the bound \(1 request/) });
   });
 
   it("leaves an endless CSS animation under the shifted clock: stepping the page's time does not stop it", async () => {
@@ -189,7 +193,7 @@ describe("choosing the clock", () => {
       const determinism = { randomSeed: 1, clockStartMs: Date.UTC(2025, 0, 15, 9) };
       const preflight = await preflightSite(server.url("index.html"), { width: 400, height: 300 }, determinism);
       expect(keepsMovingOnItsOwn(preflight.settle)).toBe(true);
-      expect(preflight.steppedSettle?.atRest).toBe(false);
+      expect(keepsMovingOnItsOwn(preflight.steppedSettle!)).toBe(true);
       expect(recordingClock("auto", preflight.settle, preflight.steppedSettle).clock).toBe("shifted");
     } finally {
       await server.close();
