@@ -5,9 +5,10 @@
  * game spawning tiles, a greeting by the hour) shows the same states when it is recorded
  * and every time it is replayed — given the same actions.
  *
- * The clock is shifted, not faked (except for a page that never rests, below): `Date` (and `Date.now()`, `new Date()`) starts at
- * `clockStartMs` when the document starts and then runs at real speed, while timers,
- * requestAnimationFrame and `performance` are the browser's own. Playwright's clock
+ * The clock is shifted, not faked (a page that never rests aside, below): `Date` (and
+ * `Date.now()`, `new Date()`) starts at `clockStartMs` when the document starts and then
+ * runs at real speed, while timers, requestAnimationFrame and `performance` are the
+ * browser's own. Playwright's clock
  * (`context.clock`) was tried first: it replaces timers and requestAnimationFrame too,
  * and a bundled game recorded under it had video frames that lagged its DOM (the
  * self-check of its own reference page fell from behaviour 1 to 0.67); pinning the

@@ -14,14 +14,13 @@
  */
 
 import type { Determinism } from "../browser/determinism.ts";
-import { atRestTimings, pageSettleProbe, RequestsInFlight, type SettleRecord, waitUntilAtRest } from "../browser/settle.ts";
+import { RequestsInFlight, type SettleRecord } from "../browser/settle.ts";
 import { keepsMovingOnItsOwn, SteppedClock } from "../browser/stepped-clock.ts";
 import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
-import { PROTOCOL } from "../protocol.ts";
 import type { Resolution } from "../tasks/inputs.ts";
 import { DisplayedImages } from "./displayed-images.ts";
-import { newRecordingContext, openEntry } from "./session.ts";
+import { newRecordingContext, openEntry, settleAtRest } from "./session.ts";
 import { SiteCapture } from "./site-capture.ts";
 
 const logger = log("recorder");
@@ -66,8 +65,7 @@ async function firstLook(entryUrl: string, resolution: Resolution, determinism: 
     const requests = new RequestsInFlight(page);
     try {
       await openEntry(page, entryUrl);
-      const probe = pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs);
-      const settle = await waitUntilAtRest(probe, atRestTimings("open", PROTOCOL.initialSettleMs));
+      const settle = await settleAtRest(page, requests, "open", undefined);
       const displayed = new DisplayedImages(origin);
       await displayed.sample(page);
       return { imagesShown: displayed.count, failures: capture.failures(), settle };
@@ -87,8 +85,7 @@ async function steppedLook(entryUrl: string, resolution: Resolution, determinism
     const requests = new RequestsInFlight(page);
     try {
       await openEntry(page, entryUrl);
-      await new SteppedClock(page).advance(PROTOCOL.initialSettleMs);
-      return await waitUntilAtRest(pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs), atRestTimings("open", 0));
+      return await settleAtRest(page, requests, "open", new SteppedClock(page));
     } finally {
       requests.dispose();
     }

@@ -191,7 +191,7 @@ interface PlayedScript {
  * AT_REST's bound. Under the stepped clock the fixed wait is the clock advancing that far
  * (the page's scripts run through it), and the wait for rest follows with the clock paused.
  */
-async function settleAtRest(page: Page, requests: RequestsInFlight, after: "open" | "action", clock: SteppedClock | undefined): Promise<SettleRecord> {
+export async function settleAtRest(page: Page, requests: RequestsInFlight, after: "open" | "action", clock: SteppedClock | undefined): Promise<SettleRecord> {
   const fixedMs = after === "open" ? PROTOCOL.initialSettleMs : PROTOCOL.actionSettleMs;
   if (clock) await clock.advance(fixedMs);
   return waitUntilAtRest(pageSettleProbe(page, requests, PROTOCOL.actionTimeoutMs), atRestTimings(after, clock ? 0 : fixedMs));

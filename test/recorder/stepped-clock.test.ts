@@ -148,9 +148,18 @@ describe("a page that never rests, recorded and replayed under the stepped clock
     expect(notes.determinism).toMatchObject({ clock: "shifted", clockWhy: "asked for (shifted)" });
   });
 
-  it("keeps the official profile's fixed waits: no stepped clock there", () => {
+  it("keeps the official profile's fixed waits: real timers there, so the balls run on between screenshots", async () => {
     expect(replayDeterminism(first.task, "official", true)).toMatchObject({ seeded: true, reason: expect.stringMatching(/seed and clock start/) });
     expect(replayDeterminism(first.task, "official", true).steppedClock).toBeUndefined();
+    const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false, profile: "official" });
+    const candidateDir = writeCalibrationCandidate(first.task, path.join(scratch, "official-results"), "reference");
+    await evaluateTask({ task: first.task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, calibration: true });
+    const record = readEvalRecord(candidateFiles(candidateDir).eval);
+    expect(record.determinism?.steppedClock).toBeUndefined();
+    // A paused clock the replay never advanced would leave the canvas at its first frame in every screenshot.
+    const evalpoint = (index: number) => pixels(path.join(candidateDir, "evalpoints", `${index}.png`));
+    expect((await evalpoint(1)).equals(await evalpoint(0))).toBe(false);
+    expect((await evalpoint(1)).equals(await pixels(first.task.truth.checkpointPaths[1]!))).toBe(false);
   });
 });
 
