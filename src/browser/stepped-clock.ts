@@ -14,9 +14,10 @@
  *
  * The recorder decides: a page still moving when the wait after opening reaches its bound,
  * with nothing left loading, is opened once more under this clock, and recorded under it
- * when that brings it to rest (src/recorder/preflight.ts). The recorder writes how far the
- * clock went before and after every action into the task line (`SteppedClockPlan`); the
- * corrected profile's replay advances it by the same amounts. While the clock is paused
+ * when that brings it to rest (src/recorder/preflight.ts); a page whose timers changed it
+ * across pictures is recorded again under it (src/recorder/late-timers.ts). The recorder
+ * writes how far the clock went before and after every action into the task line
+ * (`SteppedClockPlan`); the corrected profile's replay advances it by the same amounts. While the clock is paused
  * between advances the page's scripts are still: our own page scripts must not wait on
  * its requestAnimationFrame or timers then.
  */

@@ -13,20 +13,21 @@ import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED, type Determinism, determin
 import type { SettleRecord } from "../browser/settle.ts";
 import { type StaticServer, startStaticServer } from "../browser/static-server.ts";
 import { keepsMovingOnItsOwn, type PageClock } from "../browser/stepped-clock.ts";
-import { IwrError } from "../errors.ts";
+import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { buildContactSheets, type ContactSheetAsset } from "../media/contact-sheet.ts";
 import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
 import { parseResolution, ResolutionString, type TaskLine } from "../tasks/schema.ts";
 import { nextFreeTaskId, readTaskIds, writeTaskLine } from "../tasks/writer.ts";
 import { assetNameByUrl, type RecordedAsset } from "./assets.ts";
+import { describeLateTimerChanges } from "./late-timers.ts";
 import { DEFAULT_PACING, type RecorderPacing } from "./perform.ts";
 import { preflightSite, requireImagesShown } from "./preflight.ts";
 import { writeRecordingNotes } from "./recording-notes.ts";
 import { rewriteAssetUrls } from "./reference.ts";
 import { requireReferenceLoads } from "./reference-check.ts";
 import { type LoadedActionScript, loadActionScript } from "./script-schema.ts";
-import { runRecordingSession, type SessionSettles } from "./session.ts";
+import { runRecordingSession, type SessionInput, type SessionResult, type SessionSettles } from "./session.ts";
 import { type CapturedFile, shownUrl, snapshotPath } from "./site-capture.ts";
 import { buildTaskLine } from "./task-line.ts";
 
@@ -54,7 +55,8 @@ export interface RecordTaskOptions {
   readonly allowNoImages?: boolean;
   /**
    * The page's clock: "auto" (default) is the stepped clock for a page the preflight saw
-   * never come to rest (src/browser/stepped-clock.ts), the shifted real clock otherwise.
+   * never come to rest (src/browser/stepped-clock.ts) or one whose timers changed it across
+   * pictures (late-timers.ts), the shifted real clock otherwise.
    */
   readonly clock?: "auto" | PageClock;
 }
@@ -261,20 +263,23 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     // Before the recording: a site that would be refused is refused in seconds, and its missing files are named.
     const preflight = await preflightSite(opened.entryUrl, resolution, determinism);
     requireImagesShown(preflight, opened.entryUrl, allowNoImages);
-    const clock = recordingClock(options.clock ?? "auto", preflight.settle, preflight.steppedSettle);
+    const chosen = recordingClock(options.clock ?? "auto", preflight.settle, preflight.steppedSettle);
+    const { session, clock } = await recordSession(
+      {
+        entryUrl: opened.entryUrl,
+        source: opened.source,
+        actions: script.actions,
+        resolution,
+        pacing: { ...DEFAULT_PACING, ...options.pacing },
+        ffmpegPath,
+        videoFps: options.videoFps ?? 10,
+        outDir: workDir,
+        determinism,
+      },
+      chosen,
+      (options.clock ?? "auto") === "auto",
+    );
     if (clock.clock === "stepped") logger.info(`task ${id}: recorded under the stepped clock (${clock.why})`);
-    const session = await runRecordingSession({
-      entryUrl: opened.entryUrl,
-      source: opened.source,
-      actions: script.actions,
-      resolution,
-      pacing: { ...DEFAULT_PACING, ...options.pacing },
-      ffmpegPath,
-      videoFps: options.videoFps ?? 10,
-      outDir: workDir,
-      determinism,
-      clock: clock.clock,
-    });
     if (session.assets.length === 0 && !allowNoImages) {
       throw new IwrError(
         "RECORDER",
@@ -345,12 +350,48 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
   }
 }
 
+/** A recording's clock, and why it was chosen (recording.json keeps the reason). */
+interface ChosenClock {
+  readonly clock: PageClock;
+  readonly why: string;
+}
+
+/**
+ * Runs the recording session under the chosen clock. With the clock left to the recorder,
+ * a page that made late timer changes under the shifted clock (late-timers.ts: its
+ * pictures depend on the pace between actions) is recorded again under the stepped clock,
+ * whose plan carries that pace into the replay. If that second recording fails, the first
+ * one stands and its reason says so.
+ */
+async function recordSession(input: SessionInput, chosen: ChosenClock, auto: boolean): Promise<{ session: SessionResult; clock: ChosenClock }> {
+  const first = await runRecordingSession({ ...input, clock: chosen.clock });
+  if (!auto || chosen.clock !== "shifted" || first.lateTimerChanges.length === 0) return { session: first, clock: chosen };
+  const late = describeLateTimerChanges(first.lateTimerChanges);
+  logger.info(`${late}: recording it again under the stepped clock`);
+  // The first recording steps aside (its result names files in its folder) until the second one has succeeded.
+  const firstDir = `${input.outDir}.shifted`;
+  fs.renameSync(input.outDir, firstDir);
+  fs.mkdirSync(input.outDir);
+  try {
+    const again = await runRecordingSession({ ...input, clock: "stepped" });
+    fs.rmSync(firstDir, { recursive: true, force: true });
+    return { session: again, clock: { clock: "stepped", why: `${late}; recorded again under the stepped clock, which keeps that pace on replay` } };
+  } catch (error) {
+    fs.rmSync(input.outDir, { recursive: true, force: true });
+    fs.renameSync(firstDir, input.outDir);
+    return {
+      session: first,
+      clock: { clock: "shifted", why: `${chosen.why}; ${late}, but recording it under the stepped clock failed: ${errorMessage(error)}` },
+    };
+  }
+}
+
 /**
  * The clock the recording runs under, and why (recording.json keeps the reason): the
  * stepped clock for a page that moved on its own under the shifted clock (`shifted`) and
  * came to rest under the stepped one (`stepped`, the preflight's second look).
  */
-export function recordingClock(asked: "auto" | PageClock, shifted: SettleRecord, stepped?: SettleRecord): { clock: PageClock; why: string } {
+export function recordingClock(asked: "auto" | PageClock, shifted: SettleRecord, stepped?: SettleRecord): ChosenClock {
   if (asked !== "auto") return { clock: asked, why: `asked for (${asked})` };
   if (!keepsMovingOnItsOwn(shifted)) {
     return { clock: "shifted", why: shifted.atRest ? "the opened page came to rest" : "the opened page was still loading at the bound" };

@@ -22,6 +22,7 @@ import { actionStateFileName, checkpointFileName, TASK_FILES } from "../tasks/la
 import { AssetCollector, type RecordedAsset } from "./assets.ts";
 import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";
 import { DisplayedImages } from "./displayed-images.ts";
+import { LATE_TIMER_WATCH_SCRIPT, type LateTimerChange, notePicture } from "./late-timers.ts";
 import { type PointerState, type PressNote, performAction, type RecorderPacing } from "./perform.ts";
 import { sameOriginMediaUrls } from "./reference.ts";
 import { type Screencast, startScreencast } from "./screencast.ts";
@@ -81,6 +82,8 @@ export interface SessionResult {
   readonly actionsMs: number;
   /** Under the stepped clock: how far it went between the pictures, for the task line. */
   readonly steppedClock?: SteppedClockPlan;
+  /** Under the shifted clock: the page's changes on timers set before a picture (late-timers.ts). */
+  readonly lateTimerChanges: readonly LateTimerChange[];
 }
 
 /** A recording context's view of the network: the requests it refused, by blockedRequestKey. */
@@ -184,6 +187,7 @@ interface PlayedScript {
   /** Wall time from the first action to the last pause. */
   readonly actionsMs: number;
   readonly steppedClock?: SteppedClockPlan;
+  readonly lateTimerChanges: readonly LateTimerChange[];
 }
 
 /**
@@ -225,6 +229,7 @@ async function playScript(
   await displayed.sample(page);
   let checkpoint = 0;
   fs.writeFileSync(path.join(checkpointsDir, checkpointFileName(checkpoint)), await takeReferencePicture(page, screencast, clock));
+  const lateTimerChanges: LateTimerChange[] = await notePicture(page);
   /** The page's time at the latest picture: what the clock advanced since then belongs to the next action's "before". */
   let pictureAt = openMs;
   const pointer: PointerState = { x: 0, y: 0 };
@@ -249,6 +254,7 @@ async function playScript(
     afterActions.push(settled);
     logSettle(`step ${index + 1}`, settled);
     const picture = await takeReferencePicture(page, screencast, clock);
+    lateTimerChanges.push(...(await notePicture(page)));
     pictureAt = clock?.advancedMs ?? 0;
     fs.writeFileSync(path.join(statesDir, actionStateFileName(index + 1)), picture);
     if (action.visual) {
@@ -266,6 +272,7 @@ async function playScript(
     settles: { initial, afterActions },
     presses,
     actionsMs: Date.now() - actionsStarted,
+    lateTimerChanges,
     ...(clock ? { steppedClock: { openMs, beforeActionMs, afterActionMs } } : {}),
   };
 }
@@ -281,6 +288,8 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
   const blocked: BlockedRequests = { urls: new Set() };
   const context = await newRecordingContext(input.resolution, input.determinism, warnings, new URL(input.entryUrl).origin, blocked, input.clock);
   try {
+    // Under the real clock, watch for changes whose timing the replay would not keep (late-timers.ts).
+    if (input.clock !== "stepped") await context.addInitScript(LATE_TIMER_WATCH_SCRIPT);
     const page = await context.newPage();
     page.on("pageerror", (error) => warnings.push(`page error: ${error.message}`));
     page.on("dialog", (dialog) => {
@@ -335,6 +344,7 @@ export async function runRecordingSession(input: SessionInput): Promise<SessionR
         frameCount: recording.frames.length,
         warnings,
         actionsMs: played.actionsMs,
+        lateTimerChanges: played.lateTimerChanges,
         ...(played.steppedClock ? { steppedClock: played.steppedClock } : {}),
       };
     } finally {

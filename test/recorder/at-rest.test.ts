@@ -11,9 +11,15 @@ import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
+import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts";
+import { closeEvaluator, createEvaluator } from "../../src/evaluator/create-evaluator.ts";
+import { type EvalRecord, readEvalRecord } from "../../src/evaluator/eval-record.ts";
+import { evaluateTask } from "../../src/evaluator/evaluate-task.ts";
 import { AT_REST, PROTOCOL } from "../../src/protocol.ts";
 import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
+import { candidateFiles } from "../../src/results/layout.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
+import type { Task } from "../../src/tasks/schema.ts";
 import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
 import { SETTLE_PAGES_DIR, type SlowServer, startSlowServer } from "../support/slow-server.ts";
 
@@ -54,6 +60,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await closeEvaluator();
   await closeSharedBrowser();
   await server?.close();
   fs.rmSync(scratch, { recursive: true, force: true });
@@ -123,4 +130,57 @@ describe("checkpoints and states at rest", () => {
     expect(await ringAt("states/action_1.png", 240 + 12, 410)).toBe(true);
     expect(await ringAt("states/action_5.png", 240 + 12, 430)).toBe(true);
   });
+});
+
+/**
+ * The true page's folder, staged as a candidate, and a copy of it changed by `edit`
+ * (file name → its new text), each scored under the corrected profile.
+ */
+async function scoreTrueAndCopy(task: Task, label: string, edit: (read: (name: string) => string) => Record<string, string>): Promise<[EvalRecord, EvalRecord]> {
+  const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false, profile: "corrected" });
+  const trueDir = writeCalibrationCandidate(task, path.join(scratch, `results-${label}`), "reference");
+  const copyDir = path.join(scratch, `results-${label}`, "copy");
+  fs.cpSync(trueDir, copyDir, { recursive: true });
+  for (const [name, text] of Object.entries(edit((name) => fs.readFileSync(path.join(copyDir, name), "utf8")))) fs.writeFileSync(path.join(copyDir, name), text);
+  const records: EvalRecord[] = [];
+  for (const [model, candidateDir] of [["reference", trueDir], ["near-miss", copyDir]] as const) {
+    await evaluateTask({ task, candidateDir, model, pairingModes: ["aligned"], evaluator, calibration: true });
+    records.push(readEvalRecord(candidateFiles(candidateDir).eval));
+  }
+  return [records[0]!, records[1]!];
+}
+
+describe("near misses the settled truth tells apart from the true page", () => {
+  it("a box that stops half-way scores below the true page, whose replay meets its checkpoint at rest", async () => {
+    const task = (await loadTaskSet(jsonl, { checkMedia: true })).tasks[0]!;
+    const [truth, halfWay] = await scoreTrueAndCopy(task, "half-way", (read) => ({
+      "index.html": read("index.html").replace("translateX(400px)", "translateX(200px)"),
+    }));
+    // Evalpoint 2 follows "Move the box": the true page's screenshot, taken at rest, is its checkpoint.
+    expect(truth.steps[2]).toMatchObject({ ocr: 1, dino: 1 });
+    expect(truth.scores.final).toBe(1);
+    expect(halfWay.steps[2]!.dino).toBeLessThan(truth.steps[2]!.dino);
+    expect(halfWay.scores.final).toBeLessThan(truth.scores.final);
+  }, 120_000);
+
+  it("keys that move nothing are judged No where the true page's keys, given the recorded focus, are judged Yes", async () => {
+    const task = (await loadTaskSet(jsonl, { checkMedia: true })).tasks[0]!;
+    const [truth, deaf] = await scoreTrueAndCopy(task, "deaf-keys", (read) => ({
+      "keyboard.js": read("keyboard.js").replace('addEventListener("keydown"', 'addEventListener("keydown-never-sent"'),
+    }));
+    const verdicts = (record: EvalRecord) => record.assertions.map((assertion) => [assertion.actionIndex, assertion.result]);
+    // Actions 0 and 4 are the key presses ("The ring moves right", "The ring moves down").
+    expect(verdicts(truth)).toEqual([
+      [0, "Yes"],
+      [1, "Yes"],
+      [2, "Yes"],
+      [4, "Yes"],
+    ]);
+    expect(verdicts(deaf)).toEqual([
+      [0, "No"],
+      [1, "Yes"],
+      [2, "Yes"],
+      [4, "No"],
+    ]);
+  }, 120_000);
 });

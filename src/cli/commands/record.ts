@@ -48,7 +48,8 @@ export function registerRecordCommand(program: Command): void {
     .option("--allow-no-images", "record a site whose first screen shows no image (default: the script's allow_no_images:, else refused by the preflight)")
     .option(
       "--clock <auto|shifted|stepped>",
-      "the page's clock: auto (default) steps it for a page that never rests, shifted runs it from a fixed start (README, 'A page that never rests')",
+      "the page's clock: auto (default) steps it for a page that never rests or whose timers change it across pictures, " +
+        "shifted runs it from a fixed start (README, 'A page that never rests')",
     )
     .action(async (flags: RecordFlags) => {
       const { recordTask } = await import("../../recorder/record-task.ts");
