@@ -1,16 +1,17 @@
 /**
  * Pages whose pictures depend on the pace between actions: a toast removed four seconds
- * after it was shown, a "Saved" notice that fades, a banner that slides in a while after
- * load. The recorder pauses as a person does (seconds between actions); the replay acts
+ * after it was shown, a "Saved" notice a timer takes away, a clock ticking every second.
+ * The recorder pauses as a person does (seconds between actions); the replay acts
  * as soon as the page is at rest. Under the shifted real clock (src/browser/determinism.ts)
  * such a timer therefore fires before a later picture in the recording and after it on
  * replay, and the true page no longer reproduces its own checkpoints.
  *
  * The rule, in general terms: a timer callback (setTimeout or setInterval) that changes
  * the document — directly or in the promise continuations it resolves — while the timer
- * had been set before the latest picture is a "late timer change": the page changed itself
- * across a picture, by an amount of time the replay does not reproduce. Timers set and
- * fired within one action's wait for rest are not late: the replay waits for rest too.
+ * had been set before the latest picture (an interval: its previous tick came before it)
+ * is a "late timer change": the page changed itself across a picture, by an amount of
+ * time the replay does not reproduce. Timers set and fired within one action's wait for
+ * rest are not late: the replay waits for rest too.
  * The recorder re-records a page that made a late timer change under the stepped clock
  * (src/browser/stepped-clock.ts), whose plan carries the recording's pace into the replay.
  *
@@ -18,48 +19,64 @@
  * under the shifted clock: it wraps setTimeout and setInterval (the callback, its
  * arguments and the returned id are the page's own) and watches the document with a
  * MutationObserver of its own, which only counts changes.
+ *
+ * What it does not see: a change the timer's task leaves to another task (a framework
+ * rendering in a scheduler task of its own, React 18's among them; requestAnimationFrame
+ * or transitionend handlers), changes inside shadow roots, typed values, canvas drawing
+ * and scrolling. An interval that rewrites the same text every tick is counted: such a page
+ * is paced on replay, which costs time only.
  */
 import type { Page } from "playwright";
 
-/** A DOM change made by a timer callback whose timer was set before the latest picture. */
-export interface LateTimerChange {
-  /** The delay the page asked for, in ms. */
+/** The document changes made by timers set before a picture, counted by the delay the page asked for. */
+export interface LateTimerChanges {
   readonly delayMs: number;
-  /** How long before the latest picture the timer was set (or an interval last fired), in ms. */
-  readonly setBeforePictureMs: number;
+  readonly count: number;
 }
 
 /** Where the page-side watch keeps its state: a symbol, so no page script meets it by name. */
 const WATCH_KEY = "iwr.lateTimerChanges";
 
-/** At most this many late changes are kept between two pictures: one is enough to decide, a few to report. */
-const MAX_NOTED = 20;
+/** At most this many different delays are told apart; later ones are counted under the last. */
+const MAX_DELAYS = 20;
+
+/**
+ * How many microtask turns a check waits for the callback's promise continuations: each
+ * `await` of a resolved chain takes one to three, so this covers a timer awaited through
+ * several async helpers. Everything that runs in those turns belongs to the timer's task.
+ */
+const CONTINUATION_TURNS = 32;
 
 export const LATE_TIMER_WATCH_SCRIPT = `(() => {
   const key = Symbol.for(${JSON.stringify(WATCH_KEY)});
   if (window[key]) return;
-  const state = { pictureAt: -Infinity, late: [] };
+  let pictureAt = -Infinity;
+  let late = new Map();
   // Records reach the callback in a microtask of their own, possibly before a check runs: both are counted.
   let changes = 0;
   const observer = new MutationObserver((records) => { changes += records.length; });
   observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const changesSoFar = () => (changes += observer.takeRecords().length);
+  const note = (delay) => {
+    const known = late.has(delay) || late.size < ${MAX_DELAYS} ? delay : [...late.keys()].pop();
+    late.set(known, (late.get(known) || 0) + 1);
+  };
   const wrap = (real, repeating) => function (handler, delay, ...args) {
     if (typeof handler !== "function") return real.call(this, handler, delay, ...args);
     let setAt = performance.now();
     const watched = function (...callArgs) {
       const before = changesSoFar();
       const firedAt = performance.now();
-      const setBefore = state.pictureAt - setAt;
-      // Checked after the callback's own promise continuations have run (queued before this one).
+      const setBeforePicture = setAt < pictureAt;
+      let turns = 0;
       const check = () => {
-        if (changesSoFar() > before && setBefore > 0 && state.late.length < ${MAX_NOTED}) {
-          state.late.push({ delayMs: Math.max(0, Number(delay) || 0), setBeforePictureMs: Math.round(setBefore) });
-        }
+        if (++turns < ${CONTINUATION_TURNS}) return queueMicrotask(check);
+        if (changesSoFar() > before && setBeforePicture) note(Math.max(0, Number(delay) || 0));
       };
       try {
         return handler.apply(this, callArgs);
       } finally {
+        // An interval's next tick counts from this one.
         if (repeating) setAt = firedAt;
         queueMicrotask(check);
       }
@@ -68,29 +85,53 @@ export const LATE_TIMER_WATCH_SCRIPT = `(() => {
   };
   window.setTimeout = wrap(window.setTimeout, false);
   window.setInterval = wrap(window.setInterval, true);
+  const take = () => { const taken = [...late].map(([delayMs, count]) => ({ delayMs, count })); late = new Map(); return taken; };
   Object.defineProperty(window, key, {
-    value: { picture: () => { const late = state.late; state.late = []; state.pictureAt = performance.now(); return late; } },
+    value: { collect: take, picture: () => { pictureAt = performance.now(); return take(); } },
   });
 })();`;
 
-/**
- * Tells the page's watch a picture was just taken and returns the late timer changes made
- * since the previous one (none when the watch is not installed, or the page is gone).
- */
-export async function notePicture(page: Page): Promise<LateTimerChange[]> {
+type WatchCall = "collect" | "picture";
+
+async function callWatch(page: Page, call: WatchCall): Promise<LateTimerChanges[]> {
   return page
-    .evaluate((key) => {
-      const watch = (window as unknown as Record<symbol, { picture: () => LateTimerChange[] } | undefined>)[Symbol.for(key)];
-      return watch ? watch.picture() : [];
-    }, WATCH_KEY)
+    .evaluate(
+      ([key, name]) => {
+        const watch = (window as unknown as Record<symbol, Record<WatchCall, () => LateTimerChanges[]> | undefined>)[Symbol.for(key)];
+        return watch ? watch[name]() : [];
+      },
+      [WATCH_KEY, call] as const,
+    )
     .catch(() => []);
 }
 
+/**
+ * Tells the page's watch a picture is being taken (call it just before) and returns the
+ * late timer changes made since the last call (none when the watch is not installed, or
+ * the page is gone).
+ */
+export function notePicture(page: Page): Promise<LateTimerChanges[]> {
+  return callWatch(page, "picture");
+}
+
+/** The late timer changes made since the last call, before an action that may leave the document (its watch goes with it). */
+export function collectLateTimerChanges(page: Page): Promise<LateTimerChanges[]> {
+  return callWatch(page, "collect");
+}
+
+/** Adds up the changes by delay. */
+export function mergeLateTimerChanges(changes: readonly LateTimerChanges[]): LateTimerChanges[] {
+  const byDelay = new Map<number, number>();
+  for (const change of changes) byDelay.set(change.delayMs, (byDelay.get(change.delayMs) ?? 0) + change.count);
+  return [...byDelay].sort(([a], [b]) => a - b).map(([delayMs, count]) => ({ delayMs, count }));
+}
+
 /** recording.json's and the log's account of late timer changes: how many, and the delays seen. */
-export function describeLateTimerChanges(changes: readonly LateTimerChange[]): string {
-  const delays = [...new Set(changes.map((change) => change.delayMs))].sort((a, b) => a - b);
+export function describeLateTimerChanges(changes: readonly LateTimerChanges[]): string {
+  const merged = mergeLateTimerChanges(changes);
+  const total = merged.reduce((sum, change) => sum + change.count, 0);
   return (
-    `the page changed itself ${changes.length} time(s) on a timer set before a picture ` +
-    `(delay ${delays.map((delay) => `${delay} ms`).join(", ")}): its pictures depend on the pace between actions`
+    `the page changed itself ${total} time(s) on a timer set before a picture ` +
+    `(delay ${merged.map((change) => `${change.delayMs} ms`).join(", ")}): its pictures depend on the pace between actions`
   );
 }

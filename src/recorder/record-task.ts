@@ -263,8 +263,13 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     // Before the recording: a site that would be refused is refused in seconds, and its missing files are named.
     const preflight = await preflightSite(opened.entryUrl, resolution, determinism);
     requireImagesShown(preflight, opened.entryUrl, allowNoImages);
-    const chosen = recordingClock(options.clock ?? "auto", preflight.settle, preflight.steppedSettle);
-    const { session, clock } = await recordSession(
+    const askedClock = options.clock ?? "auto";
+    const chosen = recordingClock(askedClock, preflight.settle, preflight.steppedSettle);
+    const {
+      session,
+      clock,
+      warning: clockWarning,
+    } = await recordUnderChosenClock(
       {
         entryUrl: opened.entryUrl,
         source: opened.source,
@@ -276,8 +281,8 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
         outDir: workDir,
         determinism,
       },
+      askedClock,
       chosen,
-      (options.clock ?? "auto") === "auto",
     );
     if (clock.clock === "stepped") logger.info(`task ${id}: recorded under the stepped clock (${clock.why})`);
     if (session.assets.length === 0 && !allowNoImages) {
@@ -302,7 +307,11 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
       new Set(session.failedOnSite),
       new Set(session.blockedOnSite),
     );
-    const warnings = [...new Set([...preflight.failures, ...session.warnings]), ...session.sheet.converted.map((converted) => `asset ${converted}`)];
+    const warnings = [
+      ...new Set([...preflight.failures, ...session.warnings]),
+      ...session.sheet.converted.map((converted) => `asset ${converted}`),
+      ...(clockWarning ? [clockWarning] : []),
+    ];
     // Candidate post-processing removes iframes (as the harness's does), so the reference is scored without them.
     if (/<iframe\b/i.test(opened.source))
       warnings.push("the page holds an iframe, which is removed from every candidate, the reference page included: it is scored without it");
@@ -344,6 +353,7 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
     };
   } catch (error) {
     fs.rmSync(workDir, { recursive: true, force: true });
+    fs.rmSync(setAsideFolder(workDir), { recursive: true, force: true });
     throw error;
   } finally {
     await opened.server?.close();
@@ -356,34 +366,47 @@ interface ChosenClock {
   readonly why: string;
 }
 
+/** Where a first recording waits while the page is recorded again (removed with the working folder on any failure). */
+function setAsideFolder(workDir: string): string {
+  return `${workDir}.shifted`;
+}
+
+interface ClockedSession {
+  readonly session: SessionResult;
+  readonly clock: ChosenClock;
+  /** For the task's warnings: late timer changes the recording keeps under the shifted clock. */
+  readonly warning?: string;
+}
+
 /**
  * Runs the recording session under the chosen clock. With the clock left to the recorder,
  * a page that made late timer changes under the shifted clock (late-timers.ts: its
  * pictures depend on the pace between actions) is recorded again under the stepped clock,
  * whose plan carries that pace into the replay. If that second recording fails, the first
- * one stands and its reason says so.
+ * one stands, with a warning; a page kept under the shifted clock as asked gets one too.
  */
-async function recordSession(input: SessionInput, chosen: ChosenClock, auto: boolean): Promise<{ session: SessionResult; clock: ChosenClock }> {
+async function recordUnderChosenClock(input: SessionInput, asked: "auto" | PageClock, chosen: ChosenClock): Promise<ClockedSession> {
   const first = await runRecordingSession({ ...input, clock: chosen.clock });
-  if (!auto || chosen.clock !== "shifted" || first.lateTimerChanges.length === 0) return { session: first, clock: chosen };
+  if (chosen.clock !== "shifted" || first.lateTimerChanges.length === 0) return { session: first, clock: chosen };
   const late = describeLateTimerChanges(first.lateTimerChanges);
+  if (asked !== "auto") return { session: first, clock: chosen, warning: `${late}; kept under the shifted clock as asked, so a replay may not show them` };
   logger.info(`${late}: recording it again under the stepped clock`);
   // The first recording steps aside (its result names files in its folder) until the second one has succeeded.
-  const firstDir = `${input.outDir}.shifted`;
+  const firstDir = setAsideFolder(input.outDir);
   fs.renameSync(input.outDir, firstDir);
-  fs.mkdirSync(input.outDir);
+  let again: SessionResult;
   try {
-    const again = await runRecordingSession({ ...input, clock: "stepped" });
-    fs.rmSync(firstDir, { recursive: true, force: true });
-    return { session: again, clock: { clock: "stepped", why: `${late}; recorded again under the stepped clock, which keeps that pace on replay` } };
+    fs.mkdirSync(input.outDir, { mode: 0o700 });
+    again = await runRecordingSession({ ...input, clock: "stepped" });
   } catch (error) {
     fs.rmSync(input.outDir, { recursive: true, force: true });
     fs.renameSync(firstDir, input.outDir);
-    return {
-      session: first,
-      clock: { clock: "shifted", why: `${chosen.why}; ${late}, but recording it under the stepped clock failed: ${errorMessage(error)}` },
-    };
+    const warning = `${late}, but recording it under the stepped clock failed (${errorMessage(error)}): it keeps the shifted clock`;
+    logger.warn(warning);
+    return { session: first, clock: { clock: "shifted", why: `${chosen.why}; ${warning}` }, warning };
   }
+  fs.rmSync(firstDir, { recursive: true, force: true });
+  return { session: again, clock: { clock: "stepped", why: `${late}; recorded again under the stepped clock, which keeps that pace on replay` } };
 }
 
 /**

@@ -22,7 +22,7 @@ import { actionStateFileName, checkpointFileName, TASK_FILES } from "../tasks/la
 import { AssetCollector, type RecordedAsset } from "./assets.ts";
 import { CURSOR_INIT_SCRIPT, setCursorHidden } from "./cursor.ts";
 import { DisplayedImages } from "./displayed-images.ts";
-import { LATE_TIMER_WATCH_SCRIPT, type LateTimerChange, notePicture } from "./late-timers.ts";
+import { collectLateTimerChanges, LATE_TIMER_WATCH_SCRIPT, type LateTimerChanges, mergeLateTimerChanges, notePicture } from "./late-timers.ts";
 import { type PointerState, type PressNote, performAction, type RecorderPacing } from "./perform.ts";
 import { sameOriginMediaUrls } from "./reference.ts";
 import { type Screencast, startScreencast } from "./screencast.ts";
@@ -46,7 +46,7 @@ export interface SessionInput {
   readonly outDir: string;
   /** Seeded Math.random and clock start: the recording always runs in deterministic mode. */
   readonly determinism: Determinism;
-  /** "stepped" for a page that never comes to rest (src/browser/stepped-clock.ts); default "shifted". */
+  /** "stepped" for a page that never comes to rest or changes itself across pictures (src/browser/stepped-clock.ts); default "shifted". */
   readonly clock?: PageClock;
 }
 
@@ -83,7 +83,7 @@ export interface SessionResult {
   /** Under the stepped clock: how far it went between the pictures, for the task line. */
   readonly steppedClock?: SteppedClockPlan;
   /** Under the shifted clock: the page's changes on timers set before a picture (late-timers.ts). */
-  readonly lateTimerChanges: readonly LateTimerChange[];
+  readonly lateTimerChanges: readonly LateTimerChanges[];
 }
 
 /** A recording context's view of the network: the requests it refused, by blockedRequestKey. */
@@ -187,7 +187,7 @@ interface PlayedScript {
   /** Wall time from the first action to the last pause. */
   readonly actionsMs: number;
   readonly steppedClock?: SteppedClockPlan;
-  readonly lateTimerChanges: readonly LateTimerChange[];
+  readonly lateTimerChanges: readonly LateTimerChanges[];
 }
 
 /**
@@ -228,8 +228,8 @@ async function playScript(
   const afterActionMs: number[] = [];
   await displayed.sample(page);
   let checkpoint = 0;
+  const lateTimerChanges: LateTimerChanges[] = await notePicture(page);
   fs.writeFileSync(path.join(checkpointsDir, checkpointFileName(checkpoint)), await takeReferencePicture(page, screencast, clock));
-  const lateTimerChanges: LateTimerChange[] = await notePicture(page);
   /** The page's time at the latest picture: what the clock advanced since then belongs to the next action's "before". */
   let pictureAt = openMs;
   const pointer: PointerState = { x: 0, y: 0 };
@@ -238,6 +238,8 @@ async function playScript(
   const actionsStarted = Date.now();
   for (const [index, action] of input.actions.entries()) {
     const stepStarted = Date.now();
+    // Collected before the action, which may leave the document (and its watch with it).
+    lateTimerChanges.push(...(await collectLateTimerChanges(page)));
     const press = await performAction(page, action, index + 1, pointer, input.pacing, pause, clock !== undefined);
     const actionAt = clock?.advancedMs ?? 0;
     beforeActionMs.push(actionAt - pictureAt);
@@ -253,8 +255,8 @@ async function playScript(
     afterActionMs.push((clock?.advancedMs ?? 0) - actionAt);
     afterActions.push(settled);
     logSettle(`step ${index + 1}`, settled);
-    const picture = await takeReferencePicture(page, screencast, clock);
     lateTimerChanges.push(...(await notePicture(page)));
+    const picture = await takeReferencePicture(page, screencast, clock);
     pictureAt = clock?.advancedMs ?? 0;
     fs.writeFileSync(path.join(statesDir, actionStateFileName(index + 1)), picture);
     if (action.visual) {
@@ -272,7 +274,7 @@ async function playScript(
     settles: { initial, afterActions },
     presses,
     actionsMs: Date.now() - actionsStarted,
-    lateTimerChanges,
+    lateTimerChanges: mergeLateTimerChanges(lateTimerChanges),
     ...(clock ? { steppedClock: { openMs, beforeActionMs, afterActionMs } } : {}),
   };
 }

@@ -12,15 +12,14 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts";
-import { closeEvaluator, createEvaluator } from "../../src/evaluator/create-evaluator.ts";
-import { type EvalRecord, readEvalRecord } from "../../src/evaluator/eval-record.ts";
-import { evaluateTask } from "../../src/evaluator/evaluate-task.ts";
+import { closeEvaluator } from "../../src/evaluator/create-evaluator.ts";
+import type { EvalRecord } from "../../src/evaluator/eval-record.ts";
 import { AT_REST, PROTOCOL } from "../../src/protocol.ts";
 import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
-import { candidateFiles } from "../../src/results/layout.ts";
 import { loadTaskSet } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+import { scoreCandidate } from "../support/score-candidate.ts";
 import { SETTLE_PAGES_DIR, type SlowServer, startSlowServer } from "../support/slow-server.ts";
 
 const scratch = makeScratchDir("at-rest");
@@ -136,18 +135,17 @@ describe("checkpoints and states at rest", () => {
  * The true page's folder, staged as a candidate, and a copy of it changed by `edit`
  * (file name → its new text), each scored under the corrected profile.
  */
-async function scoreTrueAndCopy(task: Task, label: string, edit: (read: (name: string) => string) => Record<string, string>): Promise<[EvalRecord, EvalRecord]> {
-  const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false, profile: "corrected" });
+async function scoreTrueAndCopy(
+  task: Task,
+  label: string,
+  edit: (read: (name: string) => string) => Record<string, string>,
+): Promise<[EvalRecord, EvalRecord]> {
   const trueDir = writeCalibrationCandidate(task, path.join(scratch, `results-${label}`), "reference");
   const copyDir = path.join(scratch, `results-${label}`, "copy");
   fs.cpSync(trueDir, copyDir, { recursive: true });
-  for (const [name, text] of Object.entries(edit((name) => fs.readFileSync(path.join(copyDir, name), "utf8")))) fs.writeFileSync(path.join(copyDir, name), text);
-  const records: EvalRecord[] = [];
-  for (const [model, candidateDir] of [["reference", trueDir], ["near-miss", copyDir]] as const) {
-    await evaluateTask({ task, candidateDir, model, pairingModes: ["aligned"], evaluator, calibration: true });
-    records.push(readEvalRecord(candidateFiles(candidateDir).eval));
-  }
-  return [records[0]!, records[1]!];
+  for (const [name, text] of Object.entries(edit((name) => fs.readFileSync(path.join(copyDir, name), "utf8"))))
+    fs.writeFileSync(path.join(copyDir, name), text);
+  return [await scoreCandidate(task, trueDir, "reference"), await scoreCandidate(task, copyDir, "near-miss")];
 }
 
 describe("near misses the settled truth tells apart from the true page", () => {

@@ -13,13 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
 import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts";
-import { closeEvaluator, createEvaluator } from "../../src/evaluator/create-evaluator.ts";
-import { evaluateTask } from "../../src/evaluator/evaluate-task.ts";
-import { LATE_TIMER_WATCH_SCRIPT, notePicture } from "../../src/recorder/late-timers.ts";
+import { closeEvaluator } from "../../src/evaluator/create-evaluator.ts";
+import { collectLateTimerChanges, LATE_TIMER_WATCH_SCRIPT, notePicture } from "../../src/recorder/late-timers.ts";
 import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
 import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+import { evalpointPixels, pixelsOf, scoreCandidate } from "../support/score-candidate.ts";
 
 const scratch = makeScratchDir("late-timers");
 
@@ -61,7 +61,7 @@ describe("the late-timer watch in a page", () => {
     });
     await notePicture(page);
     await sleep(400);
-    expect(await notePicture(page)).toEqual([{ delayMs: 150, setBeforePictureMs: expect.any(Number) }]);
+    expect(await notePicture(page)).toEqual([{ delayMs: 150, count: 1 }]);
   });
 
   it("ignores a timer set and fired between two pictures, and one that changes nothing", async () => {
@@ -92,6 +92,36 @@ describe("the late-timer watch in a page", () => {
     expect(await notePicture(page)).toHaveLength(1);
   });
 
+  it("follows a change several promise steps after the timer (a delay awaited through async helpers)", async () => {
+    await notePicture(page);
+    await page.evaluate(() => {
+      const wait = async (ms: number) => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      };
+      const waitTwice = async (ms: number) => {
+        await wait(ms);
+        await Promise.resolve();
+      };
+      void waitTwice(120).then(() => document.getElementById("out")!.classList.add("later"));
+    });
+    await notePicture(page);
+    await sleep(400);
+    expect(await notePicture(page)).toEqual([{ delayMs: 120, count: 1 }]);
+  });
+
+  it("keeps what it noted when asked between pictures, and forgets it once told", async () => {
+    await notePicture(page);
+    await page.evaluate(() => {
+      setTimeout(() => {
+        document.getElementById("out")!.textContent = "before the next action";
+      }, 100);
+    });
+    await notePicture(page);
+    await sleep(300);
+    expect(await collectLateTimerChanges(page)).toEqual([{ delayMs: 100, count: 1 }]);
+    expect(await notePicture(page)).toEqual([]);
+  });
+
   it("notes an interval's tick that changes the page after a picture, counting from its previous tick", async () => {
     await notePicture(page);
     const id = await page.evaluate(() => {
@@ -106,8 +136,8 @@ describe("the late-timer watch in a page", () => {
     await sleep(150);
     const late = await notePicture(page);
     await page.evaluate((interval) => clearInterval(interval), id);
-    expect(late.length).toBeGreaterThanOrEqual(1);
-    expect(late.every((change) => change.delayMs === 100 && change.setBeforePictureMs <= 100)).toBe(true);
+    expect(late).toEqual([{ delayMs: 100, count: expect.any(Number) }]);
+    expect(late[0]!.count).toBeGreaterThanOrEqual(1);
   });
 
   it("leaves the page's timers working: ids clear, string handlers and arguments pass through", async () => {
@@ -186,13 +216,11 @@ async function recordNotice(label: string, clock: "auto" | "shifted"): Promise<{
 
 /** The corrected profile's evalpoints of the task's own reference page, as raw pixels, beside its checkpoints. */
 async function replayReference(task: Task, label: string): Promise<{ evalpoints: Buffer[]; checkpoints: Buffer[] }> {
-  const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false, profile: "corrected" });
   const candidateDir = writeCalibrationCandidate(task, path.join(scratch, `results-${label}`), "reference");
-  await evaluateTask({ task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, calibration: true });
-  const pixels = (file: string) => sharp(file).raw().toBuffer();
+  await scoreCandidate(task, candidateDir, "reference");
   return {
-    evalpoints: await Promise.all(task.truth.checkpointPaths.map((_, index) => pixels(path.join(candidateDir, "evalpoints", `${index}.png`)))),
-    checkpoints: await Promise.all(task.truth.checkpointPaths.map(pixels)),
+    evalpoints: await Promise.all(task.truth.checkpointPaths.map((_, index) => evalpointPixels(candidateDir, index))),
+    checkpoints: await Promise.all(task.truth.checkpointPaths.map(pixelsOf)),
   };
 }
 

@@ -16,15 +16,14 @@ import type { SettleRecord } from "../../src/browser/settle.ts";
 import { startStaticServer } from "../../src/browser/static-server.ts";
 import { keepsMovingOnItsOwn } from "../../src/browser/stepped-clock.ts";
 import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts";
-import { closeEvaluator, createEvaluator } from "../../src/evaluator/create-evaluator.ts";
-import { readEvalRecord } from "../../src/evaluator/eval-record.ts";
-import { evaluateTask, replayDeterminism } from "../../src/evaluator/evaluate-task.ts";
+import { closeEvaluator } from "../../src/evaluator/create-evaluator.ts";
+import { replayDeterminism } from "../../src/evaluator/evaluate-task.ts";
 import { preflightSite } from "../../src/recorder/preflight.ts";
 import { type RecordedTask, recordingClock, recordTask } from "../../src/recorder/record-task.ts";
-import { candidateFiles } from "../../src/results/layout.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import { type Task, TaskLineSchema } from "../../src/tasks/schema.ts";
 import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+import { evalpointPixels, pixelsOf, scoreCandidate } from "../support/score-candidate.ts";
 
 const QUICK = { pauseBeforeMs: 200, pauseAfterMs: 700, pointerTravelMs: 40, keystrokeMs: 5 };
 const scratch = makeScratchDir("stepped-clock");
@@ -93,8 +92,6 @@ async function recordBalls(label: string, clock: "auto" | "shifted" = "auto"): P
   return { recorded, task: (await loadTasks(jsonl))[0]! };
 }
 
-const pixels = (file: string) => sharp(file).raw().toBuffer();
-
 let first: { recorded: RecordedTask; task: Task };
 
 beforeAll(async () => {
@@ -121,23 +118,20 @@ describe("a page that never rests, recorded and replayed under the stepped clock
 
   it("records the same pictures twice, byte for byte, the balls moving between them", async () => {
     const [start, afterFirstKey] = first.task.truth.checkpointPaths;
-    expect((await pixels(afterFirstKey!)).equals(await pixels(start!)), "step_0 and step_1").toBe(false);
+    expect((await pixelsOf(afterFirstKey!)).equals(await pixelsOf(start!)), "step_0 and step_1").toBe(false);
     const again = await recordBalls("again");
     expect(again.recorded.line.determinism).toEqual(first.recorded.line.determinism);
     for (const [index, checkpoint] of first.task.truth.checkpointPaths.entries()) {
-      expect((await pixels(again.task.truth.checkpointPaths[index]!)).equals(await pixels(checkpoint)), `step_${index}`).toBe(true);
+      expect((await pixelsOf(again.task.truth.checkpointPaths[index]!)).equals(await pixelsOf(checkpoint)), `step_${index}`).toBe(true);
     }
   });
 
   it("replays the reference page to exactly its checkpoints under the corrected profile", async () => {
-    const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false, profile: "corrected" });
     const candidateDir = writeCalibrationCandidate(first.task, path.join(scratch, "results"), "reference");
-    await evaluateTask({ task: first.task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, calibration: true });
-    const record = readEvalRecord(candidateFiles(candidateDir).eval);
+    const record = await scoreCandidate(first.task, candidateDir, "reference");
     expect(record.determinism).toMatchObject({ seeded: true, steppedClock: true, reason: expect.stringMatching(/stepped clock/) });
     for (const [index, checkpoint] of first.task.truth.checkpointPaths.entries()) {
-      const evalpoint = path.join(candidateDir, "evalpoints", `${index}.png`);
-      expect((await pixels(evalpoint)).equals(await pixels(checkpoint)), `evalpoint ${index} against step_${index}`).toBe(true);
+      expect((await evalpointPixels(candidateDir, index)).equals(await pixelsOf(checkpoint)), `evalpoint ${index} against step_${index}`).toBe(true);
     }
   });
 
@@ -151,15 +145,13 @@ describe("a page that never rests, recorded and replayed under the stepped clock
   it("keeps the official profile's fixed waits: real timers there, so the balls run on between screenshots", async () => {
     expect(replayDeterminism(first.task, "official", true)).toMatchObject({ seeded: true, reason: expect.stringMatching(/seed and clock start/) });
     expect(replayDeterminism(first.task, "official", true).steppedClock).toBeUndefined();
-    const evaluator = await createEvaluator({ judge: "heuristic", grounding: "heuristic", workers: 1, trace: false, profile: "official" });
     const candidateDir = writeCalibrationCandidate(first.task, path.join(scratch, "official-results"), "reference");
-    await evaluateTask({ task: first.task, candidateDir, model: "reference", pairingModes: ["aligned"], evaluator, calibration: true });
-    const record = readEvalRecord(candidateFiles(candidateDir).eval);
+    const record = await scoreCandidate(first.task, candidateDir, "reference", "official");
     expect(record.determinism?.steppedClock).toBeUndefined();
     // A paused clock the replay never advanced would leave the canvas at its first frame in every screenshot.
-    const evalpoint = (index: number) => pixels(path.join(candidateDir, "evalpoints", `${index}.png`));
+    const evalpoint = (index: number) => evalpointPixels(candidateDir, index);
     expect((await evalpoint(1)).equals(await evalpoint(0))).toBe(false);
-    expect((await evalpoint(1)).equals(await pixels(first.task.truth.checkpointPaths[1]!))).toBe(false);
+    expect((await evalpoint(1)).equals(await pixelsOf(first.task.truth.checkpointPaths[1]!))).toBe(false);
   });
 });
 

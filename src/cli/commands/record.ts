@@ -49,7 +49,7 @@ export function registerRecordCommand(program: Command): void {
     .option(
       "--clock <auto|shifted|stepped>",
       "the page's clock: auto (default) steps it for a page that never rests or whose timers change it across pictures, " +
-        "shifted runs it from a fixed start (README, 'A page that never rests')",
+        "shifted runs it from a fixed start (README, 'A page that never rests', 'A page that changes itself later')",
     )
     .action(async (flags: RecordFlags) => {
       const { recordTask } = await import("../../recorder/record-task.ts");
