@@ -6,6 +6,7 @@
  * same page recorded under the shifted clock does not.
  */
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright";
 import sharp from "sharp";
@@ -242,5 +243,47 @@ describe("a page whose pictures depend on the pace between actions", () => {
     const { evalpoints, checkpoints } = await replayReference(task, "shifted");
     expect(evalpoints[1]!.equals(checkpoints[1]!), "evalpoint 1: the notice just shown, in both").toBe(true);
     expect(evalpoints[2]!.equals(checkpoints[2]!), "evalpoint 2: the notice still there on replay").toBe(false);
+  }, 120_000);
+
+  it("keeps the first recording, with a warning, when the second one fails", async () => {
+    // The page is served three times (the recorder reads its source, the preflight opens it, the
+    // first recording opens it), then answers HTTP 500: the second recording fails as it opens.
+    const logo = await sharp({ create: { width: 32, height: 32, channels: 3, background: "#0f766e" } })
+      .png()
+      .toBuffer();
+    let pageServed = 0;
+    const server = http.createServer((request, response) => {
+      const name = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+      if (name === "/img/logo.png") return void response.writeHead(200, { "content-type": "image/png" }).end(logo);
+      if (name !== "/" && name !== "/index.html") return void response.writeHead(404).end();
+      pageServed += 1;
+      if (pageServed > 3) return void response.writeHead(500).end();
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(NOTICE_PAGE);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const caseDir = fs.mkdtempSync(path.join(scratch, "fallback-"));
+      const jsonl = path.join(caseDir, "set.jsonl");
+      const { port } = server.address() as { port: number };
+      const recorded = await recordTask({
+        script: writeScript(caseDir, "actions.yaml", NOTICE_SCRIPT),
+        site: `http://127.0.0.1:${port}/`,
+        data: jsonl,
+        pacing: PERSON_PACE,
+      });
+      expect(pageServed).toBe(4);
+      expect(recorded.line.determinism?.stepped_clock).toBeUndefined();
+      const failed = /delay 3000 ms\).*but recording it under the stepped clock failed \(the site failed to load .*\): it keeps the shifted clock/;
+      expect(recorded.warnings.some((warning) => failed.test(warning))).toBe(true);
+      const notes = JSON.parse(fs.readFileSync(path.join(recorded.dir, "recording.json"), "utf8"));
+      expect(notes.determinism).toMatchObject({ clock: "shifted", clockWhy: expect.stringMatching(failed) });
+      // The first recording is whole: every checkpoint and the video are there, and nothing is left beside the task.
+      const task = (await loadTasks(jsonl))[0]!;
+      expect(task.truth.checkpointPaths.every((file) => fs.statSync(file).size > 0)).toBe(true);
+      expect(fs.existsSync(path.join(recorded.dir, "video.mp4"))).toBe(true);
+      expect(fs.readdirSync(path.dirname(recorded.dir)).filter((name) => name.startsWith("."))).toEqual([]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   }, 120_000);
 });
