@@ -401,8 +401,8 @@ async function recordUnderChosenClock(input: SessionInput, asked: "auto" | PageC
   } catch (error) {
     fs.rmSync(input.outDir, { recursive: true, force: true });
     fs.renameSync(firstDir, input.outDir);
+    // Logged with the task's other warnings.
     const warning = `${late}, but recording it under the stepped clock failed (${errorMessage(error)}): it keeps the shifted clock`;
-    logger.warn(warning);
     return { session: first, clock: { clock: "shifted", why: `${chosen.why}; ${warning}` }, warning };
   }
   fs.rmSync(firstDir, { recursive: true, force: true });
