@@ -10,8 +10,10 @@
  * the document — directly or in the promise continuations it resolves — while the timer
  * had been set before the latest picture (an interval: its previous tick came before it)
  * is a "late timer change": the page changed itself across a picture, by an amount of
- * time the replay does not reproduce. Timers set and fired within one action's wait for
- * rest are not late: the replay waits for rest too.
+ * time the replay does not reproduce. Timers set and fired between two pictures are not
+ * late: within a wait for rest the replay waits too. (One set and fired in the pause
+ * before an action, such as a tooltip shown after a hover, is not late either, though the
+ * replay makes no such pause: a gap of the rule.)
  * The recorder re-records a page that made a late timer change under the stepped clock
  * (src/browser/stepped-clock.ts), whose plan carries the recording's pace into the replay.
  *
@@ -34,7 +36,7 @@ export interface LateTimerChanges {
   readonly count: number;
 }
 
-/** Where the page-side watch keeps its state: a symbol, so no page script meets it by name. */
+/** Where the page-side watch keeps its state: a registered symbol, which no page script meets by accident. */
 const WATCH_KEY = "iwr.lateTimerChanges";
 
 /** At most this many different delays are told apart; later ones are counted under the last. */

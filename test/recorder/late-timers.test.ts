@@ -248,6 +248,7 @@ describe("a page whose pictures depend on the pace between actions", () => {
   it("keeps the first recording, with a warning, when the second one fails", async () => {
     // The page is served three times (the recorder reads its source, the preflight opens it, the
     // first recording opens it), then answers HTTP 500: the second recording fails as it opens.
+    // If the recorder comes to load the page another number of times, `pageServed` below says so.
     const logo = await sharp({ create: { width: 32, height: 32, channels: 3, background: "#0f766e" } })
       .png()
       .toBuffer();
@@ -257,7 +258,7 @@ describe("a page whose pictures depend on the pace between actions", () => {
       if (name === "/img/logo.png") return void response.writeHead(200, { "content-type": "image/png" }).end(logo);
       if (name !== "/" && name !== "/index.html") return void response.writeHead(404).end();
       pageServed += 1;
-      if (pageServed > 3) return void response.writeHead(500).end();
+      if (pageServed > 3) return void response.writeHead(500, { "content-type": "text/plain" }).end("down for maintenance");
       response.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(NOTICE_PAGE);
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -273,7 +274,7 @@ describe("a page whose pictures depend on the pace between actions", () => {
       });
       expect(pageServed).toBe(4);
       expect(recorded.line.determinism?.stepped_clock).toBeUndefined();
-      const failed = /delay 3000 ms\).*but recording it under the stepped clock failed \(the site failed to load .*\): it keeps the shifted clock/;
+      const failed = /delay 3000 ms\).*but recording it under the stepped clock failed \(the site failed to load\b.*\): it keeps the shifted clock/;
       expect(recorded.warnings.some((warning) => failed.test(warning))).toBe(true);
       const notes = JSON.parse(fs.readFileSync(path.join(recorded.dir, "recording.json"), "utf8"));
       expect(notes.determinism).toMatchObject({ clock: "shifted", clockWhy: expect.stringMatching(failed) });
