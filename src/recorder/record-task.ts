@@ -10,25 +10,25 @@
 import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_CLOCK_START_MS, DEFAULT_RANDOM_SEED, type Determinism, determinismLineField } from "../browser/determinism.ts";
-import type { SettleRecord } from "../browser/settle.ts";
 import { type StaticServer, startStaticServer } from "../browser/static-server.ts";
-import { keepsMovingOnItsOwn, type PageClock } from "../browser/stepped-clock.ts";
-import { errorMessage, IwrError } from "../errors.ts";
+import type { PageClock } from "../browser/stepped-clock.ts";
+import { IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { buildContactSheets, type ContactSheetAsset } from "../media/contact-sheet.ts";
 import { findChromium, findFfmpeg } from "../setup/find-tools.ts";
 import { parseResolution, ResolutionString, type TaskLine } from "../tasks/schema.ts";
-import { nextFreeTaskId, readTaskIds, writeTaskLine } from "../tasks/writer.ts";
+import { nextFreeTaskId, readTaskIds } from "../tasks/writer.ts";
 import { assetNameByUrl, type RecordedAsset } from "./assets.ts";
-import { describeLateTimerChanges } from "./late-timers.ts";
 import { DEFAULT_PACING, type RecorderPacing } from "./perform.ts";
 import { preflightSite, requireImagesShown } from "./preflight.ts";
+import { recordingClock, recordUnderChosenClock, setAsideFolder } from "./recording-clock.ts";
 import { writeRecordingNotes } from "./recording-notes.ts";
 import { rewriteAssetUrls } from "./reference.ts";
 import { requireReferenceLoads } from "./reference-check.ts";
 import { type LoadedActionScript, loadActionScript } from "./script-schema.ts";
-import { runRecordingSession, type SessionInput, type SessionResult, type SessionSettles } from "./session.ts";
+import type { SessionSettles } from "./session.ts";
 import { type CapturedFile, shownUrl, snapshotPath } from "./site-capture.ts";
+import { installTask, makeWorkingFolder, prepareTaskSetFolder, taskFolderFor } from "./task-folders.ts";
 import { buildTaskLine } from "./task-line.ts";
 
 const logger = log("recorder");
@@ -143,54 +143,6 @@ function requireFfmpegPath(): string {
   }
   if (!findChromium()) throw new IwrError("SETUP_MISSING", "Chromium not found: run `npx iwr setup` or set IWR_CHROMIUM");
   return ffmpeg.path;
-}
-
-function taskFolderFor(data: string): string {
-  if (!data.endsWith(".jsonl")) throw new IwrError("CONFIG_INVALID", `--data ${data}: expected a <name>.jsonl path`, { data });
-  return data.slice(0, -".jsonl".length);
-}
-
-function unwritable(nameDir: string, error: unknown): IwrError {
-  const code = (error as NodeJS.ErrnoException).code ?? String(error);
-  return new IwrError("IO", `cannot write the task folder under ${nameDir} (${code}); choose a writable --data location`, { dir: nameDir });
-}
-
-/** Makes `<name>/` if needed; says whether it was made here (so a failure can take it away again). */
-function prepareTaskSetFolder(nameDir: string): boolean {
-  const existed = fs.existsSync(nameDir);
-  try {
-    fs.mkdirSync(nameDir, { recursive: true });
-    fs.accessSync(nameDir, fs.constants.W_OK);
-  } catch (error) {
-    throw unwritable(nameDir, error);
-  }
-  return !existed;
-}
-
-/** The hidden working folder beside the target. */
-function makeWorkingFolder(nameDir: string, id: number): string {
-  try {
-    return fs.mkdtempSync(path.join(nameDir, `.recording-${id}-`));
-  } catch (error) {
-    throw unwritable(nameDir, error);
-  }
-}
-
-/** Moves the finished folder into place, then writes the jsonl line; undoes the move if the line fails. */
-function installTask(workDir: string, targetDir: string, jsonl: string, line: TaskLine, replace: boolean): void {
-  const previous = fs.existsSync(targetDir) ? `${workDir}.previous` : undefined;
-  if (previous) fs.renameSync(targetDir, previous);
-  let moved = false;
-  try {
-    fs.renameSync(workDir, targetDir);
-    moved = true;
-    writeTaskLine(jsonl, line, { replace });
-  } catch (error) {
-    if (moved) fs.rmSync(targetDir, { recursive: true, force: true });
-    if (previous) fs.renameSync(previous, targetDir);
-    throw error;
-  }
-  if (previous) fs.rmSync(previous, { recursive: true, force: true });
 }
 
 async function writeSheets(assets: readonly ContactSheetAsset[], dir: string): Promise<number> {
@@ -358,71 +310,4 @@ async function recordInto(plan: RecordingPlan): Promise<RecordedTask> {
   } finally {
     await opened.server?.close();
   }
-}
-
-/** A recording's clock, and why it was chosen (recording.json keeps the reason). */
-interface ChosenClock {
-  readonly clock: PageClock;
-  readonly why: string;
-}
-
-/** Where a first recording waits while the page is recorded again (removed with the working folder on any failure). */
-function setAsideFolder(workDir: string): string {
-  return `${workDir}.shifted`;
-}
-
-interface ClockedSession {
-  readonly session: SessionResult;
-  readonly clock: ChosenClock;
-  /** For the task's warnings: late timer changes the recording keeps under the shifted clock. */
-  readonly warning?: string;
-}
-
-/**
- * Runs the recording session under the chosen clock. With the clock left to the recorder,
- * a page that made late timer changes under the shifted clock (late-timers.ts: its
- * pictures depend on the pace between actions) is recorded again under the stepped clock,
- * whose plan carries that pace into the replay. If that second recording fails, the first
- * one stands, with a warning; a page kept under the shifted clock as asked gets one too.
- */
-async function recordUnderChosenClock(input: SessionInput, asked: "auto" | PageClock, chosen: ChosenClock): Promise<ClockedSession> {
-  const first = await runRecordingSession({ ...input, clock: chosen.clock });
-  if (chosen.clock !== "shifted" || first.lateTimerChanges.length === 0) return { session: first, clock: chosen };
-  const late = describeLateTimerChanges(first.lateTimerChanges);
-  if (asked !== "auto") return { session: first, clock: chosen, warning: `${late}; kept under the shifted clock as asked, so a replay may not show them` };
-  logger.info(`${late}: recording it again under the stepped clock`);
-  // The first recording steps aside (its result names files in its folder) until the second one has succeeded.
-  const firstDir = setAsideFolder(input.outDir);
-  fs.renameSync(input.outDir, firstDir);
-  let again: SessionResult;
-  try {
-    fs.mkdirSync(input.outDir, { mode: 0o700 });
-    again = await runRecordingSession({ ...input, clock: "stepped" });
-  } catch (error) {
-    fs.rmSync(input.outDir, { recursive: true, force: true });
-    fs.renameSync(firstDir, input.outDir);
-    // Logged with the task's other warnings.
-    const warning = `${late}, but recording it under the stepped clock failed (${errorMessage(error)}): it keeps the shifted clock`;
-    return { session: first, clock: { clock: "shifted", why: `${chosen.why}; ${warning}` }, warning };
-  }
-  fs.rmSync(firstDir, { recursive: true, force: true });
-  return { session: again, clock: { clock: "stepped", why: `${late}; recorded again under the stepped clock, which keeps that pace on replay` } };
-}
-
-/**
- * The clock the recording runs under, and why (recording.json keeps the reason): the
- * stepped clock for a page that moved on its own under the shifted clock (`shifted`) and
- * came to rest under the stepped one (`stepped`, the preflight's second look).
- */
-export function recordingClock(asked: "auto" | PageClock, shifted: SettleRecord, stepped?: SettleRecord): ChosenClock {
-  if (asked !== "auto") return { clock: asked, why: `asked for (${asked})` };
-  if (!keepsMovingOnItsOwn(shifted)) {
-    return { clock: "shifted", why: shifted.atRest ? "the opened page came to rest" : "the opened page was still loading at the bound" };
-  }
-  const moving = `the opened page never came to rest within ${shifted.waitedMs} ms (${shifted.stillGoing.join("; ")}) with nothing left loading`;
-  if (!stepped) return { clock: "shifted", why: `${moving}; the stepped clock could not be tried` };
-  if (stepped.atRest) return { clock: "stepped", why: `${moving}; under the stepped clock it came to rest` };
-  const still = `(${stepped.stillGoing.join("; ")})`;
-  if (!keepsMovingOnItsOwn(stepped)) return { clock: "shifted", why: `${moving}; under the stepped clock it was still loading at the bound ${still}` };
-  return { clock: "shifted", why: `${moving}, and the stepped clock did not bring it to rest either ${still}: what moves keeps real time` };
 }

@@ -19,7 +19,8 @@ import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts"
 import { closeEvaluator } from "../../src/evaluator/create-evaluator.ts";
 import { replayDeterminism } from "../../src/evaluator/evaluate-task.ts";
 import { preflightSite } from "../../src/recorder/preflight.ts";
-import { type RecordedTask, recordingClock, recordTask } from "../../src/recorder/record-task.ts";
+import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
+import { recordingClock } from "../../src/recorder/recording-clock.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import { type Task, TaskLineSchema } from "../../src/tasks/schema.ts";
 import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
