@@ -128,12 +128,11 @@ export function mergeLateTimerChanges(changes: readonly LateTimerChanges[]): Lat
   return [...byDelay].sort(([a], [b]) => a - b).map(([delayMs, count]) => ({ delayMs, count }));
 }
 
-/** recording.json's and the log's account of late timer changes: how many, and the delays seen. */
+/** recording.json's and the log's account of a session's late timer changes (merged by delay): how many, and the delays seen. */
 export function describeLateTimerChanges(changes: readonly LateTimerChanges[]): string {
-  const merged = mergeLateTimerChanges(changes);
-  const total = merged.reduce((sum, change) => sum + change.count, 0);
+  const total = changes.reduce((sum, change) => sum + change.count, 0);
   return (
     `the page changed itself ${total} time(s) on a timer set before a picture ` +
-    `(delay ${merged.map((change) => `${change.delayMs} ms`).join(", ")}): its pictures depend on the pace between actions`
+    `(delay ${changes.map((change) => `${change.delayMs} ms`).join(", ")}): its pictures depend on the pace between actions`
   );
 }

@@ -9,7 +9,6 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright";
-import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { type StaticServer, startStaticServer } from "../../src/browser/static-server.ts";
@@ -19,7 +18,7 @@ import { collectLateTimerChanges, LATE_TIMER_WATCH_SCRIPT, notePicture } from ".
 import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
 import { loadTasks } from "../../src/tasks/loader.ts";
 import type { Task } from "../../src/tasks/schema.ts";
-import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+import { logoPng, makeScratchDir, recordOnePageSite, writeScript } from "../support/recorder-fixtures.ts";
 import { evalpointPixels, pixelsOf, scoreCandidate } from "../support/score-candidate.ts";
 
 const scratch = makeScratchDir("late-timers");
@@ -202,17 +201,8 @@ const NOTICE_SCRIPT = {
 /** Long enough pauses that the notice leaves between the first picture and the second click, with a second to spare. */
 const PERSON_PACE = { pauseBeforeMs: 2000, pauseAfterMs: 2000, pointerTravelMs: 40, keystrokeMs: 5 };
 
-async function recordNotice(label: string, clock: "auto" | "shifted"): Promise<{ recorded: RecordedTask; task: Task }> {
-  const caseDir = fs.mkdtempSync(path.join(scratch, `${label}-`));
-  const siteDir = path.join(caseDir, "site");
-  fs.mkdirSync(path.join(siteDir, "img"), { recursive: true });
-  fs.writeFileSync(path.join(siteDir, "index.html"), NOTICE_PAGE);
-  await sharp({ create: { width: 32, height: 32, channels: 3, background: "#0f766e" } })
-    .png()
-    .toFile(path.join(siteDir, "img", "logo.png"));
-  const jsonl = path.join(caseDir, "set.jsonl");
-  const recorded = await recordTask({ script: writeScript(caseDir, "actions.yaml", NOTICE_SCRIPT), site: siteDir, data: jsonl, pacing: PERSON_PACE, clock });
-  return { recorded, task: (await loadTasks(jsonl))[0]! };
+function recordNotice(label: string, clock: "auto" | "shifted"): Promise<{ recorded: RecordedTask; task: Task }> {
+  return recordOnePageSite(scratch, label, { html: NOTICE_PAGE, logoColour: "#0f766e", script: NOTICE_SCRIPT, pacing: PERSON_PACE, clock });
 }
 
 /** The corrected profile's evalpoints of the task's own reference page, as raw pixels, beside its checkpoints. */
@@ -249,9 +239,7 @@ describe("a page whose pictures depend on the pace between actions", () => {
     // The page is served three times (the recorder reads its source, the preflight opens it, the
     // first recording opens it), then answers HTTP 500: the second recording fails as it opens.
     // If the recorder comes to load the page another number of times, `pageServed` below says so.
-    const logo = await sharp({ create: { width: 32, height: 32, channels: 3, background: "#0f766e" } })
-      .png()
-      .toBuffer();
+    const logo = await logoPng("#0f766e");
     let pageServed = 0;
     const server = http.createServer((request, response) => {
       const name = new URL(request.url ?? "/", "http://127.0.0.1").pathname;

@@ -9,7 +9,6 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
 import type { SettleRecord } from "../../src/browser/settle.ts";
@@ -19,11 +18,10 @@ import { writeCalibrationCandidate } from "../../src/calibration/calibration.ts"
 import { closeEvaluator } from "../../src/evaluator/create-evaluator.ts";
 import { replayDeterminism } from "../../src/evaluator/evaluate-task.ts";
 import { preflightSite } from "../../src/recorder/preflight.ts";
-import { type RecordedTask, recordTask } from "../../src/recorder/record-task.ts";
+import type { RecordedTask } from "../../src/recorder/record-task.ts";
 import { recordingClock } from "../../src/recorder/recording-clock.ts";
-import { loadTasks } from "../../src/tasks/loader.ts";
 import { type Task, TaskLineSchema } from "../../src/tasks/schema.ts";
-import { makeScratchDir, writeScript } from "../support/recorder-fixtures.ts";
+import { makeScratchDir, recordOnePageSite } from "../support/recorder-fixtures.ts";
 import { evalpointPixels, pixelsOf, scoreCandidate } from "../support/score-candidate.ts";
 
 const QUICK = { pauseBeforeMs: 200, pauseAfterMs: 700, pointerTravelMs: 40, keystrokeMs: 5 };
@@ -80,17 +78,8 @@ const SCRIPT = {
   ],
 };
 
-async function recordBalls(label: string, clock: "auto" | "shifted" = "auto"): Promise<{ recorded: RecordedTask; task: Task }> {
-  const caseDir = fs.mkdtempSync(path.join(scratch, `${label}-`));
-  const siteDir = path.join(caseDir, "site");
-  fs.mkdirSync(path.join(siteDir, "img"), { recursive: true });
-  fs.writeFileSync(path.join(siteDir, "index.html"), BALLS_PAGE);
-  await sharp({ create: { width: 32, height: 32, channels: 3, background: "#2563eb" } })
-    .png()
-    .toFile(path.join(siteDir, "img", "logo.png"));
-  const jsonl = path.join(caseDir, "set.jsonl");
-  const recorded = await recordTask({ script: writeScript(caseDir, "actions.yaml", SCRIPT), site: siteDir, data: jsonl, pacing: QUICK, clock });
-  return { recorded, task: (await loadTasks(jsonl))[0]! };
+function recordBalls(label: string, clock: "auto" | "shifted" = "auto"): Promise<{ recorded: RecordedTask; task: Task }> {
+  return recordOnePageSite(scratch, label, { html: BALLS_PAGE, logoColour: "#2563eb", script: SCRIPT, pacing: QUICK, clock });
 }
 
 let first: { recorded: RecordedTask; task: Task };
