@@ -15,7 +15,7 @@ import { readTargetIds, saveTrace } from "./host-support.ts";
 import { HostedPage, type HostLimits, type HostTimeouts, type SandboxedPage } from "./hosted-page.ts";
 import { IncidentLog } from "./incidents.ts";
 import { closeSharedBrowser, type Scrollbars, sharedBrowser } from "./launch.ts";
-import { canWatchRendererMemory, defaultPageMemoryLimitMiB, rendererPids as rendererPids_ } from "./renderer-memory.ts";
+import { canWatchRendererMemory, defaultPageMemoryLimitMiB, lookUpRenderer, type RendererLookup } from "./renderer-memory.ts";
 import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";
 import { type Mount, type StaticServer, startStaticServer } from "./static-server.ts";
 import { browserAnswers, type TargetIds } from "./teardown.ts";
@@ -136,8 +136,8 @@ interface PageShell {
   context: BrowserContext;
   page: Page;
   targets: TargetIds[];
-  /** The renderer(s) serving the page; empty when they could not be learnt (then unwatched). */
-  rendererPids: number[];
+  /** The renderer(s) serving the page, or the lookup still under way (then watched once it answers). */
+  renderers: RendererLookup;
 }
 
 /** Browser, fenced context and a blank page, ready to navigate. */
@@ -163,8 +163,8 @@ async function startPageShell(
     const page = await context.newPage();
     const targets = await readTargetIds(context, page);
     // At about:blank, before any of the page's own scripts can keep its renderer busy.
-    const rendererPids = canWatchRendererMemory() ? await rendererPids_(page, HOST_LIMITS.rendererLookupMs) : [];
-    return { browser, context, page, targets, rendererPids };
+    const renderers = canWatchRendererMemory() ? await lookUpRenderer(page, HOST_LIMITS.rendererLookupMs) : { pids: [] };
+    return { browser, context, page, targets, renderers };
   } catch (error) {
     await context.close().catch(() => undefined);
     throw error;
@@ -198,7 +198,7 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
     await settleWithin(closeSharedBrowser(scrollbars), HOST_LIMITS.teardownStepMs);
     throw new IwrError("BROWSER", `opening a blank page took over ${HOST_LIMITS.setupMs} ms and the browser does not answer; it was replaced`);
   }
-  const { browser, context, page, targets, rendererPids } = started.value;
+  const { browser, context, page, targets, renderers } = started.value;
   const hosted = new HostedPage({
     browser,
     context,
@@ -211,7 +211,11 @@ export async function openSandboxedPage(options: OpenSandboxedPageOptions): Prom
     incidents,
     targets,
     saveTrace: tracePath ? (ms) => saveTrace(context, tracePath, ms) : undefined,
-    memory: { limitMiB: options.memoryLimitMiB ?? defaultPageMemoryLimitMiB(1), rendererPids },
+    memory: {
+      limitMiB: options.memoryLimitMiB ?? defaultPageMemoryLimitMiB(1),
+      rendererPids: renderers.pids,
+      ...(renderers.latePids ? { latePids: renderers.latePids } : {}),
+    },
   });
   watchPage(context, page, server.origin, incidents, HOST_LIMITS, hosted.watchHandlers());
   await hosted.load();

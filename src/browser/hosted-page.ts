@@ -83,6 +83,8 @@ export interface PageMemoryRecord {
   peakResidentMiB?: number;
   /** Why the page ran without a limit (no /proc, the renderer's pid could not be learnt). */
   unwatched?: string;
+  /** The renderer's pid came only after the page had opened: watched from this long after (ms); unwatched before. */
+  watchedAfterMs?: number;
 }
 
 export interface HostedPageParts {
@@ -97,7 +99,8 @@ export interface HostedPageParts {
   incidents: IncidentLog;
   targets: TargetIds[];
   saveTrace?: (ms: number) => Promise<boolean>;
-  memory: { limitMiB: number; rendererPids: readonly number[] };
+  /** The renderer(s) to watch; or, when the lookup outlasted its wait, `latePids` to watch once it answers. */
+  memory: { limitMiB: number; rendererPids: readonly number[]; latePids?: Promise<number[]> };
 }
 
 type Raced<T> = Settled<T> | { status: "died" };
@@ -153,18 +156,43 @@ export class HostedPage implements SandboxedPage {
 
   /** Reads the renderer's resident memory every poll; past the limit the page is torn down through the browser (never by a signal). */
   private watchMemory(): void {
-    const { rendererPids, limitMiB } = this.parts.memory;
-    if (rendererPids.length === 0) {
-      if (canWatchRendererMemory()) {
-        // Said aloud: on a machine that can watch, this page now runs without its memory limit.
-        this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup timed out";
-        logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
-      } else {
-        this.memoryRecord.unwatched = "this machine has no /proc to read a process's memory from";
-        logger.debug(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
-      }
+    const { rendererPids, latePids } = this.parts.memory;
+    if (rendererPids.length > 0) {
+      this.pollMemory(rendererPids);
       return;
     }
+    if (!canWatchRendererMemory()) {
+      this.memoryRecord.unwatched = "this machine has no /proc to read a process's memory from";
+      logger.debug(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      return;
+    }
+    // Said aloud: on a machine that can watch, this page runs without its memory limit, for now or for good.
+    this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup timed out";
+    if (!latePids) {
+      logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      return;
+    }
+    const opened = Date.now();
+    logger.debug(`${this.url}: memory not watched yet: the renderer's lookup is slow; watched once it answers`);
+    void latePids.then(
+      (pids) => {
+        if (this.closing || this.tornDownError) return;
+        if (pids.length === 0) {
+          this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup failed or was given up";
+          logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+          return;
+        }
+        delete this.memoryRecord.unwatched;
+        this.memoryRecord.watchedAfterMs = Date.now() - opened;
+        logger.debug(`${this.url}: memory watched from ${this.memoryRecord.watchedAfterMs} ms after the page opened (its renderer's lookup was slow)`);
+        this.pollMemory(pids);
+      },
+      () => undefined,
+    );
+  }
+
+  private pollMemory(rendererPids: readonly number[]): void {
+    const { limitMiB } = this.parts.memory;
     let previous: number | undefined;
     this.memoryTimer = setInterval(() => {
       const resident = rendererPids.reduce((sum, pid) => sum + (rendererResidentMiB(pid) ?? 0), 0);

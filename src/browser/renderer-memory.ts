@@ -5,48 +5,107 @@
  *
  * Each Playwright context's page has a renderer process of its own (never shared across
  * contexts). Which pid it is, CDP says only in a trace: the TracingStartedInBrowser event
- * lists the page's frames with their processId. The trace is taken at about:blank, right
- * after the page is created and before any of its scripts run (tracing a page that is
- * stuck in a loop does not finish), and one trace at a time (Chromium runs one only).
+ * lists the page's frames with their processId. The trace is asked for at about:blank,
+ * right after the page is created and before any of its scripts run (tracing a page that
+ * is stuck in a loop does not finish), and one trace at a time (Chromium runs one only).
+ * A trace is browser-wide: a renderer slow to answer it (a starved machine, another page's
+ * long task) slows every page's lookup. The page waits for its answer only so long; a
+ * slower answer is handed over to watch the page from then on (`latePids`), and a trace
+ * whose turn comes once its page has started running may not finish at all, so each is
+ * given up after a bound and its session detached, which ends it.
  * Memory is read from /proc/<pid>/statm (resident pages), which costs next to nothing.
  */
 import fs from "node:fs";
 import os from "node:os";
-import type { Page } from "playwright";
+import type { CDPSession, Page } from "playwright";
+import { log } from "../log/logger.ts";
 import { settleWithin } from "./deadline.ts";
 
-/** Lookups run one after another: a second Tracing.start while one runs comes back empty. */
+const logger = log("browser");
+
+/**
+ * Lookups run one after another: a second Tracing.start while one runs comes back empty.
+ * The next one starts when the previous trace has ended or been given up (its session
+ * detached), not when its caller stopped waiting.
+ */
 let lookups: Promise<unknown> = Promise.resolve();
+/** How long a trace may take before it is given up (its page then runs unwatched). */
+const TRACE_GIVE_UP_MS = 60_000;
 
 interface TraceEvent {
   name?: string;
   args?: { data?: { frames?: Array<{ processId?: number }> } };
 }
 
-async function traceRendererPids(page: Page): Promise<number[]> {
-  const session = await page.context().newCDPSession(page);
+/** Resolves when the page closes or `ms` pass, whichever is first; the timer keeps no process alive. */
+function endOfTrace(page: Page, ms: number): { ended: Promise<"ended">; clear: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  let onClose = () => undefined as void;
+  const ended = new Promise<"ended">((resolve) => {
+    onClose = () => resolve("ended");
+    page.once("close", onClose);
+    timer = setTimeout(onClose, ms);
+    timer.unref();
+  });
+  return {
+    ended,
+    clear: () => {
+      clearTimeout(timer);
+      page.off("close", onClose);
+    },
+  };
+}
+
+async function traceRendererPids(page: Page, giveUpMs: number): Promise<number[]> {
+  if (page.isClosed()) return [];
+  const { ended, clear } = endOfTrace(page, giveUpMs);
+  let session: CDPSession | undefined;
+  // Every step is raced against the end: a closed page or a trace that does not finish gives [].
+  const before = async <T>(step: Promise<T>): Promise<T | "ended"> => Promise.race([step, ended]);
   try {
+    const opened = await before(page.context().newCDPSession(page));
+    if (opened === "ended") return [];
+    session = opened;
     const events: TraceEvent[] = [];
     session.on("Tracing.dataCollected", (event) => events.push(...(event.value as TraceEvent[])));
-    const complete = new Promise((resolve) => session.once("Tracing.tracingComplete", resolve));
-    await session.send("Tracing.start", { traceConfig: { includedCategories: ["disabled-by-default-devtools.timeline"] }, transferMode: "ReportEvents" });
-    await session.send("Tracing.end");
-    await complete;
+    const complete = new Promise((resolve) => session!.once("Tracing.tracingComplete", resolve));
+    if (
+      (await before(
+        session.send("Tracing.start", { traceConfig: { includedCategories: ["disabled-by-default-devtools.timeline"] }, transferMode: "ReportEvents" }),
+      )) === "ended"
+    )
+      return [];
+    if ((await before(session.send("Tracing.end"))) === "ended") return [];
+    if ((await before(complete)) === "ended") return [];
     const frames = events.find((event) => event.name === "TracingStartedInBrowser")?.args?.data?.frames ?? [];
     return [...new Set(frames.flatMap((frame) => (frame.processId ? [frame.processId] : [])))];
   } finally {
-    await session.detach().catch(() => undefined);
+    clear();
+    // Detaching ends a trace still running, so the next lookup's is not started beside it.
+    await session?.detach().catch(() => undefined);
   }
 }
 
-/** The pids of the renderer(s) serving `page`, or [] when they could not be learnt within `ms`. */
-export function rendererPids(page: Page, ms: number): Promise<number[]> {
-  const turn = lookups.then(async () => {
-    const settled = await settleWithin(traceRendererPids(page), ms);
-    return settled.status === "done" ? settled.value : [];
+/** What a lookup learnt within its caller's wait: the pids, or the pids to come. */
+export interface RendererLookup {
+  /** The renderer(s) serving the page; empty when not learnt within the wait. */
+  pids: number[];
+  /** Present when the wait ran out first: the trace's answer when it ends ([] when it fails, its page closes or it is given up). */
+  latePids?: Promise<number[]>;
+}
+
+/** The renderer(s) serving `page`: learnt within `ms` of asking, or handed over as `latePids`. */
+export async function lookUpRenderer(page: Page, ms: number, options: { giveUpMs?: number } = {}): Promise<RendererLookup> {
+  const asked = Date.now();
+  const traced = lookups.then(async () => {
+    const started = Date.now();
+    const pids = await traceRendererPids(page, options.giveUpMs ?? TRACE_GIVE_UP_MS).catch((): number[] => []);
+    logger.debug(`renderer lookup: waited ${started - asked} ms for its turn, traced for ${Date.now() - started} ms (${pids.length} pid(s))`);
+    return pids;
   });
-  lookups = turn.catch(() => undefined);
-  return turn;
+  lookups = traced;
+  const within = await settleWithin(traced, ms);
+  return within.status === "done" ? { pids: within.value } : { pids: [], latePids: traced };
 }
 
 const PAGE_BYTES = 4096;

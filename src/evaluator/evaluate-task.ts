@@ -262,6 +262,7 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
     profileRules(evaluator.profile).blankAssertion,
     offline ? task.truth.actionStatePaths : undefined,
   );
+  queue.prepareJudge();
   const prefetch = checkpointPrefetcher(task.truth.checkpointPaths);
   let hosted: Awaited<ReturnType<typeof replayHostedCandidate>>;
   try {
@@ -289,8 +290,9 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       ...(determinism.seeded && task.truth.determinism ? { determinism: hostDeterminism(task.truth.determinism, determinism) } : {}),
     });
   } catch (error) {
-    // The task fails here: nothing is left to read ahead for it.
+    // The task fails here: nothing is left to read ahead for it, and nothing it started reading outlives it.
     prefetch.stop();
+    await queue.settled().catch(() => undefined);
     throw error;
   } finally {
     prefetch.rest();

@@ -31,6 +31,8 @@ export class AssertionQueue {
   private readonly shots: Buffer[] = [];
   private readonly texts: Array<ScreenText | undefined> = [];
   private readonly pending: Array<Promise<AssertionOutcome>> = [];
+  /** The judge's early readings of the true page (prepareJudge), settled or not. */
+  private preparing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly judge: AssertionJudge,
@@ -56,6 +58,22 @@ export class AssertionQueue {
     if (!before || !after) return undefined;
     const [beforePng, afterPng] = await Promise.all([fs.readFile(before), fs.readFile(after)]);
     return { before: beforePng, after: afterPng };
+  }
+
+  /**
+   * Hands the judge every judged step's true states at once, as the task's evaluation
+   * begins (AssertionJudge.prepare), when it reads them. A state that cannot be read is
+   * left out here; its step's judgement says why. settled() waits for these readings too,
+   * so none outlives the task's evaluation.
+   */
+  prepareJudge(): void {
+    const { judge } = this;
+    if (!judge.prepare || !this.truthStates) return;
+    const steps = this.actions.flatMap((action, index) => (this.isJudged(action.logical_assertion) ? [{ assertion: action.logical_assertion, index }] : []));
+    const reads = steps.map(async ({ assertion, index }) => ({ assertion, truth: await this.truthAround(index).catch(() => undefined) }));
+    this.preparing = Promise.all(reads)
+      .then((read) => judge.prepare?.(read.flatMap(({ assertion, truth }) => (truth ? [{ assertion, truth }] : []))))
+      .catch(() => undefined);
   }
 
   private judgeOnce(input: Parameters<AssertionJudge["judge"]>[0]): Promise<AssertionVerdict> {
@@ -102,6 +120,7 @@ export class AssertionQueue {
 
   /** Every verdict asked for so far, in action order. */
   async settled(): Promise<AssertionOutcome[]> {
+    await this.preparing;
     return (await Promise.all(this.pending)).sort((a, b) => a.actionIndex - b.actionIndex);
   }
 }

@@ -4,7 +4,8 @@
  * take longest, so the long cells start early and the run does not end with one long cell
  * running alone while the cores idle (longest processing time first). A cell whose page
  * a model has just made competes for a scoring slot with the calibration cells still
- * waiting, by the same measure, instead of queueing behind all of them.
+ * waiting, by the same measure, instead of queueing behind all of them. Ties go to the
+ * cell that asked first, and cells ask task by task (taskByTask).
  *
  * A cell's expected cost is what its scoring replays: every replay takes the protocol's
  * waits and one OCR reading per step, so it grows with the task's number of actions; an
@@ -22,6 +23,23 @@ export function cellWeight(cell: Pick<Cell, "arm" | "task">): number {
   return steps * (1 + drafts);
 }
 
+/**
+ * The cells in the order they ask for a slot, which breaks ties of weight: task by task
+ * (arms and repeats in the plan's order within a task), not arm by arm. A task's first
+ * scored cell reads the true page's states for all of its cells (OCR: CPU), while the
+ * others mostly wait out their replays; asking arm by arm ran every task's first cell at
+ * once (the cores short) and then every light cell together (the cores idle).
+ */
+export function taskByTask(plan: { cells: ReadonlyMap<string, Pick<Cell, "task">> }, keys: readonly string[]): string[] {
+  const rank = new Map<number, number>();
+  for (const key of keys) {
+    const id = plan.cells.get(key)!.task.id;
+    if (!rank.has(id)) rank.set(id, rank.size);
+  }
+  const rankOf = (key: string) => rank.get(plan.cells.get(key)!.task.id)!;
+  return [...keys].sort((a, b) => rankOf(a) - rankOf(b));
+}
+
 interface Waiting {
   weight: number;
   arrival: number;
@@ -30,11 +48,14 @@ interface Waiting {
 
 /**
  * `width` jobs at a time; a freed slot goes to the heaviest waiting job, ties to the one
- * that asked first.
+ * that asked first. Jobs asked for in one go (a run asks for all its cells in one loop)
+ * are weighed together: free slots are handed out once the asking is over, not to the
+ * first few asked, which would otherwise start before the heaviest had been seen.
  */
 export class WeightedSlots {
   private running = 0;
   private arrivals = 0;
+  private handOutPending = false;
   private readonly waiting: Waiting[] = [];
 
   constructor(private readonly width: number) {}
@@ -52,7 +73,12 @@ export class WeightedSlots {
   private slot(weight: number): Promise<void> {
     return new Promise((start) => {
       this.waiting.push({ weight, arrival: this.arrivals++, start });
-      this.next();
+      if (this.handOutPending) return;
+      this.handOutPending = true;
+      queueMicrotask(() => {
+        this.handOutPending = false;
+        this.next();
+      });
     });
   }
 

@@ -21,7 +21,7 @@ import { lockFolder } from "../files/folder-lock.ts";
 import { redactString } from "../log/redact.ts";
 import type { CellOutcome, CellRecord } from "../results/cell-record.ts";
 import { RUN_LOCK, type RunFiles } from "../results/layout.ts";
-import { cellWeight, WeightedSlots } from "./cell-order.ts";
+import { cellWeight, taskByTask, WeightedSlots } from "./cell-order.ts";
 import { CellTally, type RunEvent } from "./cell-tally.ts";
 import { type ExperimentConfig, isLocalArm } from "./config.ts";
 import { type ExperimentPlan, planExperiment, preflightModels, writeRunRecord } from "./plan.ts";
@@ -120,7 +120,7 @@ async function runPlanned(plan: ExperimentPlan, config: ExperimentConfig, option
       if (produced) await scoring.run(weight, () => score(key, produced));
     };
     try {
-      await Promise.all(pending.map(runCell));
+      await Promise.all(taskByTask(plan, pending).map(runCell));
     } finally {
       options.signal?.removeEventListener("abort", stop);
       await runner.close();

@@ -1,6 +1,6 @@
 /**
  * The judge reads a true page's change over an action once per process, however many
- * candidates meet it; forgetting the image readings (as bench:evaluator does between its cold
+ * candidates meet it, and the judge's early look (prepare) is that same reading; forgetting the image readings (as bench:evaluator does between its cold
  * and warm runs) forgets that reading too, so the next judgement reads the truth again.
  */
 import { afterAll, expect, it } from "vitest";
@@ -41,4 +41,27 @@ it("reads the truth's change once for many candidates, and again after the readi
   forgetReadings();
   await judge.judge(input);
   expect(truthLooks()).toBeGreaterThan(afterFirst);
+}, 120_000);
+
+it("reads the truth's change in prepare, and the judgement that follows reads none of it again", async () => {
+  forgetReadings();
+  const before = await renderPage({ width: 800, height: 400, lines: [{ text: "No seats chosen", x: 40, y: 120 }] });
+  const after = await renderPage({ width: 800, height: 400, lines: [{ text: "Seat 14C held for you", x: 40, y: 120 }] });
+  const judge = createHeuristicJudge();
+  const assertion = "The page confirms 'Seat 14C' is held";
+  const start = truthLooks();
+  await judge.prepare!([{ assertion, truth: { before, after } }]);
+  const prepared = truthLooks();
+  expect(prepared).toBeGreaterThan(start);
+  const verdict = await judge.judge({
+    actionIndex: 0,
+    actionType: "Click",
+    actionDescription: "hold the seat",
+    assertion,
+    before,
+    after,
+    truth: { before, after },
+  });
+  expect(truthLooks()).toBe(prepared);
+  expect(verdict.result).toBe("Yes");
 }, 120_000);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Cell } from "../../src/experiment/cell.ts";
-import { cellWeight, WeightedSlots } from "../../src/experiment/cell-order.ts";
+import { cellWeight, taskByTask, WeightedSlots } from "../../src/experiment/cell-order.ts";
 
 /** A job that records its start and ends when told. */
 function gatedJob(name: string, started: string[]) {
@@ -33,20 +33,24 @@ describe("WeightedSlots", () => {
     const weights: Record<string, number> = { a: 1, b: 1, light: 2, heavy: 9, middle: 5, "middle-later": 5 };
     const runs = [...jobs].map(([name, { job }]) => slots.run(weights[name]!, job));
     await tick();
-    // The first two asked while slots were free.
-    expect(started).toEqual(["a", "b"]);
-    jobs.get("a")!.finish();
-    await tick();
-    expect(started).toEqual(["a", "b", "heavy"]);
-    jobs.get("b")!.finish();
-    await tick();
-    expect(started).toEqual(["a", "b", "heavy", "middle"]);
+    // Asked in one go: the two heaviest start, though "a" and "b" asked first.
+    expect(started).toEqual(["heavy", "middle"]);
     jobs.get("heavy")!.finish();
-    jobs.get("middle")!.finish();
     await tick();
-    expect(started).toEqual(["a", "b", "heavy", "middle", "middle-later", "light"]);
-    for (const { finish } of jobs.values()) finish();
+    expect(started).toEqual(["heavy", "middle", "middle-later"]);
+    jobs.get("middle")!.finish();
+    jobs.get("middle-later")!.finish();
+    await tick();
+    expect(started).toEqual(["heavy", "middle", "middle-later", "light", "a"]);
+    // A job asked for later, heavier than those still waiting, goes before them.
+    const late = gatedJob("late", started);
+    const lateRun = slots.run(3, late.job);
+    jobs.get("light")!.finish();
+    await tick();
+    expect(started).toEqual(["heavy", "middle", "middle-later", "light", "a", "late"]);
+    for (const { finish } of [...jobs.values(), late]) finish();
     expect(await Promise.all(runs)).toEqual(["a", "b", "light", "heavy", "middle", "middle-later"]);
+    expect(await lateRun).toBe("late");
   });
 
   it("frees the slot of a job that fails", async () => {
@@ -66,5 +70,14 @@ describe("cellWeight", () => {
     expect(cellWeight(cell(5, "single-pass"))).toBe(6);
     expect(cellWeight(cell(5, "agent", { maxIterations: 2 }))).toBe(6 * 4);
     expect(cellWeight(cell(5, "agent"))).toBeGreaterThan(cellWeight(cell(5, "agent", { maxIterations: 1 })));
+  });
+});
+
+describe("taskByTask", () => {
+  it("asks task by task, keeping the plan's order of arms and repeats within a task", () => {
+    // The plan's order: arm by arm, then repeat, then task.
+    const keys = ["ref/0/7", "ref/0/3", "blank/0/7", "blank/0/3", "blank/1/7", "mutant/0/3"];
+    const cells = new Map(keys.map((key) => [key, { task: { id: Number(key.split("/")[2]) } } as unknown as Cell]));
+    expect(taskByTask({ cells }, keys)).toEqual(["ref/0/7", "blank/0/7", "blank/1/7", "ref/0/3", "blank/0/3", "mutant/0/3"]);
   });
 });

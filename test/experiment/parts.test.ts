@@ -5,8 +5,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
-import { afterAll, describe, expect, it } from "vitest";
-import type { AssertionJudge } from "../../src/evaluator/judge/types.ts";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import type { AssertionJudge, TruthStep } from "../../src/evaluator/judge/types.ts";
 import { AssertionQueue } from "../../src/evaluator/judge-queue.ts";
 import { rebaseAssetLinks } from "../../src/experiment/arms.ts";
 import { loadExperimentConfig } from "../../src/experiment/config.ts";
@@ -169,6 +169,59 @@ describe("judge repeats", () => {
     single.onEvalpoint(0, Buffer.from("before"));
     single.onEvalpoint(1, Buffer.from("after"));
     expect((await single.settled())[0]!.repeats).toBeUndefined();
+  });
+});
+
+describe("the judge's early look at the true page", () => {
+  it("hands the judge every judged step's true states before any evalpoint, leaving out unjudged steps and unreadable states", async () => {
+    const states = ["s0", "s1", "s2", "s3"].map((name) => {
+      const file = path.join(dir, `truth-${name}.png`);
+      fs.writeFileSync(file, name);
+      return file;
+    });
+    // Step 2's state after it (index 3) is gone: that step is judged later and its judgement says why.
+    fs.rmSync(states[3]!);
+    const prepared: TruthStep[][] = [];
+    let judged = 0;
+    let finishReadings!: () => void;
+    const readings = new Promise<void>((resolve) => {
+      finishReadings = resolve;
+    });
+    const judge: AssertionJudge = {
+      kind: "heuristic",
+      promptHashes: {},
+      prepare: async (steps) => {
+        prepared.push([...steps]);
+        await readings;
+      },
+      judge: async () => {
+        judged += 1;
+        return { result: "Yes", replies: [], attempts: 1, latencyMs: 0 };
+      },
+    };
+    const act = (assertion: string) =>
+      ({ type: "Click", parameters: { description: "a button" }, logical_assertion: assertion, visual_evaluation_flag: true }) as Action;
+    const queue = new AssertionQueue(judge, [act("the menu opens"), act(""), act("the total reads 9")], 1, "skipped", states);
+    queue.prepareJudge();
+    await vi.waitFor(() => expect(prepared).toHaveLength(1));
+    expect(judged).toBe(0);
+    expect(prepared[0]!.map((step) => ({ assertion: step.assertion, before: String(step.truth.before), after: String(step.truth.after) }))).toEqual([
+      { assertion: "the menu opens", before: "s0", after: "s1" },
+    ]);
+    // The queue's verdicts wait for the judge's early readings: none outlives the task's evaluation.
+    let settled = false;
+    const verdicts = queue.settled().then(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(settled).toBe(false);
+    finishReadings();
+    await verdicts;
+    // Without the true states (a task that has none) there is nothing to hand over.
+    const bare = new AssertionQueue(judge, [act("the menu opens")]);
+    bare.prepareJudge();
+    await bare.settled();
+    expect(prepared).toHaveLength(1);
   });
 });
 

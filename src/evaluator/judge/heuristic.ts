@@ -40,6 +40,7 @@
  *
  * The verdict's reason names which evidence decided (evidence.decidedBy).
  */
+import pLimit from "p-limit";
 import sharp from "sharp";
 import { colourFamily } from "../../metrics/change-evidence.ts";
 import { MIN_CHANGED_PIXELS } from "../../metrics/pixel-diff.ts";
@@ -68,6 +69,9 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
   /** A colour counts as brought by the candidate's change at this share of its changed pixels. */
   candidateColourShare: 0.1,
 });
+
+/** Steps whose true change `prepare` reads at once (not a judging rule: it changes when, not what, is read). */
+const TRUTH_STEPS_AT_ONCE = 3;
 
 /**
  * Version 2: the true page's change as evidence, and the candidate's screen text beside OCR.
@@ -103,6 +107,13 @@ export function createHeuristicJudge(): AssertionJudge {
     kind: "heuristic",
     promptHashes: {},
     rulesVersion: HEURISTIC_RULES_VERSION,
+    async prepare(steps) {
+      // In step order, a few at a time: each holds its two screens decoded until its crops are read.
+      const limit = pLimit(TRUTH_STEPS_AT_ONCE);
+      const read = (step: (typeof steps)[number]) =>
+        truthChangeOnce(assertionLiteralList(step.assertion), new ScreenReadings(step.truth.before, step.truth.after), step.truth);
+      await Promise.all(steps.map((step) => limit(() => read(step).catch(() => undefined))));
+    },
     async judge(input: AssertionInput): Promise<AssertionVerdict> {
       const started = Date.now();
       const change = impliesChange(input.assertion);

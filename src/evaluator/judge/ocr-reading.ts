@@ -167,11 +167,12 @@ async function readRegion(picture: ScreenPicture, region: Region, scale: number,
   const band = OCR_READING_SETTINGS.bandHeight;
   if (region.height <= band) return readCrop(picture, region, scale, "block");
   const overlap = 24;
-  const texts: string[] = [];
+  const bands: Region[] = [];
   for (let top = region.top; top < region.top + region.height - overlap; top += band - overlap) {
-    const height = Math.min(band, region.top + region.height - top);
-    texts.push(await readCrop(picture, { left: region.left, top, width: region.width, height }, scale, bandLayout));
+    bands.push({ left: region.left, top, width: region.width, height: Math.min(band, region.top + region.height - top) });
   }
+  // Every band is needed: read side by side (one OCR worker each), joined in order.
+  const texts = await Promise.all(bands.map((part) => readCrop(picture, part, scale, bandLayout)));
   return texts.join(" ");
 }
 

@@ -124,11 +124,28 @@ const truthTallies = new StageTallies([WHOLE_STAGE, REGIONS_STAGE, ENLARGED_STAG
 /** Literals whose fate would differ had the enlarged whole screen not been read (the stage's worth in fate terms). */
 let fatesTheEnlargedReadingDecided = 0;
 
-/** Counts one look at a stage, and whether it found the literal; returns what it found. */
-function tallied(stage: string, found: boolean): boolean {
-  truthTallies.add(stage, "reached");
-  if (found) truthTallies.add(stage, "found");
-  return found;
+/** Notes one look at a stage and whether it found the literal; returns what it found. */
+type Tally = (stage: string, found: boolean) => boolean;
+
+/**
+ * A tally for one reading of a true change: its looks are kept aside and added to the
+ * run's tallies only once the whole reading has succeeded (`commit`), so a reading that
+ * fails part-way (and is made again at the next judgement) is not counted twice.
+ */
+function changeTally(): { tally: Tally; commit: () => void } {
+  const looks: Array<[string, boolean]> = [];
+  return {
+    tally: (stage, found) => {
+      looks.push([stage, found]);
+      return found;
+    },
+    commit: () => {
+      for (const [stage, found] of looks) {
+        truthTallies.add(stage, "reached");
+        if (found) truthTallies.add(stage, "found");
+      }
+    },
+  };
 }
 
 /** The true page's reading tallies so far, stage by stage in the order they run. */
@@ -144,6 +161,7 @@ export interface LiteralReading {
 
 /** How often a literal reads on one true screen: whole, then (when not read) in the changed regions and enlarged. */
 async function readingsOf(
+  tallied: Tally,
   literal: string,
   screens: ScreenReadings,
   which: "before" | "after",
@@ -245,18 +263,33 @@ async function readTruthChange(literals: readonly AssertionLiteral[], screens: S
   const change = await screenChange(truth.before, truth.after);
   const { width = 0, height = 0 } = await sharp(truth.after).metadata();
   const size = { width, height };
-  const onTruth: LiteralOnTruth[] = [];
-  for (const literal of literals) {
-    const before = await readingsOf(literal.text, screens, "before", change.regions, size);
-    const after = await readingsOf(literal.text, screens, "after", change.regions, size);
-    // Read again where the screen changed, on both screens: a literal beside a changed field can be missed whole-screen.
-    const readAgain = change.regions.length > 0 && (before.count > 0 || after.count > 0);
-    const nearBefore = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "before", change.regions, size));
-    const nearAfter = readAgain && tallied(NEAR_STAGE, await readNear(literal.text, screens, "after", change.regions, size));
-    const alikeBefore = resemblances(literal.text, await screens.beforeText());
-    const { fate, onlyByEnlarged } = literalFate({ before, after, nearBefore, nearAfter, alikeBefore });
-    if (onlyByEnlarged) fatesTheEnlargedReadingDecided += 1;
-    onTruth.push({ literal, fate, nearChange: nearBefore || nearAfter });
-  }
+  // Literals and screens are read side by side: each reading is one OCR call, and every
+  // candidate of the task waits for this change, so a chain of them one after another would
+  // leave the OCR workers idle. Each literal still reads its stages in order (a later stage
+  // only when an earlier one did not find it), and a crop two literals need is read once.
+  const { tally, commit } = changeTally();
+  let decidedByEnlarged = 0;
+  const onTruth = await Promise.all(
+    literals.map(async (literal): Promise<LiteralOnTruth> => {
+      const [before, after] = await Promise.all([
+        readingsOf(tally, literal.text, screens, "before", change.regions, size),
+        readingsOf(tally, literal.text, screens, "after", change.regions, size),
+      ]);
+      // Read again where the screen changed, on both screens: a literal beside a changed field can be missed whole-screen.
+      const readAgain = change.regions.length > 0 && (before.count > 0 || after.count > 0);
+      const [nearBefore, nearAfter] = readAgain
+        ? await Promise.all([
+            readNear(literal.text, screens, "before", change.regions, size).then((found) => tally(NEAR_STAGE, found)),
+            readNear(literal.text, screens, "after", change.regions, size).then((found) => tally(NEAR_STAGE, found)),
+          ])
+        : [false, false];
+      const alikeBefore = resemblances(literal.text, await screens.beforeText());
+      const { fate, onlyByEnlarged } = literalFate({ before, after, nearBefore, nearAfter, alikeBefore });
+      if (onlyByEnlarged) decidedByEnlarged += 1;
+      return { literal, fate, nearChange: nearBefore || nearAfter };
+    }),
+  );
+  commit();
+  fatesTheEnlargedReadingDecided += decidedByEnlarged;
   return { ...change, literals: onTruth };
 }

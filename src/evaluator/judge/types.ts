@@ -93,4 +93,18 @@ export interface AssertionJudge {
   /** The offline judge's rules, versioned: a record scored under other rules is scored again, and never averaged with these. */
   readonly rulesVersion?: string;
   judge(input: AssertionInput): Promise<AssertionVerdict>;
+  /**
+   * Starts reading what the judge will want of the true page around these steps, as the
+   * task's evaluation begins, rather than as each candidate screen comes: the readings run
+   * side by side with the replay instead of one step at a time behind it. Resolves once
+   * they have settled; never rejects (a reading that failed is made again when its step is
+   * judged).
+   */
+  prepare?(steps: readonly TruthStep[]): Promise<void>;
+}
+
+/** A judged step's assertion and the true page's states before and after its action. */
+export interface TruthStep {
+  assertion: string;
+  truth: { before: Buffer; after: Buffer };
 }
