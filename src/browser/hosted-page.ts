@@ -176,7 +176,11 @@ export class HostedPage implements SandboxedPage {
     logger.debug(`${this.url}: memory not watched yet: the renderer's lookup is slow; watched once it answers`);
     void latePids.then(
       (pids) => {
-        if (this.closing || this.tornDownError) return;
+        if (this.closing || this.tornDownError || this.page.isClosed()) {
+          this.memoryRecord.unwatched = "the page closed before its renderer's process was found (its lookup was slow)";
+          logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+          return;
+        }
         if (pids.length === 0) {
           this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup failed or was given up";
           logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);

@@ -31,6 +31,8 @@ const logger = log("browser");
 let lookups: Promise<unknown> = Promise.resolve();
 /** How long a trace may take before it is given up (its page then runs unwatched). */
 const TRACE_GIVE_UP_MS = 60_000;
+/** How long detaching a trace's session may take (a stalled browser must not hold the lookups). */
+const DETACH_MS = 5_000;
 
 interface TraceEvent {
   name?: string;
@@ -63,8 +65,13 @@ async function traceRendererPids(page: Page, giveUpMs: number): Promise<number[]
   // Every step is raced against the end: a closed page or a trace that does not finish gives [].
   const before = async <T>(step: Promise<T>): Promise<T | "ended"> => Promise.race([step, ended]);
   try {
-    const opened = await before(page.context().newCDPSession(page));
-    if (opened === "ended") return [];
+    const opening = page.context().newCDPSession(page);
+    const opened = await before(opening);
+    if (opened === "ended") {
+      // A session that opens after all is let go at once.
+      opening.then((late) => late.detach()).catch(() => undefined);
+      return [];
+    }
     session = opened;
     const events: TraceEvent[] = [];
     session.on("Tracing.dataCollected", (event) => events.push(...(event.value as TraceEvent[])));
@@ -82,7 +89,7 @@ async function traceRendererPids(page: Page, giveUpMs: number): Promise<number[]
   } finally {
     clear();
     // Detaching ends a trace still running, so the next lookup's is not started beside it.
-    await session?.detach().catch(() => undefined);
+    if (session) await settleWithin(session.detach(), DETACH_MS);
   }
 }
 
@@ -103,7 +110,7 @@ export async function lookUpRenderer(page: Page, ms: number, options: { giveUpMs
     logger.debug(`renderer lookup: waited ${started - asked} ms for its turn, traced for ${Date.now() - started} ms (${pids.length} pid(s))`);
     return pids;
   });
-  lookups = traced;
+  lookups = traced.catch(() => undefined);
   const within = await settleWithin(traced, ms);
   return within.status === "done" ? { pids: within.value } : { pids: [], latePids: traced };
 }

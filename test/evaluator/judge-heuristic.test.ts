@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { CANDIDATE_READING_SETTINGS, type ReadingStageTally, readingStageTallies } from "../../src/evaluator/judge/candidate-reading.ts";
 import { createHeuristicJudge, impliesChange } from "../../src/evaluator/judge/heuristic.ts";
-import { literalSimilarity, occurrences, resemblances, ScreenReadings } from "../../src/evaluator/judge/ocr-reading.ts";
+import { allReadings, literalSimilarity, occurrences, resemblances, ScreenReadings } from "../../src/evaluator/judge/ocr-reading.ts";
 import { shutdownOcr } from "../../src/metrics/ocr.ts";
 import { shoppingListPage } from "../support/evaluator-replay-fixtures.ts";
 
@@ -223,5 +223,20 @@ describe("heuristic judge helpers", () => {
     expect(resemblances("$15.20", "total $15.20 of $15.20, then $15.29")).toBe(2);
     expect(resemblances("56 ÷ 8", "56 - 8")).toBe(0);
     expect(resemblances("Ward 7 east", "ward 7 eas")).toBe(1);
+  });
+});
+
+describe("allReadings", () => {
+  it("answers with every value in order, and with a failure only once every sibling reading has ended", async () => {
+    expect(await allReadings([Promise.resolve("a"), Promise.resolve(2)])).toEqual(["a", 2]);
+    let siblingEnded = false;
+    const sibling = new Promise<string>((resolve) =>
+      setTimeout(() => {
+        siblingEnded = true;
+        resolve("late");
+      }, 50),
+    );
+    await expect(allReadings([Promise.reject(new Error("unreadable crop")), sibling])).rejects.toThrow("unreadable crop");
+    expect(siblingEnded).toBe(true);
   });
 });

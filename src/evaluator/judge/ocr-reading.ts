@@ -152,6 +152,19 @@ async function regionForOcr(picture: ScreenPicture, region: Region, scale: numbe
   return prepareCrop(data, { width: info.width, height: info.height }, scale);
 }
 
+/**
+ * Every value, once every reading has ended; the first failure if any failed. Unlike
+ * Promise.all it does not answer while sibling readings still run: the caller's task may
+ * end on that answer (and shut OCR down), and a reading asked for after that would start
+ * the OCR workers again.
+ */
+export async function allReadings<T extends readonly unknown[] | []>(readings: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = (await Promise.allSettled(readings)) as unknown as Array<PromiseSettledResult<unknown>>;
+  const failed = settled.find((result): result is PromiseRejectedResult => result.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
 /** One crop's text, prepared and read once per screen content, region and scale. */
 function readCrop(picture: ScreenPicture, region: Region, scale: number, layout: "page" | "block"): Promise<string> {
   const recipe = `${CROP_PREPARATION}; ${region.left},${region.top} ${region.width}x${region.height} at ${scale}`;
@@ -172,7 +185,7 @@ async function readRegion(picture: ScreenPicture, region: Region, scale: number,
     bands.push({ left: region.left, top, width: region.width, height: Math.min(band, region.top + region.height - top) });
   }
   // Every band is needed: read side by side (one OCR worker each), joined in order.
-  const texts = await Promise.all(bands.map((part) => readCrop(picture, part, scale, bandLayout)));
+  const texts = await allReadings(bands.map((part) => readCrop(picture, part, scale, bandLayout)));
   return texts.join(" ");
 }
 

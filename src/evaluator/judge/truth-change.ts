@@ -12,7 +12,7 @@ import { forgetWithReadings } from "../../metrics/image-readings.ts";
 import { oncePerBuffer } from "../../metrics/once-per-buffer.ts";
 import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
 import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
-import { literalSimilarity, OCR_READING_SETTINGS, occurrences, resemblances, type ScreenReadings } from "./ocr-reading.ts";
+import { allReadings, literalSimilarity, OCR_READING_SETTINGS, occurrences, resemblances, type ScreenReadings } from "./ocr-reading.ts";
 import { StageTallies, type StageTally } from "./stage-tallies.ts";
 
 export const CHANGE_READING_SETTINGS = Object.freeze({
@@ -269,16 +269,16 @@ async function readTruthChange(literals: readonly AssertionLiteral[], screens: S
   // only when an earlier one did not find it), and a crop two literals need is read once.
   const { tally, commit } = changeTally();
   let decidedByEnlarged = 0;
-  const onTruth = await Promise.all(
+  const onTruth = await allReadings(
     literals.map(async (literal): Promise<LiteralOnTruth> => {
-      const [before, after] = await Promise.all([
+      const [before, after] = await allReadings([
         readingsOf(tally, literal.text, screens, "before", change.regions, size),
         readingsOf(tally, literal.text, screens, "after", change.regions, size),
       ]);
       // Read again where the screen changed, on both screens: a literal beside a changed field can be missed whole-screen.
       const readAgain = change.regions.length > 0 && (before.count > 0 || after.count > 0);
       const [nearBefore, nearAfter] = readAgain
-        ? await Promise.all([
+        ? await allReadings([
             readNear(literal.text, screens, "before", change.regions, size).then((found) => tally(NEAR_STAGE, found)),
             readNear(literal.text, screens, "after", change.regions, size).then((found) => tally(NEAR_STAGE, found)),
           ])
