@@ -33,6 +33,8 @@ export class AssertionQueue {
   private readonly pending: Array<Promise<AssertionOutcome>> = [];
   /** The judge's early readings of the true page (prepareJudge), settled or not. */
   private preparing: Promise<void> = Promise.resolve();
+  /** Aborted once the verdicts are asked for: the early readings start no further step. */
+  private readonly replayOver = new AbortController();
 
   constructor(
     private readonly judge: AssertionJudge,
@@ -63,8 +65,9 @@ export class AssertionQueue {
   /**
    * Hands the judge every judged step's true states at once, as the task's evaluation
    * begins (AssertionJudge.prepare), when it reads them. A state that cannot be read is
-   * left out here; its step's judgement says why. settled() waits for these readings too,
-   * so none outlives the task's evaluation.
+   * left out here; its step's judgement says why. settled() stops them from starting
+   * further steps (a candidate that failed early never asks for the rest) and waits for
+   * those started, so none outlives the task's evaluation.
    */
   prepareJudge(): void {
     const { judge } = this;
@@ -72,7 +75,12 @@ export class AssertionQueue {
     const steps = this.actions.flatMap((action, index) => (this.isJudged(action.logical_assertion) ? [{ assertion: action.logical_assertion, index }] : []));
     const reads = steps.map(async ({ assertion, index }) => ({ assertion, truth: await this.truthAround(index).catch(() => undefined) }));
     this.preparing = Promise.all(reads)
-      .then((read) => judge.prepare?.(read.flatMap(({ assertion, truth }) => (truth ? [{ assertion, truth }] : []))))
+      .then((read) =>
+        judge.prepare?.(
+          read.flatMap(({ assertion, truth }) => (truth ? [{ assertion, truth }] : [])),
+          this.replayOver.signal,
+        ),
+      )
       .catch(() => undefined);
   }
 
@@ -120,6 +128,7 @@ export class AssertionQueue {
 
   /** Every verdict asked for so far, in action order. */
   async settled(): Promise<AssertionOutcome[]> {
+    this.replayOver.abort();
     await this.preparing;
     return (await Promise.all(this.pending)).sort((a, b) => a.actionIndex - b.actionIndex);
   }

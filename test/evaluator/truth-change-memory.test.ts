@@ -50,7 +50,12 @@ it("reads the truth's change in prepare, and the judgement that follows reads no
   const judge = createHeuristicJudge();
   const assertion = "The page confirms 'Seat 14C' is held";
   const start = truthLooks();
-  await judge.prepare!([{ assertion, truth: { before, after } }]);
+  // Once the replay is over, prepare starts no step: the judgement asks for what it needs.
+  const over = new AbortController();
+  over.abort();
+  await judge.prepare!([{ assertion, truth: { before, after } }], over.signal);
+  expect(truthLooks()).toBe(start);
+  await judge.prepare!([{ assertion, truth: { before, after } }], new AbortController().signal);
   const prepared = truthLooks();
   expect(prepared).toBeGreaterThan(start);
   const verdict = await judge.judge({

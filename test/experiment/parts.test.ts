@@ -183,6 +183,7 @@ describe("the judge's early look at the true page", () => {
     fs.rmSync(states[3]!);
     const prepared: TruthStep[][] = [];
     let judged = 0;
+    const stops: AbortSignal[] = [];
     let finishReadings!: () => void;
     const readings = new Promise<void>((resolve) => {
       finishReadings = resolve;
@@ -190,8 +191,9 @@ describe("the judge's early look at the true page", () => {
     const judge: AssertionJudge = {
       kind: "heuristic",
       promptHashes: {},
-      prepare: async (steps) => {
+      prepare: async (steps, stop) => {
         prepared.push([...steps]);
+        stops.push(stop);
         await readings;
       },
       judge: async () => {
@@ -208,13 +210,16 @@ describe("the judge's early look at the true page", () => {
     expect(prepared[0]!.map((step) => ({ assertion: step.assertion, before: String(step.truth.before), after: String(step.truth.after) }))).toEqual([
       { assertion: "the menu opens", before: "s0", after: "s1" },
     ]);
-    // The queue's verdicts wait for the judge's early readings: none outlives the task's evaluation.
+    // Asking for the verdicts (the replay is over) tells the judge to start no further step,
+    // and they wait for the readings already started: none outlives the task's evaluation.
+    expect(stops[0]!.aborted).toBe(false);
     let settled = false;
     const verdicts = queue.settled().then(() => {
       settled = true;
     });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(settled).toBe(false);
+    expect(stops[0]!.aborted).toBe(true);
     finishReadings();
     await verdicts;
     // Without the true states (a task that has none) there is nothing to hand over.

@@ -107,12 +107,12 @@ export function createHeuristicJudge(): AssertionJudge {
     kind: "heuristic",
     promptHashes: {},
     rulesVersion: HEURISTIC_RULES_VERSION,
-    async prepare(steps) {
+    async prepare(steps, stop) {
       // In step order, a few at a time: each holds its two screens decoded until its crops are read.
       const limit = pLimit(TRUTH_STEPS_AT_ONCE);
       const read = (step: (typeof steps)[number]) =>
         truthChangeOnce(assertionLiteralList(step.assertion), new ScreenReadings(step.truth.before, step.truth.after), step.truth);
-      await Promise.all(steps.map((step) => limit(() => read(step).catch(() => undefined))));
+      await Promise.all(steps.map((step) => limit(async () => (stop.aborted ? undefined : read(step).catch(() => undefined)))));
     },
     async judge(input: AssertionInput): Promise<AssertionVerdict> {
       const started = Date.now();

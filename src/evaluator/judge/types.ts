@@ -96,11 +96,12 @@ export interface AssertionJudge {
   /**
    * Starts reading what the judge will want of the true page around these steps, as the
    * task's evaluation begins, rather than as each candidate screen comes: the readings run
-   * side by side with the replay instead of one step at a time behind it. Resolves once
-   * they have settled; never rejects (a reading that failed is made again when its step is
-   * judged).
+   * side by side with the replay instead of one step at a time behind it. Once `stop` is
+   * aborted (the replay is over: every step it reached has asked for its own reading) no
+   * further step is started. Resolves once the readings started have settled; never
+   * rejects (a reading that failed is made again when its step is judged).
    */
-  prepare?(steps: readonly TruthStep[]): Promise<void>;
+  prepare?(steps: readonly TruthStep[], stop: AbortSignal): Promise<void>;
 }
 
 /** A judged step's assertion and the true page's states before and after its action. */
