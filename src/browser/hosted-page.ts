@@ -162,37 +162,38 @@ export class HostedPage implements SandboxedPage {
       return;
     }
     if (!canWatchRendererMemory()) {
-      this.memoryRecord.unwatched = "this machine has no /proc to read a process's memory from";
-      logger.debug(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      this.runUnwatched("this machine has no /proc to read a process's memory from", "debug");
       return;
     }
     // Said aloud: on a machine that can watch, this page runs without its memory limit, for now or for good.
-    this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup timed out";
     if (!latePids) {
-      logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
+      this.runUnwatched("the renderer's process could not be found: its lookup timed out", "warn");
       return;
     }
+    this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup timed out";
     const opened = Date.now();
     logger.debug(`${this.url}: memory not watched yet: the renderer's lookup is slow; watched once it answers`);
     void latePids.then(
       (pids) => {
         if (this.closing || this.tornDownError || this.page.isClosed()) {
-          this.memoryRecord.unwatched = "the page closed before its renderer's process was found (its lookup was slow)";
-          logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
-          return;
+          this.runUnwatched("the page closed before its renderer's process was found (its lookup was slow)", "warn");
+        } else if (pids.length === 0) {
+          this.runUnwatched("the renderer's process could not be found: its lookup failed or was given up", "warn");
+        } else {
+          delete this.memoryRecord.unwatched;
+          this.memoryRecord.watchedAfterMs = Date.now() - opened;
+          logger.debug(`${this.url}: memory watched from ${this.memoryRecord.watchedAfterMs} ms after the page opened (its renderer's lookup was slow)`);
+          this.pollMemory(pids);
         }
-        if (pids.length === 0) {
-          this.memoryRecord.unwatched = "the renderer's process could not be found: its lookup failed or was given up";
-          logger.warn(`${this.url}: memory not watched: ${this.memoryRecord.unwatched}`);
-          return;
-        }
-        delete this.memoryRecord.unwatched;
-        this.memoryRecord.watchedAfterMs = Date.now() - opened;
-        logger.debug(`${this.url}: memory watched from ${this.memoryRecord.watchedAfterMs} ms after the page opened (its renderer's lookup was slow)`);
-        this.pollMemory(pids);
       },
       () => undefined,
     );
+  }
+
+  /** Records why the page runs without its memory limit, and says so. */
+  private runUnwatched(reason: string, level: "debug" | "warn"): void {
+    this.memoryRecord.unwatched = reason;
+    logger[level](`${this.url}: memory not watched: ${reason}`);
   }
 
   private pollMemory(rendererPids: readonly number[]): void {

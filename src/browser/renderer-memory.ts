@@ -39,57 +39,35 @@ interface TraceEvent {
   args?: { data?: { frames?: Array<{ processId?: number }> } };
 }
 
-/** Resolves when the page closes or `ms` pass, whichever is first; the timer keeps no process alive. */
-function endOfTrace(page: Page, ms: number): { ended: Promise<"ended">; clear: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  let onClose = () => undefined as void;
-  const ended = new Promise<"ended">((resolve) => {
-    onClose = () => resolve("ended");
-    page.once("close", onClose);
-    timer = setTimeout(onClose, ms);
-    timer.unref();
-  });
-  return {
-    ended,
-    clear: () => {
-      clearTimeout(timer);
-      page.off("close", onClose);
-    },
-  };
+/** The renderer pids a trace over `session` names (its TracingStartedInBrowser event). */
+async function readTrace(session: CDPSession): Promise<number[]> {
+  const events: TraceEvent[] = [];
+  session.on("Tracing.dataCollected", (event) => events.push(...(event.value as TraceEvent[])));
+  const complete = new Promise((resolve) => session.once("Tracing.tracingComplete", resolve));
+  await session.send("Tracing.start", { traceConfig: { includedCategories: ["disabled-by-default-devtools.timeline"] }, transferMode: "ReportEvents" });
+  await session.send("Tracing.end");
+  await complete;
+  const frames = events.find((event) => event.name === "TracingStartedInBrowser")?.args?.data?.frames ?? [];
+  return [...new Set(frames.flatMap((frame) => (frame.processId ? [frame.processId] : [])))];
 }
 
+/** A trace's answer, or [] when it fails, its page closes or it runs past `giveUpMs`. */
 async function traceRendererPids(page: Page, giveUpMs: number): Promise<number[]> {
   if (page.isClosed()) return [];
-  const { ended, clear } = endOfTrace(page, giveUpMs);
-  let session: CDPSession | undefined;
-  // Every step is raced against the end: a closed page or a trace that does not finish gives [].
-  const before = async <T>(step: Promise<T>): Promise<T | "ended"> => Promise.race([step, ended]);
+  const closed = new AbortController();
+  const onClose = () => closed.abort();
+  page.once("close", onClose);
+  const opening = page.context().newCDPSession(page);
   try {
-    const opening = page.context().newCDPSession(page);
-    const opened = await before(opening);
-    if (opened === "ended") {
-      // A session that opens after all is let go at once.
-      opening.then((late) => late.detach()).catch(() => undefined);
-      return [];
-    }
-    session = opened;
-    const events: TraceEvent[] = [];
-    session.on("Tracing.dataCollected", (event) => events.push(...(event.value as TraceEvent[])));
-    const complete = new Promise((resolve) => session!.once("Tracing.tracingComplete", resolve));
-    if (
-      (await before(
-        session.send("Tracing.start", { traceConfig: { includedCategories: ["disabled-by-default-devtools.timeline"] }, transferMode: "ReportEvents" }),
-      )) === "ended"
-    )
-      return [];
-    if ((await before(session.send("Tracing.end"))) === "ended") return [];
-    if ((await before(complete)) === "ended") return [];
-    const frames = events.find((event) => event.name === "TracingStartedInBrowser")?.args?.data?.frames ?? [];
-    return [...new Set(frames.flatMap((frame) => (frame.processId ? [frame.processId] : [])))];
+    const traced = await settleWithin(opening.then(readTrace), giveUpMs, { cancel: closed.signal });
+    return traced.status === "done" ? traced.value : [];
   } finally {
-    clear();
-    // Detaching ends a trace still running, so the next lookup's is not started beside it.
-    if (session) await settleWithin(session.detach(), DETACH_MS);
+    page.off("close", onClose);
+    // Detaching ends a trace still running (or lets go of a session that opened late), so the next lookup's is not started beside it.
+    await settleWithin(
+      opening.then((session) => session.detach()),
+      DETACH_MS,
+    );
   }
 }
 
