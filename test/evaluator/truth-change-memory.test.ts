@@ -1,7 +1,8 @@
 /**
  * The judge reads a true page's change over an action once per process, however many
- * candidates meet it, and the judge's early look (prepare) is that same reading; forgetting the image readings (as bench:evaluator does between its cold
- * and warm runs) forgets that reading too, so the next judgement reads the truth again.
+ * candidates meet it, and its early look (prepare) is that same reading; forgetting the
+ * image readings (as bench:evaluator does between its cold and warm runs) forgets that
+ * reading too, so the next judgement reads the truth again.
  */
 import { afterAll, expect, it } from "vitest";
 import { createHeuristicJudge } from "../../src/evaluator/judge/heuristic.ts";
