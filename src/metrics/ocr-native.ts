@@ -18,6 +18,7 @@
  * (ocr-worker.cjs: OCR can wait a moment, a timed replay cannot).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -39,13 +40,16 @@ const KEPT_STDERR_LINES = 8;
 
 /**
  * A folder holding `<language>.traineddata` unpacked from the gzipped copy tesseract.js
- * loads, named by the packed file's size and time (unpacked once per machine).
+ * loads, named by the packed file's content (unpacked once per machine). Its content, not
+ * its modification time: `npm ci` writes the package's files anew, and a name from the
+ * time left a 5 MB copy behind in the temporary folder at every install.
  */
-export function unpackedTrainedData(gzFile: string, language: string): string {
-  const stat = fs.statSync(gzFile);
-  const dir = path.join(os.tmpdir(), "iwr-tessdata", `${language}-${stat.size}-${Math.round(stat.mtimeMs)}`);
+export function unpackedTrainedData(gzFile: string, language: string, baseDir = path.join(os.tmpdir(), "iwr-tessdata")): string {
+  const packed = fs.readFileSync(gzFile);
+  const digest = createHash("sha256").update(packed).digest("hex").slice(0, 16);
+  const dir = path.join(baseDir, `${language}-${digest}`);
   const file = path.join(dir, `${language}.traineddata`);
-  if (!fs.existsSync(file)) writeFileAtomicSync(file, gunzipSync(fs.readFileSync(gzFile)));
+  if (!fs.existsSync(file)) writeFileAtomicSync(file, gunzipSync(packed));
   return dir;
 }
 
