@@ -63,10 +63,17 @@ function isRoot(): boolean {
   return typeof process.getuid === "function" && process.getuid() === 0;
 }
 
+/**
+ * What a fresh machine needs from apt-get beyond the defaults: a download that drops is tried
+ * again, and a package manager still busy with the machine's own first-boot upgrades is waited
+ * for rather than failed on ("Could not get lock /var/lib/dpkg/lock-frontend").
+ */
+const APT_PATIENCE = ["-o", "Acquire::Retries=3", "-o", "DPkg::Lock::Timeout=300"];
+
 /** Runs `apt-get <args>` quietly; throws SETUP_MISSING naming the step and its packages when it fails. */
 function aptGet(args: string[], hint: string): void {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const result = spawnSync("apt-get", args, { stdio: ["ignore", "ignore", "inherit"], env });
+  const result = spawnSync("apt-get", [...APT_PATIENCE, ...args], { stdio: ["ignore", "ignore", "inherit"], env });
   if (result.status !== 0) {
     const step = args.filter((arg) => !arg.startsWith("-")).join(" ");
     throw new IwrError("SETUP_MISSING", `apt-get ${step} failed (exit ${result.status ?? result.signal}); run: ${hint}`);
