@@ -14,10 +14,10 @@
  * where a link cannot be made. The scores are the source cells' own: the output measures
  * tools, not models. The source folder is only read.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { positiveInteger } from "../src/cli/options.ts";
+import { sha256Hex } from "../src/files/content-hash.ts";
 import { parseScriptArgs } from "./cli-args.ts";
 
 const { values: chosen } = parseScriptArgs({
@@ -136,7 +136,7 @@ outer: for (let copy = 0; copy < copiesPerArm; copy++) {
         const sourceTask = byTask.has(sourceOf(taskId)) ? sourceOf(taskId) : [...byTask.keys()][0]!;
         const from = byTask.get(sourceTask)!;
         const to = path.join(outDir, "arms", name, `repeat-${repeat}`, String(taskId), path.basename(from));
-        const cellKey = createHash("sha256").update(`${name}\u0000${repeat}\u0000${taskId}`).digest("hex").slice(0, 24);
+        const cellKey = sha256Hex(`${name}\u0000${repeat}\u0000${taskId}`).slice(0, 24);
         const fromTask = path.join(sourceTaskDir, String(sourceTask));
         const toTask = path.join(outTaskDir, String(taskId));
         copyTree(from, to, (text, fileName) => {
@@ -154,7 +154,7 @@ outer: for (let copy = 0; copy < copiesPerArm; copy++) {
   }
 }
 
-const runKey = createHash("sha256").update(cellKeys.join(",")).digest("hex");
+const runKey = sha256Hex(cellKeys.join(","));
 fs.writeFileSync(
   path.join(outDir, "run.json"),
   `${JSON.stringify({ ...run, name: `${run.name}-x${made}`, tasks: { ...run.tasks, file: outTaskFile }, arms, cells: cellKeys, runKey }, null, 2)}\n`,

@@ -9,8 +9,8 @@
  *   replay false                   self-check the initial screen only (refinement without execution)
  *   revise "edits"                 search/replace edits, a complete page when they do not apply
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { sha256Hex } from "../../src/files/content-hash.ts";
 import { canonicalJson } from "../../src/models/request-key.ts";
 
 export const AgentSettingsSchema = z.strictObject({
@@ -56,5 +56,5 @@ export function recursionLimitFor(settings: Pick<AgentSettings, "maxIterations">
 
 /** Short hash of the settings, naming a run's thread and telling a finished result from one made otherwise. */
 export function settingsHash(settings: AgentSettings): string {
-  return createHash("sha256").update(canonicalJson(settings)).digest("hex").slice(0, 16);
+  return sha256Hex(canonicalJson(settings)).slice(0, 16);
 }

@@ -6,7 +6,8 @@
  */
 import fs from "node:fs";
 import { IwrError } from "../../src/errors.ts";
-import { sha256Of, storeByContent } from "../../src/media/image-store.ts";
+import { sha256Hex } from "../../src/files/content-hash.ts";
+import { storeByContent } from "../../src/media/image-store.ts";
 import { agentWorkFiles } from "../../src/results/layout.ts";
 import { agentText } from "./agent-files.ts";
 import type { StoredFile } from "./state.ts";
@@ -26,7 +27,7 @@ export function readStored(file: StoredFile): Buffer {
       file: file.path,
     });
   }
-  if (sha256Of(data) !== file.sha256)
+  if (sha256Hex(data) !== file.sha256)
     throw new IwrError("CONFIG_INVALID", `the agent's stored file ${file.path} changed since it was written (hash mismatch)`, { file: file.path });
   return data;
 }

@@ -5,9 +5,9 @@
  * protocol constants). `iwr evaluate` skips a task only when all three match the
  * finished eval.json; a page that appeared, was regenerated or edited is scored again.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { sha256Hex } from "../files/content-hash.ts";
 import { canonicalJson } from "../models/request-key.ts";
 import { AT_REST, PROTOCOL, profileRules } from "../protocol.ts";
 import { confinedAssetsDir } from "../replay/candidate-serving.ts";
@@ -23,8 +23,6 @@ export interface EvalInputKeys {
   /** sha256 of the comparable settings and the protocol constants. */
   settings: string;
 }
-
-const sha256 = (data: string | Buffer): string => createHash("sha256").update(data).digest("hex");
 
 /** Files under `dir` (recursively), relative paths with "/", sorted; `skipTop` filters the first level. */
 async function listFiles(dir: string, skipTop: (name: string) => boolean): Promise<string[]> {
@@ -46,9 +44,9 @@ async function hashFiles(root: string, files: readonly string[]): Promise<string
   const lines: string[] = [];
   for (const file of files) {
     const content = await fs.readFile(path.join(root, file)).catch(() => Buffer.from("(unreadable)"));
-    lines.push(`${file}\t${sha256(content)}`);
+    lines.push(`${file}\t${sha256Hex(content)}`);
   }
-  return sha256(lines.join("\n"));
+  return sha256Hex(lines.join("\n"));
 }
 
 /** The page files the evaluator serves (see stageCandidate); null without an index.html. */
@@ -63,13 +61,13 @@ export async function candidateKey(candidateDir: string): Promise<string | null>
 }
 
 export async function taskKey(task: Task): Promise<string> {
-  const hashEach = (files: readonly string[]) => Promise.all(files.map(async (file) => sha256(await fs.readFile(file).catch(() => Buffer.alloc(0)))));
+  const hashEach = (files: readonly string[]) => Promise.all(files.map(async (file) => sha256Hex(await fs.readFile(file).catch(() => Buffer.alloc(0)))));
   const checkpoints = await hashEach(task.truth.checkpointPaths);
   // The states around every action are truth a judge may read: keyed when the task has them, so older tasks keep their keys.
   const states = task.truth.actionStatePaths ? { states: await hashEach(task.truth.actionStatePaths) } : {};
   // Through the same wall as serving: nothing outside the task set is read, not even to hash it.
   const assets = await hashFiles(confinedAssetsDir(task.inputs.assetsDir, task.setDir), task.inputs.assetFiles);
-  return sha256(canonicalJson({ line: task.line, checkpoints, ...states, assets }));
+  return sha256Hex(canonicalJson({ line: task.line, checkpoints, ...states, assets }));
 }
 
 export function settingsKey(settings: EvalSettings): string {
@@ -77,7 +75,7 @@ export function settingsKey(settings: EvalSettings): string {
   // The at-rest rule's timings count only where the profile waits by them, so records made under fixed waits stay valid.
   const rules = profileRules(settings.protocol);
   const atRest = rules.screenshotSettle === "at-rest" ? { atRest: AT_REST } : {};
-  return sha256(canonicalJson({ settings: comparableSettings(settings), protocol: PROTOCOL, rules, ...atRest }));
+  return sha256Hex(canonicalJson({ settings: comparableSettings(settings), protocol: PROTOCOL, rules, ...atRest }));
 }
 
 export function sameInputs(a: EvalInputKeys | undefined, b: EvalInputKeys): boolean {

@@ -7,7 +7,6 @@
  * replayed scores 0 with the reason recorded; only a broken evaluator (no browser,
  * unreadable task) throws.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
@@ -17,6 +16,7 @@ import type { HostTimeouts, PageIncident, PageMemoryRecord } from "../browser/ho
 import type { SettleRecord } from "../browser/settle.ts";
 import { type ErrorRecord, IwrError } from "../errors.ts";
 import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 import { log } from "../log/logger.ts";
 import { readImageText } from "../metrics/ocr.ts";
 import { type ProtocolProfile, profileRules } from "../protocol.ts";
@@ -190,12 +190,12 @@ export async function evaluationInputs(task: Task, candidateDir: string, evaluat
   let settings = settingsKey({ ...evaluatorSettings(evaluator), pairingMode: mode, source: "iwr" });
   // Judge repeats change what a record holds, not its scores: keyed only when asked for, so records made without them stay valid.
   const repeats = evaluator.judgeRepeats ?? 1;
-  if (repeats > 1) settings = createHash("sha256").update(`${settings}:judge-repeats=${repeats}`).digest("hex");
+  if (repeats > 1) settings = sha256Hex(`${settings}:judge-repeats=${repeats}`);
   // Likewise a seeded replay: keyed only when seeded, so unseeded records made before deterministic mode stay valid.
   const determinism = replayDeterminism(task, evaluator.profile, calibration);
   if (determinism.seeded) {
     const clock = `${determinism.clockStart}${determinism.steppedClock ? ":stepped" : ""}`;
-    settings = createHash("sha256").update(`${settings}:seed=${determinism.randomSeed}:clock=${clock}`).digest("hex");
+    settings = sha256Hex(`${settings}:seed=${determinism.randomSeed}:clock=${clock}`);
   }
   return { candidate, task: taskHash, settings };
 }

@@ -4,7 +4,6 @@
  * source.json) into the cell's candidate folder and says what it cost. It never sees the
  * task's truth except where the arm is a calibration built from it (reference, mutants).
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import escapeRegExp from "escape-string-regexp";
@@ -15,6 +14,7 @@ import { IwrError, toErrorRecord } from "../errors.ts";
 import type { Evaluator } from "../evaluator/evaluate-task.ts";
 import type { PairingMode } from "../evaluator/settings.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 import { linksLeaving } from "../files/links-leaving.ts";
 import { assetsBasePath } from "../generation/page-from-reply.ts";
 import { redactString } from "../log/redact.ts";
@@ -201,7 +201,7 @@ async function produceModule(cell: Cell, resources: ArmResources): Promise<Omit<
       version: 1,
       generator: "module",
       module: file,
-      moduleSha256: createHash("sha256").update(fs.readFileSync(file)).digest("hex"),
+      moduleSha256: sha256Hex(fs.readFileSync(file)),
       taskId: cell.task.id,
       startedAt: started.toISOString(),
       finishedAt: new Date().toISOString(),
@@ -275,7 +275,7 @@ async function produceFromResults(cell: Cell): Promise<Omit<ProduceOutcome, "wal
     version: 1,
     generator: "results",
     source: sourcePage,
-    sourceSha256: createHash("sha256").update(original).digest("hex"),
+    sourceSha256: sha256Hex(original),
     assetLinksRebased: rewritten,
   };
   await writeFileAtomic(path.join(cell.dir, RESULT_FILES.source), `${JSON.stringify(record, null, 2)}\n`);

@@ -12,7 +12,6 @@
  * covers the config's text and every cell key: two folders with the same run key were
  * made by the same config over the same tasks, models and prompts.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { CellValues } from "../../agents/experiment/graph.ts";
@@ -21,6 +20,7 @@ import { type ErrorRecord, errorMessage, IwrError } from "../errors.ts";
 import { taskKey } from "../evaluator/eval-keys.ts";
 import { verifyEvalRecord } from "../evaluator/eval-record.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 import { linksLeaving } from "../files/links-leaving.ts";
 import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
@@ -58,8 +58,6 @@ export interface ExperimentPlan {
   runKey: string;
 }
 
-const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
-
 function selectTasks(config: ExperimentConfig, tasks: readonly Task[]): Task[] {
   const { ids, interaction, visual } = config.filters;
   if (ids) {
@@ -84,7 +82,7 @@ function selectTasks(config: ExperimentConfig, tasks: readonly Task[]): Task[] {
 }
 
 async function fileSha256(file: string): Promise<string> {
-  return sha256(await fs.promises.readFile(file));
+  return sha256Hex(await fs.promises.readFile(file));
 }
 
 /** The hash of the page a results: arm takes for a task ("missing" when there is none: the cell reruns once it appears). */
@@ -140,7 +138,7 @@ export async function planExperiment(config: ExperimentConfig): Promise<Experime
   const cells = new Map<string, Cell>();
   const order: string[] = [];
   const taskKeys = new Map<number, string>(
-    await Promise.all(tasks.map(async (task) => [task.id, sha256(`${await taskKey(task)}:${await fileSha256(task.inputs.videoPath)}`)] as const)),
+    await Promise.all(tasks.map(async (task) => [task.id, sha256Hex(`${await taskKey(task)}:${await fileSha256(task.inputs.videoPath)}`)] as const)),
   );
   for (const arm of config.arms) {
     const entry = specs.get(arm.name);
@@ -156,7 +154,7 @@ export async function planExperiment(config: ExperimentConfig): Promise<Experime
     for (let repeat = 0; repeat < repeatsOf(arm, config.repeats); repeat++) {
       for (const task of tasks) {
         const source = arm.parsed.type === "results" ? await resultsPageSha(arm, task.id) : undefined;
-        const key = sha256(canonicalJson({ arm: armKey, repeat, task: taskKeys.get(task.id), evaluator: evaluatorKey, source })).slice(0, 24);
+        const key = sha256Hex(canonicalJson({ arm: armKey, repeat, task: taskKeys.get(task.id), evaluator: evaluatorKey, source })).slice(0, 24);
         cells.set(key, {
           arm,
           repeat,
@@ -168,7 +166,7 @@ export async function planExperiment(config: ExperimentConfig): Promise<Experime
       }
     }
   }
-  const runKey = sha256(canonicalJson({ config: sha256(config.text), cells: order }));
+  const runKey = sha256Hex(canonicalJson({ config: sha256Hex(config.text), cells: order }));
   return { config, files, tasks, specs, modules, cells, order, runKey };
 }
 

@@ -5,10 +5,10 @@
  * models (endpoints shown without credentials) and the evaluator's settings.
  */
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { sha256Hex } from "../files/content-hash.ts";
 import { ocrEngineLabel } from "../metrics/ocr-choice.ts";
 import { displayURL, publicModelSpec } from "../models/endpoint.ts";
 import type { ModelSpec } from "../models/spec.ts";
@@ -18,8 +18,6 @@ import type { ExperimentConfig } from "./config.ts";
 
 const require = createRequire(import.meta.url);
 const PROJECT_ROOT = path.resolve(path.dirname(PROMPTS_DIR));
-
-const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
 /** The first line a program prints, or "unknown"; the programs are asked at once, not one after another. */
 function firstLineOf(command: string, args: string[]): Promise<string> {
@@ -44,8 +42,8 @@ function promptHashes(config: ExperimentConfig): Record<string, string> {
     .readdirSync(PROMPTS_DIR)
     .filter((name) => name.endsWith(".md"))
     .sort())
-    hashes[file.replace(/\.md$/, "")] = sha256(fs.readFileSync(path.join(PROMPTS_DIR, file)));
-  for (const arm of config.arms) if (arm.prompt && fs.existsSync(arm.prompt)) hashes[`${arm.name}:prompt`] = sha256(fs.readFileSync(arm.prompt));
+    hashes[file.replace(/\.md$/, "")] = sha256Hex(fs.readFileSync(path.join(PROMPTS_DIR, file)));
+  for (const arm of config.arms) if (arm.prompt && fs.existsSync(arm.prompt)) hashes[`${arm.name}:prompt`] = sha256Hex(fs.readFileSync(arm.prompt));
   return hashes;
 }
 
@@ -62,8 +60,8 @@ export async function reproducibilityRecord(config: ExperimentConfig, models: re
     version: 1,
     name: config.name,
     startedAt: new Date().toISOString(),
-    config: { file: path.resolve(config.file), sha256: sha256(config.text) },
-    tasks: { file: config.taskFile, sha256: sha256(fs.readFileSync(config.taskFile)), filters: config.filters },
+    config: { file: path.resolve(config.file), sha256: sha256Hex(config.text) },
+    tasks: { file: config.taskFile, sha256: sha256Hex(fs.readFileSync(config.taskFile)), filters: config.filters },
     project: { name: project.name, version: project.version, commit },
     tools: {
       node: process.version,

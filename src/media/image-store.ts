@@ -4,10 +4,10 @@
  * (image data in state is copied into every checkpoint); the bytes are read back only
  * when the request is sent.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 
 export interface StoredImage {
   path: string;
@@ -19,13 +19,9 @@ export function defaultRequestImagesDir(env: NodeJS.ProcessEnv = process.env): s
   return path.resolve(env.IWR_REQUEST_IMAGES_DIR || path.join(".cache", "request-images"));
 }
 
-export function sha256Of(data: string | Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
 /** Writes `data` under its hash in `dir` (once: the same bytes are the same file). */
 export function storeByContent(dir: string, data: string | Buffer, extension: string): StoredImage {
-  const sha256 = sha256Of(data);
+  const sha256 = sha256Hex(data);
   const file = path.join(dir, `${sha256}.${extension}`);
   if (!fs.existsSync(file)) writeFileAtomicSync(file, data);
   return { path: file, sha256 };

@@ -20,6 +20,7 @@ import sharp from "sharp";
 import { z } from "zod";
 import { errorMessage, IwrError } from "../errors.ts";
 import { sweepAbandonedTemps, writeFileAtomic } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 import { moveAside, readVerifiedJson } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { findFfmpeg } from "../setup/find-tools.ts";
@@ -69,7 +70,7 @@ async function writePng(dir: string, rgb: Buffer, width: number, height: number)
   const png = await sharp(rgb, { raw: { width, height, channels: 3 } })
     .png({ compressionLevel: 1, adaptiveFiltering: false })
     .toBuffer();
-  const sha256 = createHash("sha256").update(png).digest("hex");
+  const sha256 = sha256Hex(png);
   const file = path.join(dir, "frames", `${sha256}.png`);
   if (!fs.existsSync(file)) await writeFileAtomic(file, png);
   return { file, sha256 };
@@ -101,7 +102,7 @@ async function frameProblem(state: VideoState): Promise<string | undefined> {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : `unreadable (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`;
   }
-  if (createHash("sha256").update(png).digest("hex") !== state.frameSha256) return `its bytes are not those recorded (${png.length} bytes)`;
+  if (sha256Hex(png) !== state.frameSha256) return `its bytes are not those recorded (${png.length} bytes)`;
   try {
     await sharp(png).raw().toBuffer();
   } catch (error) {
@@ -147,7 +148,7 @@ export async function videoStates(videoPath: string, options: { cacheDir?: strin
   } catch (error) {
     throw new IwrError("MEDIA", `cannot read video ${videoPath}: ${errorMessage(error)}`, { file: videoPath });
   }
-  const settingsHash = createHash("sha256").update(JSON.stringify(VIDEO_STATE_SETTINGS)).digest("hex").slice(0, 16);
+  const settingsHash = sha256Hex(JSON.stringify(VIDEO_STATE_SETTINGS)).slice(0, 16);
   const dir = path.join(options.cacheDir ?? defaultStatesCacheDir(), `${sha256}-${settingsHash}`);
   const recordFile = path.join(dir, "states.json");
   const cached = await readCached(recordFile, videoPath);

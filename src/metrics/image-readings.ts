@@ -15,6 +15,7 @@
  */
 import { createHash } from "node:crypto";
 import sharp from "sharp";
+import { sha256Hex } from "../files/content-hash.ts";
 import { log } from "../log/logger.ts";
 import { defaultReadingStoreDir, openReadingStore, type ReaderName, type ReadingStore, readingStoreLimitBytes } from "./reading-store.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
@@ -45,10 +46,6 @@ export interface ReadingCounts {
 const bytesToKey = new Map<string, Promise<string>>();
 const KEY_MEMO_ENTRIES = 16_384;
 
-function sha256(data: Buffer | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
 async function pixelKey(image: Buffer): Promise<string> {
   try {
     const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
@@ -58,13 +55,13 @@ async function pixelKey(image: Buffer): Promise<string> {
       .digest("hex");
   } catch {
     // Not an image sharp decodes: its bytes are all there is to key (the reader will say what is wrong with it).
-    return sha256(image);
+    return sha256Hex(image);
   }
 }
 
 /** The content key of an image: the hash of its decoded pixels (of its bytes when it does not decode). */
 export function imageContentKey(image: Buffer): Promise<string> {
-  const bytes = sha256(image);
+  const bytes = sha256Hex(image);
   let key = bytesToKey.get(bytes);
   if (!key) {
     key = pixelKey(image);
@@ -203,7 +200,7 @@ export async function readOnce<T>(reader: ImageReader<T>, image: Buffer): Promis
  * picture share one reading.
  */
 export async function readDerivedOnce<T>(reader: ImageReader<T>, source: Buffer, recipe: string, derive: () => Promise<Buffer>): Promise<T> {
-  const derivedKey = sha256(`derived\n${await imageContentKey(source)}\n${recipe}`);
+  const derivedKey = sha256Hex(`derived\n${await imageContentKey(source)}\n${recipe}`);
   // Each request is counted once: here when this key answers it, else by readOnce for the image made.
   const tally = countsOf(reader.kind);
   const answered = (where: "memory" | "disk") => {

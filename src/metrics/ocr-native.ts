@@ -18,7 +18,6 @@
  * (ocr-worker.cjs: OCR can wait a moment, a timed replay cannot).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +25,7 @@ import { gunzipSync } from "node:zlib";
 import sharp from "sharp";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 import { log } from "../log/logger.ts";
 
 const logger = log("evaluator");
@@ -46,7 +46,7 @@ const KEPT_STDERR_LINES = 8;
  */
 export function unpackedTrainedData(gzFile: string, language: string, baseDir = path.join(os.tmpdir(), "iwr-tessdata")): string {
   const packed = fs.readFileSync(gzFile);
-  const digest = createHash("sha256").update(packed).digest("hex").slice(0, 16);
+  const digest = sha256Hex(packed).slice(0, 16);
   const dir = path.join(baseDir, `${language}-${digest}`);
   const file = path.join(dir, `${language}.traineddata`);
   if (!fs.existsSync(file)) writeFileAtomicSync(file, gunzipSync(packed));

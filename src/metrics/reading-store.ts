@@ -22,13 +22,13 @@
  * Location: IWR_READINGS_CACHE_DIR (IWR_OCR_CACHE_DIR, its older name, is honoured),
  * else `.cache/image-readings` under the working directory; `off` keeps nothing.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { IwrError } from "../errors.ts";
 import { parseTempName, writeFileAtomic } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 import { moveAside } from "../files/verified-read.ts";
 import { log } from "../log/logger.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
@@ -84,7 +84,7 @@ export function defaultReadingStoreDir(env: NodeJS.ProcessEnv = process.env): st
 const READER_FOLDER_NAME = /^[0-9a-f]{16}$/;
 
 function readerFolder(reader: ReaderName): string {
-  return createHash("sha256").update(`${reader.kind}\n${reader.identity}`).digest("hex").slice(0, 16);
+  return sha256Hex(`${reader.kind}\n${reader.identity}`).slice(0, 16);
 }
 
 function readerLabel(reader: ReaderName): string {

@@ -10,8 +10,8 @@
  * Left out on purpose: the API key, the endpoint (a cache made through one gateway
  * replays through another or with none), headers, timeouts and retry settings.
  */
-import crypto from "node:crypto";
 import type { BaseMessage } from "@langchain/core/messages";
+import { sha256Hex } from "../files/content-hash.ts";
 import { apiModelId, type ModelSpec } from "./spec.ts";
 
 /** Bump when the summary's shape changes, so old entries stop matching instead of matching wrongly. */
@@ -57,10 +57,6 @@ export interface DescribedRequest {
   /** sha256 hex of the canonical summary. */
   hash: string;
   imageCount: number;
-}
-
-export function sha256Hex(data: string | Buffer): string {
-  return crypto.createHash("sha256").update(data).digest("hex");
 }
 
 /** JSON with object keys sorted at every depth, so equal values always give equal text. */

@@ -8,9 +8,9 @@
  * actions (so scores can be checked to rise with k), then one of each other operator
  * (text at a share of 0.3).
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { writeFileAtomicSync } from "../files/atomic.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 import { candidateDirNamed, candidateFiles } from "../results/layout.ts";
 import { type MutantSpec, mutantFolderName, mutantLabel, mutatePage } from "./operators.ts";
 
@@ -53,7 +53,7 @@ export function writeMutant(dir: string, sourceHtml: string, spec: MutantSpec, s
     operator: spec.operator,
     ...(spec.parameter !== undefined ? { parameter: spec.parameter } : {}),
     label: mutantLabel(spec),
-    source: { description: sourceDescription, sha256: createHash("sha256").update(sourceHtml).digest("hex") },
+    source: { description: sourceDescription, sha256: sha256Hex(sourceHtml) },
     createdAt: new Date().toISOString(),
   };
   writeFileAtomicSync(files.mutant, `${JSON.stringify(record, null, 2)}\n`);

@@ -8,12 +8,12 @@
  * that costs a whole experiment. The hash of the file is recorded with every result so a
  * number can be traced to the exact wording that produced it.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { IwrError } from "../errors.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 
 /** The repository's `prompts/` folder. */
 export const PROMPTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../prompts");
@@ -74,7 +74,7 @@ export function parsePrompt(contents: string, file: string): Prompt {
   if (undeclared.length > 0) throw promptError(file, `the text uses undeclared variable(s): ${undeclared.join(", ")}`);
   const unused = declared.filter((variable) => !used.has(variable));
   if (unused.length > 0) throw promptError(file, `declared variable(s) never used in the text: ${unused.join(", ")}`);
-  const hash = createHash("sha256").update(contents).digest("hex");
+  const hash = sha256Hex(contents);
   return { name, file, variables: declared, body, hash };
 }
 

@@ -8,11 +8,11 @@
  * Bytes are fetched again after the recording rather than taken from the responses:
  * a video answered with a 206 range holds only part of the file.
  */
-import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { APIRequestContext, Page, Response } from "playwright";
 import { IwrError } from "../errors.ts";
+import { sha256Hex } from "../files/content-hash.ts";
 
 export interface RecordedAsset {
   /** Anonymous file name inside `assets/`, e.g. `001.png`. */
@@ -103,7 +103,7 @@ export class AssetCollector {
       const contentType = response.headers()["content-type"] ?? "";
       if (!response.ok()) throw new IwrError("RECORDER", `asset ${url} answered HTTP ${response.status()} when fetched for assets/`, { url });
       const body = await response.body();
-      const hash = crypto.createHash("sha256").update(body).digest("hex");
+      const hash = sha256Hex(body);
       if (!keep(url, hash)) continue;
       const known = byHash.get(hash);
       if (known) {

@@ -10,8 +10,8 @@
  * adding a job that exists is a no-op, so a cell is queued once however often it is asked
  * for, and a job that runs twice finds its cell's record and leaves it as it is.
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { sha256Hex } from "../../files/content-hash.ts";
 import { CellOutcomeSchema } from "../../results/cell-record.ts";
 
 export const GENERATE_QUEUE = "iwr-generate";
@@ -48,7 +48,7 @@ export type CellJob = z.infer<typeof CellJobSchema>;
  * two folders makes two sets of jobs. BullMQ ids may not contain ':'; ours are hex and dashes.
  */
 export function cellJobId(runKey: string, runDir: string, cellKey: string): string {
-  return `${runKey.slice(0, 16)}-${createHash("sha256").update(runDir).digest("hex").slice(0, 8)}-${cellKey}`;
+  return `${runKey.slice(0, 16)}-${sha256Hex(runDir).slice(0, 8)}-${cellKey}`;
 }
 
 /** Job options: `attempts` tries with a short fixed backoff; finished jobs are kept a week so the ids keep deduplicating. */
