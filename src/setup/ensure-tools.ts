@@ -65,18 +65,39 @@ function isRoot(): boolean {
 
 /**
  * What a fresh machine needs from apt-get beyond the defaults: a download that drops is tried
- * again, and a package manager still busy with the machine's own first-boot upgrades is waited
- * for rather than failed on ("Could not get lock /var/lib/dpkg/lock-frontend").
+ * again, and dpkg still busy with the machine's own first-boot upgrades is waited for rather
+ * than failed on ("Could not get lock /var/lib/dpkg/lock-frontend").
  */
 const APT_PATIENCE = ["-o", "Acquire::Retries=3", "-o", "DPkg::Lock::Timeout=300"];
 
-/** Runs `apt-get <args>` quietly; throws SETUP_MISSING naming the step and its packages when it fails. */
-function aptGet(args: string[], hint: string): void {
+export interface AptPatience {
+  /**
+   * `apt-get update` takes the package lists' lock without waiting (DPkg::Lock::Timeout is
+   * dpkg's alone), and a first-boot update holds it: a failed update is tried again this many
+   * times, this far apart (default 8 × 15 s, two minutes).
+   */
+  updateRetries: number;
+  updatePauseMs: number;
+}
+
+const DEFAULT_APT_PATIENCE: AptPatience = { updateRetries: 8, updatePauseMs: 15_000 };
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Runs `apt-get <args>` quietly (`retries` more times after a failure); throws SETUP_MISSING naming the step and its packages when it fails. */
+function aptGet(args: string[], hint: string, retry: { retries: number; pauseMs: number } = { retries: 0, pauseMs: 0 }): void {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const result = spawnSync("apt-get", [...APT_PATIENCE, ...args], { stdio: ["ignore", "ignore", "inherit"], env });
-  if (result.status !== 0) {
-    const step = args.filter((arg) => !arg.startsWith("-")).join(" ");
-    throw new IwrError("SETUP_MISSING", `apt-get ${step} failed (exit ${result.status ?? result.signal}); run: ${hint}`);
+  for (let attempt = 0; ; attempt++) {
+    const result = spawnSync("apt-get", [...APT_PATIENCE, ...args], { stdio: ["ignore", "ignore", "inherit"], env });
+    if (result.status === 0) return;
+    if (attempt >= retry.retries) {
+      const step = args.filter((arg) => !arg.startsWith("-")).join(" ");
+      const tries = attempt > 0 ? ` ${attempt + 1} times` : "";
+      throw new IwrError("SETUP_MISSING", `apt-get ${step} failed${tries} (exit ${result.status ?? result.signal}); run: ${hint}`);
+    }
+    sleepSync(retry.pauseMs);
   }
 }
 
@@ -85,10 +106,10 @@ function aptGet(args: string[], hint: string): void {
  * wants on its own (failures are returned, to be said): a package missing from the apt
  * sources must keep out neither Chromium nor another wanted package.
  */
-function aptInstall(needed: string[], wanted: string[], say: (line: string) => void): { wantedFailures: string[] } {
+function aptInstall(needed: string[], wanted: string[], say: (line: string) => void, patience: AptPatience): { wantedFailures: string[] } {
   say(`installing ${[...needed, ...wanted].join(" ")} with apt-get (root on Debian/Ubuntu)…`);
   try {
-    aptGet(["update", "-qq"], INSTALL_COMMAND);
+    aptGet(["update", "-qq"], INSTALL_COMMAND, { retries: patience.updateRetries, pauseMs: patience.updatePauseMs });
   } catch (error) {
     if (needed.length > 0) throw error;
     return { wantedFailures: [errorMessage(error)] };
@@ -114,7 +135,7 @@ export function setupSummary(report: SetupReport): string {
   );
 }
 
-export function ensureTools(say: (line: string) => void = (line) => console.error(line)): SetupReport {
+export function ensureTools(say: (line: string) => void = (line) => console.error(line), patience: AptPatience = DEFAULT_APT_PATIENCE): SetupReport {
   let chromium = findChromium();
   let ffmpeg = findFfmpeg();
   if (process.env.IWR_CHROMIUM && !chromium) {
@@ -130,7 +151,7 @@ export function ensureTools(say: (line: string) => void = (line) => console.erro
     .map(([name]) => name);
   const installed: string[] = [];
   if (missing.length + optional.length > 0 && isRoot() && isDebianLike()) {
-    const { wantedFailures } = aptInstall(missing, optional, say);
+    const { wantedFailures } = aptInstall(missing, optional, say, patience);
     installed.push(...missing, ...optional.filter((name) => WANTED_PACKAGES[name]?.()));
     for (const failure of wantedFailures) say(`note: ${failure}`);
     chromium = findChromium();

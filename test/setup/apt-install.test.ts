@@ -1,43 +1,75 @@
 /**
  * What `iwr setup` asks of apt-get when a tool is missing, seen through a stand-in apt-get
- * placed first on PATH (the real one is never run): the patience a fresh machine needs, and a
+ * placed first on PATH (the real one is never run): the patience a fresh machine needs
+ * (a dropped download retried, a busy dpkg waited for, a failed `update` tried again), and a
  * wanted package whose install fails said as a note without failing the setup.
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureTools } from "../../src/setup/ensure-tools.ts";
+import { findChromium, findFfmpeg } from "../../src/setup/find-tools.ts";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-setup-install-"));
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
-/** Setup installs only as root on Debian or Ubuntu; elsewhere it prints the command instead. */
-const installs = process.getuid?.() === 0 && /^(ID|ID_LIKE)=.*\b(debian|ubuntu)\b/m.test(fs.readFileSync("/etc/os-release", "utf8"));
+function debianLike(): boolean {
+  try {
+    return /^(ID|ID_LIKE)=.*\b(debian|ubuntu)\b/m.test(fs.readFileSync("/etc/os-release", "utf8"));
+  } catch {
+    return false;
+  }
+}
 
-/** An apt-get that writes each call's arguments as a line, and fails every install. */
+/**
+ * Setup installs only as root on Debian or Ubuntu. With Chromium or the system ffmpeg
+ * missing it would ask the stand-in for them too, and stop when they did not appear.
+ */
+const installs = process.getuid?.() === 0 && debianLike() && Boolean(findChromium()) && findFfmpeg()?.source === "system";
+
+/**
+ * An apt-get that writes each call's arguments as a line, fails the first `update` (as
+ * when a first-boot update holds the lists' lock) and every install of tesseract-ocr, and
+ * succeeds otherwise.
+ */
 function standInAptGet(callsFile: string): string {
   const bin = path.join(work, "bin");
   fs.mkdirSync(bin, { recursive: true });
   const script = path.join(bin, "apt-get");
+  const updatedOnce = path.join(work, "updated-once");
   fs.writeFileSync(
     script,
-    `#!/bin/sh\necho "$*" >> '${callsFile}'\ncase " $* " in *" install "*) echo "E: Unable to locate package" >&2; exit 100;; esac\nexit 0\n`,
+    `#!/bin/sh
+echo "$*" >> '${callsFile}'
+case " $* " in
+  *" update "*) if [ ! -e '${updatedOnce}' ]; then touch '${updatedOnce}'; echo "stand-in: the lists are locked" >> '${callsFile}'; exit 100; fi;;
+  *" install "*tesseract-ocr*) echo "stand-in: unable to locate package" >> '${callsFile}'; exit 100;;
+esac
+exit 0
+`,
   );
   fs.chmodSync(script, 0o755);
   return bin;
 }
 
 describe.runIf(installs)("iwr setup installing a missing tool", () => {
-  it("retries dropped downloads, waits for a busy package manager, and says a failed wanted install without failing", () => {
+  it("retries dropped downloads, waits for a busy dpkg, tries a failed update again, and says a failed wanted install without failing", () => {
     const callsFile = path.join(work, "calls.txt");
     const saved = { PATH: process.env.PATH, IWR_TESSERACT: process.env.IWR_TESSERACT };
     process.env.PATH = `${standInAptGet(callsFile)}${path.delimiter}${process.env.PATH}`;
     // Native Tesseract is only wanted: pointing at no file makes setup try to install it.
     process.env.IWR_TESSERACT = path.join(work, "no-such-tesseract");
     const said: string[] = [];
+    let started = 0;
     try {
-      const report = ensureTools((line) => said.push(line));
+      // The stand-in must be what runs (a temporary folder mounted noexec would hand the call
+      // to the real apt-get): asked for its version, the real one would print and record nothing.
+      spawnSync("apt-get", ["--version"], { stdio: "ignore" });
+      expect(fs.existsSync(callsFile) && fs.readFileSync(callsFile, "utf8").includes("--version"), "the stand-in apt-get ran").toBe(true);
+      started = Date.now();
+      const report = ensureTools((line) => said.push(line), { updateRetries: 2, updatePauseMs: 200 });
       expect(report.tesseract).toBeUndefined();
       expect(report.chromium.path).toBeTruthy();
     } finally {
@@ -46,14 +78,50 @@ describe.runIf(installs)("iwr setup installing a missing tool", () => {
       else process.env.IWR_TESSERACT = saved.IWR_TESSERACT;
     }
 
-    const calls = fs.readFileSync(callsFile, "utf8").trim().split("\n");
-    expect(calls.some((call) => /(^| )update( |$)/.test(call))).toBe(true);
-    expect(calls.some((call) => /(^| )install .*tesseract-ocr/.test(call))).toBe(true);
+    const calls = fs
+      .readFileSync(callsFile, "utf8")
+      .trim()
+      .split("\n")
+      .filter((line) => !line.startsWith("stand-in:") && line !== "--version");
+    // The update that failed was tried again after the pause, and only then were packages installed.
+    expect(calls.filter((call) => /(^| )update( |$)/.test(call))).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(calls.findIndex((call) => /(^| )install .*tesseract-ocr/.test(call))).toBe(2);
     for (const call of calls) {
       expect(call).toMatch(/-o Acquire::Retries=[1-9]/);
       expect(call).toMatch(/-o DPkg::Lock::Timeout=[1-9]/);
     }
     expect(said.some((line) => line.startsWith("note: apt-get install tesseract-ocr failed (exit 100)"))).toBe(true);
     expect(said.some((line) => line.startsWith("note: native Tesseract not found"))).toBe(true);
+  });
+
+  it("stops after the last retry of a failing update, naming the step, how often it was tried and the command to run", () => {
+    const callsFile = path.join(work, "calls-failing.txt");
+    const bin = path.join(work, "bin-failing");
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, "apt-get"), `#!/bin/sh\necho "$*" >> '${callsFile}'\nexit 100\n`);
+    fs.chmodSync(path.join(bin, "apt-get"), 0o755);
+    const saved = { PATH: process.env.PATH, IWR_TESSERACT: process.env.IWR_TESSERACT };
+    process.env.PATH = `${bin}${path.delimiter}${process.env.PATH}`;
+    process.env.IWR_TESSERACT = path.join(work, "no-such-tesseract");
+    const said: string[] = [];
+    try {
+      spawnSync("apt-get", ["--version"], { stdio: "ignore" });
+      expect(fs.existsSync(callsFile), "the stand-in apt-get ran").toBe(true);
+      // Only wanted packages are missing: a failed update is a note, and setup goes on.
+      const report = ensureTools((line) => said.push(line), { updateRetries: 2, updatePauseMs: 50 });
+      expect(report.tesseract).toBeUndefined();
+    } finally {
+      process.env.PATH = saved.PATH;
+      if (saved.IWR_TESSERACT === undefined) delete process.env.IWR_TESSERACT;
+      else process.env.IWR_TESSERACT = saved.IWR_TESSERACT;
+    }
+    const updates = fs
+      .readFileSync(callsFile, "utf8")
+      .trim()
+      .split("\n")
+      .filter((call) => /(^| )update( |$)/.test(call));
+    expect(updates).toHaveLength(3);
+    expect(said).toContainEqual(expect.stringMatching(/^note: apt-get update failed 3 times \(exit 100\); run: sudo apt-get update && /));
   });
 });
