@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ensureTools } from "../../src/setup/ensure-tools.ts";
+import { type AptPatience, ensureTools } from "../../src/setup/ensure-tools.ts";
 import { findChromium, findFfmpeg } from "../../src/setup/find-tools.ts";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-setup-install-"));
@@ -30,61 +30,57 @@ function debianLike(): boolean {
 const installs = process.getuid?.() === 0 && debianLike() && Boolean(findChromium()) && findFfmpeg()?.source === "system";
 
 /**
- * An apt-get that writes each call's arguments as a line, fails the first `update` (as
- * when a first-boot update holds the lists' lock) and every install of tesseract-ocr, and
- * succeeds otherwise.
+ * Runs setup with `script` as apt-get, first on PATH, each call's arguments written as a line
+ * to the calls file, and native Tesseract pointed at no file (it is only wanted, so setup
+ * tries to install it). Returns what setup said and the calls, the stand-in's own notes left out.
  */
-function standInAptGet(callsFile: string): string {
-  const bin = path.join(work, "bin");
+function setupWithStandIn(name: string, script: (callsFile: string) => string, patience: AptPatience): { said: string[]; calls: string[] } {
+  const callsFile = path.join(work, `${name}.calls`);
+  const bin = path.join(work, name);
   fs.mkdirSync(bin, { recursive: true });
-  const script = path.join(bin, "apt-get");
-  const updatedOnce = path.join(work, "updated-once");
-  fs.writeFileSync(
-    script,
-    `#!/bin/sh
-echo "$*" >> '${callsFile}'
-case " $* " in
+  fs.writeFileSync(path.join(bin, "apt-get"), `#!/bin/sh\necho "$*" >> '${callsFile}'\n${script(callsFile)}`);
+  fs.chmodSync(path.join(bin, "apt-get"), 0o755);
+  const saved = { PATH: process.env.PATH, IWR_TESSERACT: process.env.IWR_TESSERACT };
+  process.env.PATH = `${bin}${path.delimiter}${process.env.PATH}`;
+  process.env.IWR_TESSERACT = path.join(work, "no-such-tesseract");
+  const said: string[] = [];
+  try {
+    // The stand-in must be what runs (a temporary folder mounted noexec would hand the call
+    // to the real apt-get): asked for its version, the real one would print and record nothing.
+    spawnSync("apt-get", ["--version"], { stdio: "ignore" });
+    expect(fs.existsSync(callsFile) && fs.readFileSync(callsFile, "utf8").includes("--version"), "the stand-in apt-get ran").toBe(true);
+    const report = ensureTools((line) => said.push(line), patience);
+    expect(report.tesseract).toBeUndefined();
+    expect(report.chromium.path).toBeTruthy();
+  } finally {
+    process.env.PATH = saved.PATH;
+    if (saved.IWR_TESSERACT === undefined) delete process.env.IWR_TESSERACT;
+    else process.env.IWR_TESSERACT = saved.IWR_TESSERACT;
+  }
+  const calls = fs
+    .readFileSync(callsFile, "utf8")
+    .trim()
+    .split("\n")
+    .filter((line) => !line.startsWith("stand-in:") && line !== "--version");
+  return { said, calls };
+}
+
+const isUpdate = (call: string) => /(^| )update( |$)/.test(call);
+
+describe.runIf(installs)("iwr setup installing a missing tool", () => {
+  it("retries dropped downloads, waits for a busy dpkg, tries a failed update again, and says a failed wanted install without failing", () => {
+    const updatedOnce = path.join(work, "updated-once");
+    // The first update fails (as when a first-boot update holds the lists' lock), and so does every install of tesseract-ocr.
+    const script = (callsFile: string) => `case " $* " in
   *" update "*) if [ ! -e '${updatedOnce}' ]; then touch '${updatedOnce}'; echo "stand-in: the lists are locked" >> '${callsFile}'; exit 100; fi;;
   *" install "*tesseract-ocr*) echo "stand-in: unable to locate package" >> '${callsFile}'; exit 100;;
 esac
 exit 0
-`,
-  );
-  fs.chmodSync(script, 0o755);
-  return bin;
-}
-
-describe.runIf(installs)("iwr setup installing a missing tool", () => {
-  it("retries dropped downloads, waits for a busy dpkg, tries a failed update again, and says a failed wanted install without failing", () => {
-    const callsFile = path.join(work, "calls.txt");
-    const saved = { PATH: process.env.PATH, IWR_TESSERACT: process.env.IWR_TESSERACT };
-    process.env.PATH = `${standInAptGet(callsFile)}${path.delimiter}${process.env.PATH}`;
-    // Native Tesseract is only wanted: pointing at no file makes setup try to install it.
-    process.env.IWR_TESSERACT = path.join(work, "no-such-tesseract");
-    const said: string[] = [];
-    let started = 0;
-    try {
-      // The stand-in must be what runs (a temporary folder mounted noexec would hand the call
-      // to the real apt-get): asked for its version, the real one would print and record nothing.
-      spawnSync("apt-get", ["--version"], { stdio: "ignore" });
-      expect(fs.existsSync(callsFile) && fs.readFileSync(callsFile, "utf8").includes("--version"), "the stand-in apt-get ran").toBe(true);
-      started = Date.now();
-      const report = ensureTools((line) => said.push(line), { updateRetries: 2, updatePauseMs: 200 });
-      expect(report.tesseract).toBeUndefined();
-      expect(report.chromium.path).toBeTruthy();
-    } finally {
-      process.env.PATH = saved.PATH;
-      if (saved.IWR_TESSERACT === undefined) delete process.env.IWR_TESSERACT;
-      else process.env.IWR_TESSERACT = saved.IWR_TESSERACT;
-    }
-
-    const calls = fs
-      .readFileSync(callsFile, "utf8")
-      .trim()
-      .split("\n")
-      .filter((line) => !line.startsWith("stand-in:") && line !== "--version");
+`;
+    const started = Date.now();
+    const { said, calls } = setupWithStandIn("flaky", script, { updateRetries: 2, updatePauseMs: 200 });
     // The update that failed was tried again after the pause, and only then were packages installed.
-    expect(calls.filter((call) => /(^| )update( |$)/.test(call))).toHaveLength(2);
+    expect(calls.filter(isUpdate)).toHaveLength(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
     expect(calls.findIndex((call) => /(^| )install .*tesseract-ocr/.test(call))).toBe(2);
     for (const call of calls) {
@@ -96,32 +92,9 @@ describe.runIf(installs)("iwr setup installing a missing tool", () => {
   });
 
   it("stops after the last retry of a failing update, naming the step, how often it was tried and the command to run", () => {
-    const callsFile = path.join(work, "calls-failing.txt");
-    const bin = path.join(work, "bin-failing");
-    fs.mkdirSync(bin, { recursive: true });
-    fs.writeFileSync(path.join(bin, "apt-get"), `#!/bin/sh\necho "$*" >> '${callsFile}'\nexit 100\n`);
-    fs.chmodSync(path.join(bin, "apt-get"), 0o755);
-    const saved = { PATH: process.env.PATH, IWR_TESSERACT: process.env.IWR_TESSERACT };
-    process.env.PATH = `${bin}${path.delimiter}${process.env.PATH}`;
-    process.env.IWR_TESSERACT = path.join(work, "no-such-tesseract");
-    const said: string[] = [];
-    try {
-      spawnSync("apt-get", ["--version"], { stdio: "ignore" });
-      expect(fs.existsSync(callsFile), "the stand-in apt-get ran").toBe(true);
-      // Only wanted packages are missing: a failed update is a note, and setup goes on.
-      const report = ensureTools((line) => said.push(line), { updateRetries: 2, updatePauseMs: 50 });
-      expect(report.tesseract).toBeUndefined();
-    } finally {
-      process.env.PATH = saved.PATH;
-      if (saved.IWR_TESSERACT === undefined) delete process.env.IWR_TESSERACT;
-      else process.env.IWR_TESSERACT = saved.IWR_TESSERACT;
-    }
-    const updates = fs
-      .readFileSync(callsFile, "utf8")
-      .trim()
-      .split("\n")
-      .filter((call) => /(^| )update( |$)/.test(call));
-    expect(updates).toHaveLength(3);
+    // Only wanted packages are missing: a failed update is a note, and setup goes on.
+    const { said, calls } = setupWithStandIn("failing", () => "exit 100\n", { updateRetries: 2, updatePauseMs: 50 });
+    expect(calls.filter(isUpdate)).toHaveLength(3);
     expect(said).toContainEqual(expect.stringMatching(/^note: apt-get update failed 3 times \(exit 100\); run: sudo apt-get update && /));
   });
 });
