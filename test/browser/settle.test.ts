@@ -149,8 +149,9 @@ describe("the stillness look", () => {
         `<div id="dot" style="position:absolute;width:1px;height:1px;background:#999;display:none"></div>` +
         `<input id="field" style="position:fixed;left:20px;top:20px"></body>`,
     );
-    // Each look comes after the change before it is painted: the look shows the screen as
-    // composited, and on a busy machine a change made just before may not have reached it yet.
+    // Each look waits until the page has painted the change made before it: the look shows
+    // the screen as composited, and on a busy machine a change made just before may not have
+    // reached it yet (in a run, the settle loop's next look sees it).
     const look = async () => {
       await painted(page);
       return stillnessScreen(page, 10_000);
