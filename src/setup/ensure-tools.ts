@@ -44,7 +44,8 @@ const WANTED_PACKAGES: Readonly<Record<string, () => string | undefined>> = {
 
 const INSTALL_COMMAND = `sudo apt-get update && sudo apt-get install -y chromium ffmpeg redis-server tesseract-ocr ${Object.keys(FONT_PACKAGES).join(" ")}`;
 
-function missingFontPackages(): string[] {
+/** The font packages whose files are missing. */
+export function missingFontPackages(): string[] {
   return Object.entries(FONT_PACKAGES)
     .filter(([, file]) => !fs.existsSync(file))
     .map(([name]) => name);
@@ -73,8 +74,9 @@ const APT_PATIENCE = ["-o", "Acquire::Retries=3", "-o", "DPkg::Lock::Timeout=300
 export interface AptPatience {
   /**
    * `apt-get update` takes the package lists' lock without waiting (DPkg::Lock::Timeout is
-   * dpkg's alone), and a first-boot update holds it: a failed update is tried again this many
-   * times, this far apart (default 8 × 15 s, two minutes).
+   * dpkg's alone), and a first-boot update holds it: an update that failed on a lock is
+   * tried again this many times, this far apart (default 8 × 15 s, two minutes). Any other
+   * failure (no network, a broken source) is said at once.
    */
   updateRetries: number;
   updatePauseMs: number;
@@ -82,22 +84,40 @@ export interface AptPatience {
 
 const DEFAULT_APT_PATIENCE: AptPatience = { updateRetries: 8, updatePauseMs: 15_000 };
 
+/** What apt-get prints when another apt or dpkg holds the lock it needs. */
+const LOCK_HELD = /Could not get lock|Unable to lock/i;
+
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Runs `apt-get <args>` quietly (`retries` more times after a failure); throws SETUP_MISSING naming the step and its packages when it fails. */
-function aptGet(args: string[], hint: string, retry: { retries: number; pauseMs: number } = { retries: 0, pauseMs: 0 }): void {
+interface AptRetry {
+  retries: number;
+  pauseMs: number;
+  say: (line: string) => void;
+}
+
+/**
+ * Runs `apt-get <args>` quietly, its errors passed through; with `retry`, a run that failed
+ * on a held lock is tried again after a pause, said in a line. Throws SETUP_MISSING naming
+ * the step, how often it was tried and the command to run.
+ */
+function aptGet(args: string[], hint: string, retry?: AptRetry): void {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const step = args.filter((arg) => !arg.startsWith("-")).join(" ");
   for (let attempt = 0; ; attempt++) {
-    const result = spawnSync("apt-get", [...APT_PATIENCE, ...args], { stdio: ["ignore", "ignore", "inherit"], env });
+    const result = spawnSync("apt-get", [...APT_PATIENCE, ...args], { stdio: ["ignore", "ignore", "pipe"], env });
+    const stderr = result.stderr?.toString() ?? "";
+    process.stderr.write(stderr);
     if (result.status === 0) return;
-    if (attempt >= retry.retries) {
-      const step = args.filter((arg) => !arg.startsWith("-")).join(" ");
-      const tries = attempt > 0 ? ` ${attempt + 1} times` : "";
-      throw new IwrError("SETUP_MISSING", `apt-get ${step} failed${tries} (exit ${result.status ?? result.signal}); run: ${hint}`);
+    if (!result.error && retry && attempt < retry.retries && LOCK_HELD.test(stderr)) {
+      retry.say(`apt-get ${step} found apt locked by another process; trying again in ${retry.pauseMs / 1000} s (${attempt + 1} of ${retry.retries})`);
+      sleepSync(retry.pauseMs);
+      continue;
     }
-    sleepSync(retry.pauseMs);
+    const tries = attempt > 0 ? ` ${attempt + 1} times` : "";
+    const why = result.error ? errorMessage(result.error) : `exit ${result.status ?? result.signal}`;
+    throw new IwrError("SETUP_MISSING", `apt-get ${step} failed${tries} (${why}); run: ${hint}`);
   }
 }
 
@@ -109,7 +129,7 @@ function aptGet(args: string[], hint: string, retry: { retries: number; pauseMs:
 function aptInstall(needed: string[], wanted: string[], say: (line: string) => void, patience: AptPatience): { wantedFailures: string[] } {
   say(`installing ${[...needed, ...wanted].join(" ")} with apt-get (root on Debian/Ubuntu)…`);
   try {
-    aptGet(["update", "-qq"], INSTALL_COMMAND, { retries: patience.updateRetries, pauseMs: patience.updatePauseMs });
+    aptGet(["update", "-qq"], INSTALL_COMMAND, { retries: patience.updateRetries, pauseMs: patience.updatePauseMs, say });
   } catch (error) {
     if (needed.length > 0) throw error;
     return { wantedFailures: [errorMessage(error)] };
