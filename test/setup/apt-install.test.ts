@@ -79,7 +79,11 @@ describe.runIf(installs)("iwr setup installing a missing tool", () => {
     const updatedOnce = path.join(work, "updated-once");
     // The first update finds the lists locked (as while a first-boot update runs), and every install of tesseract-ocr fails.
     const script = (callsFile: string) => `case " $* " in
-  *" update "*) if [ ! -e '${updatedOnce}' ]; then touch '${updatedOnce}'; echo "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 4242 (apt-get)" >&2; exit 100; fi;;
+  *" update "*) if [ ! -e '${updatedOnce}' ]; then
+    touch '${updatedOnce}'
+    echo "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 4242 (apt-get)" >&2
+    exit 100
+  fi;;
   *" install "*tesseract-ocr*) echo "stand-in: unable to locate package" >> '${callsFile}'; exit 100;;
 esac
 exit 0
