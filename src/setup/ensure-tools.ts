@@ -51,7 +51,8 @@ export function missingFontPackages(): string[] {
     .map(([name]) => name);
 }
 
-function isDebianLike(): boolean {
+/** Debian or a derivative (Ubuntu): where setup may install with apt-get. */
+export function isDebianLike(): boolean {
   try {
     const release = fs.readFileSync("/etc/os-release", "utf8");
     return /^(ID|ID_LIKE)=.*\b(debian|ubuntu)\b/m.test(release);

@@ -9,25 +9,18 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { type AptPatience, ensureTools, missingFontPackages } from "../../src/setup/ensure-tools.ts";
+import { type AptPatience, ensureTools, isDebianLike, missingFontPackages } from "../../src/setup/ensure-tools.ts";
 import { findChromium, findFfmpeg } from "../../src/setup/find-tools.ts";
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "iwr-setup-install-"));
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
-function debianLike(): boolean {
-  try {
-    return /^(ID|ID_LIKE)=.*\b(debian|ubuntu)\b/m.test(fs.readFileSync("/etc/os-release", "utf8"));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Setup installs only as root on Debian or Ubuntu. With Chromium, the system ffmpeg or a
  * font package missing it would ask the stand-in for them too, as packages it needs.
  */
-const installs = process.getuid?.() === 0 && debianLike() && Boolean(findChromium()) && findFfmpeg()?.source === "system" && missingFontPackages().length === 0;
+const installs =
+  process.getuid?.() === 0 && isDebianLike() && Boolean(findChromium()) && findFfmpeg()?.source === "system" && missingFontPackages().length === 0;
 
 /**
  * Runs setup with `script` as apt-get, first on PATH, each call's arguments written as a line
