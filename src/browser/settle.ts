@@ -158,6 +158,11 @@ export function readPageActivity(page: Page): Promise<PageActivity> {
  * odd and even coordinates), and PNG keeps every level: what is lost is a change of a
  * level or two in a lone pixel, which rounds away in the average.
  *
+ * A look taken right after a repaint shows the change, but its raster can still differ by
+ * one grey level along a tile's edge from the picture a frame or two later (seen in up to
+ * one look in six under load). That only makes two looks of the same page differ, so the
+ * wait goes on one quiet window longer; it never makes a changing page look still.
+ *
  * While a page is watched, a style in each of its documents hides the caret: its blinking
  * would keep a still page from ever counting as at rest (Playwright hides it for each of
  * its screenshots instead, on the editable elements themselves). A page whose own rules
