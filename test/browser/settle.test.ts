@@ -149,12 +149,9 @@ describe("the stillness look", () => {
         `<div id="dot" style="position:absolute;width:1px;height:1px;background:#999;display:none"></div>` +
         `<input id="field" style="position:fixed;left:20px;top:20px"></body>`,
     );
-    // Each look waits until the page has painted the change made before it. A look taken
-    // without that wait shows the change, but the first raster after a repaint can differ by
-    // one grey level along a tile's edge from the settled one (measured: a column of 22
-    // half-size pixels, in 4 of 60 such looks on an idle machine and 25 of 150 under two busy
-    // loops, gone 100 ms later). In a run that only makes two looks differ, so a wait may go
-    // on a window or two longer; here it would fail the equality below.
+    // Each look waits until the page has painted the change made before it: a look taken
+    // right after a repaint can differ from the settled picture by one grey level for a frame
+    // or two (stillnessScreen's comment has the measurement), which would fail the equality below.
     const look = async () => {
       await painted(page);
       return stillnessScreen(page, 10_000);
