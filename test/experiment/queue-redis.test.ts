@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { IwrError } from "../../src/errors.ts";
 import {
   DEFAULT_REDIS_GIVE_UP_MS,
+  downDurationAtGiveUp,
   durationText,
   isConnectionError,
   RedisLink,
@@ -54,6 +55,12 @@ describe("queue mode's Redis settings", () => {
       expect((error as IwrError).code).toBe("CONFIG_INVALID");
       expect((error as IwrError).message).toContain(`IWR_QUEUE_REDIS_GIVE_UP_MS: expected a positive number of milliseconds, got '${text}'`);
     }
+  });
+
+  it("says Redis was down for at least the limit when the give-up timer fires, though the clock may show a millisecond less", () => {
+    expect(durationText(downDurationAtGiveUp(10_000, 12_999, 3_000))).toBe("3 s");
+    expect(downDurationAtGiveUp(10_000, 13_000, 3_000)).toBe(3_000);
+    expect(downDurationAtGiveUp(10_000, 14_250, 3_000)).toBe(4_250);
   });
 
   it("says durations in whole seconds and minutes, and tells connection errors from others", () => {

@@ -161,6 +161,16 @@ export interface RedisLinkOptions {
 }
 
 /**
+ * How long Redis has been down when the give-up timer fires: never less than the limit.
+ * Node fires a timer once its event loop's clock, read at the loop's turn and kept in
+ * whole milliseconds, has moved on by the delay, so `Date.now()` may show a millisecond
+ * less; 2,999 ms of a 3,000 ms limit read "unreachable for 2 s" (a CI run saw it).
+ */
+export function downDurationAtGiveUp(downSince: number, now: number, giveUpMs: number): number {
+  return Math.max(giveUpMs, now - downSince);
+}
+
+/**
  * A running coordinator's or worker's hold on Redis. `options` are the connection options for
  * its BullMQ queues and workers: their clients reconnect with the bounded back-off until
  * `close()`, then stop reconnecting. A client of its own watches Redis (a ping a second):
@@ -251,7 +261,7 @@ export class RedisLink {
     this.giveUp(
       new IwrError(
         "QUEUE",
-        `Redis at ${displayRedisURL(this.url)} has been unreachable for ${durationText(Date.now() - this.downSince)}` +
+        `Redis at ${displayRedisURL(this.url)} has been unreachable for ${durationText(downDurationAtGiveUp(this.downSince, Date.now(), giveUpMs))}` +
           `${this.lastError ? ` (last error: ${this.lastError})` : ""}, the limit set by ${REDIS_GIVE_UP_ENV} (${giveUpMs} ms): giving up. ` +
           this.settings.afterGiveUp,
       ),
