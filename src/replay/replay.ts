@@ -16,17 +16,9 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright";
 import { readScreenText, type ScreenText } from "../browser/screen-text.ts";
-import {
-  atRestTimings,
-  endStillnessLooks,
-  RequestsInFlight,
-  readPageActivity,
-  type SettleProbe,
-  type SettleRecord,
-  stillnessScreen,
-  waitUntilAtRest,
-} from "../browser/settle.ts";
+import { atRestTimings, RequestsInFlight, readPageActivity, type SettleProbe, type SettleRecord, waitUntilAtRest } from "../browser/settle.ts";
 import { SteppedClock, type SteppedClockPlan } from "../browser/stepped-clock.ts";
+import { endStillnessLooks, stillnessScreen } from "../browser/stillness-look.ts";
 import { type ErrorRecord, IwrError, toErrorRecord } from "../errors.ts";
 import { writeFileAtomic } from "../files/atomic.ts";
 import { log } from "../log/logger.ts";

@@ -10,16 +10,15 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import {
-  endStillnessLooks,
   type PageActivity,
   pageSettleProbe,
   RequestsInFlight,
   readPageActivity,
   type SettleProbe,
   type SettleTimings,
-  stillnessScreen,
   waitUntilAtRest,
 } from "../../src/browser/settle.ts";
+import { endStillnessLooks, stillnessScreen } from "../../src/browser/stillness-look.ts";
 import { SETTLE_PAGES_DIR, type SlowServer, startSlowServer } from "../support/slow-server.ts";
 
 /** Generous bound for late files (they arrive after 1.2 s), a short one for the page that never settles. */
