@@ -15,7 +15,8 @@ import { readTargetIds, saveTrace } from "./host-support.ts";
 import { HostedPage, type HostLimits, type HostTimeouts, type SandboxedPage } from "./hosted-page.ts";
 import { IncidentLog } from "./incidents.ts";
 import { closeSharedBrowser, type Scrollbars, sharedBrowser } from "./launch.ts";
-import { canWatchRendererMemory, defaultPageMemoryLimitMiB, lookUpRenderer, type RendererLookup } from "./renderer-memory.ts";
+import { canWatchRendererMemory, defaultPageMemoryLimitMiB, type RendererLookup } from "./renderer-memory.ts";
+import { newPageWithRenderer } from "./renderer-spawn.ts";
 import { deadEndProxy, installNetworkGuards, watchPage } from "./sandbox-guards.ts";
 import { type Mount, type StaticServer, startStaticServer } from "./static-server.ts";
 import { browserAnswers, type TargetIds } from "./teardown.ts";
@@ -59,7 +60,8 @@ export const HOST_LIMITS: Readonly<HostLimits> = Object.freeze({
   /** Launching (if needed) the browser and opening a blank page in a new context. */
   setupMs: 30_000,
   /**
-   * Learning the page's renderer pid (a short CDP trace at about:blank). A page whose pid is
+   * Learning the page's renderer pid by a short CDP trace at about:blank, when the renderers
+   * that appeared with the page do not name it (renderer-spawn.ts). A page whose pid is
    * not learnt runs without its memory limit, so this gets as long as the browser probe: the
    * trace took up to 1.4 s on an idle 2-core machine and 2.2 s beside six busy processes, and
    * beside two other long test files a 3 s bound once left a canvas bomb unwatched.
@@ -160,10 +162,11 @@ async function startPageShell(
     if (tracing) await context.tracing.start({ screenshots: false, snapshots: true });
     await installNetworkGuards(context, server.origin, incidents);
     if (determinism) await installDeterminism(context, determinism, determinism.steppedClock ? "stepped" : "shifted");
-    const page = await context.newPage();
+    // The renderer is found at about:blank, before any of the page's own scripts can keep it busy.
+    const { page, renderers } = canWatchRendererMemory()
+      ? await newPageWithRenderer(context, { lookupMs: HOST_LIMITS.rendererLookupMs })
+      : { page: await context.newPage(), renderers: { pids: [] } };
     const targets = await readTargetIds(context, page);
-    // At about:blank, before any of the page's own scripts can keep its renderer busy.
-    const renderers = canWatchRendererMemory() ? await lookUpRenderer(page, HOST_LIMITS.rendererLookupMs) : { pids: [] };
     return { browser, context, page, targets, renderers };
   } catch (error) {
     await context.close().catch(() => undefined);

@@ -4,7 +4,9 @@
  * the kernel's OOM killer picks a victim, possibly another task's page or the browser.
  *
  * Each Playwright context's page has a renderer process of its own (never shared across
- * contexts). Which pid it is, CDP says only in a trace: the TracingStartedInBrowser event
+ * contexts). Most pages' renderer is the one that appeared while the page was created
+ * (renderer-spawn.ts); when that is ambiguous, a trace names it. Which pid it is, CDP says
+ * only in a trace: the TracingStartedInBrowser event
  * lists the page's frames with their processId. The trace is asked for at about:blank,
  * right after the page is created and before any of its scripts run (tracing a page that
  * is stuck in a loop does not finish), and one trace at a time (Chromium runs one only).

@@ -1,0 +1,109 @@
+/**
+ * A new page and its renderer process, found by watching which renderer appears while the
+ * page is created, so that most pages need no trace (renderer-memory.ts: a trace is
+ * browser-wide, runs one at a time, and queued pages wait for it).
+ *
+ * The renderer processes below this process are listed from /proc before and after
+ * `newPage`. The page's renderer is among the new ones: a page in a fresh context gets a
+ * renderer of its own (contexts never share one, and the spare renderer that could have
+ * been started earlier is off: chromium-features.ts), and `newPage` resolves only once that
+ * renderer has answered. So when exactly one renderer is new, it is the page's. Anything
+ * else leaves none or several new (another page's renderer started meanwhile, a pid used
+ * again, a browser this process did not start), and the page is looked up by a trace.
+ * Pages are created one at a time so that they do not make each other ambiguous; a
+ * creation that hangs holds the next one back only so long (ambiguity stays harmless).
+ */
+import fs from "node:fs";
+import type { BrowserContext, Page } from "playwright";
+import { log } from "../log/logger.ts";
+import { settleWithin } from "./deadline.ts";
+import { lookUpRenderer, type RendererLookup } from "./renderer-memory.ts";
+
+const logger = log("browser");
+
+/** How long a page's creation waits for the one before it (a wedged browser must not hold every page back). */
+const CREATION_TURN_MS = 5_000;
+/** How far up the process tree a renderer may sit below this process (node → browser → zygote → renderer, with room). */
+const MAX_DEPTH = 8;
+
+let creations: Promise<unknown> = Promise.resolve();
+
+/** Each process's parent, from /proc/<pid>/stat (processes that end while read are left out). */
+function parentsByPid(): Map<number, number> {
+  const parents = new Map<number, number>();
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      // The command name in parentheses may hold spaces: the fields after its last ")" are state, then ppid.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (Number.isInteger(ppid)) parents.set(Number(name), ppid);
+    } catch {
+      // The process ended between listing and reading.
+    }
+  }
+  return parents;
+}
+
+function isBelow(pid: number, ancestor: number, parents: ReadonlyMap<number, number>): boolean {
+  let current = parents.get(pid);
+  for (let depth = 0; depth < MAX_DEPTH && current !== undefined && current > 1; depth += 1) {
+    if (current === ancestor) return true;
+    current = parents.get(current);
+  }
+  return false;
+}
+
+function isRenderer(pid: number): boolean {
+  try {
+    // Chromium rewrites its children's command lines (spaces, not NULs), but a renderer's still says its type.
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer");
+  } catch {
+    return false;
+  }
+}
+
+/** The Chromium renderer processes anywhere below `ancestor` (default: this process). */
+export function rendererPidsBelow(ancestor: number = process.pid): Set<number> {
+  const parents = parentsByPid();
+  const renderers = new Set<number>();
+  for (const pid of parents.keys()) if (isBelow(pid, ancestor, parents) && isRenderer(pid)) renderers.add(pid);
+  return renderers;
+}
+
+export interface PageWithRenderer {
+  page: Page;
+  renderers: RendererLookup;
+  /** How the renderer was found: the one that appeared with the page, or a trace (the fallback). */
+  foundBy: "spawn" | "trace";
+}
+
+export interface NewPageOptions {
+  /** How long the page may wait for a trace, when one is needed (renderer-memory.ts). */
+  lookupMs: number;
+  /** Lists the renderers to compare (tests put in a stranger's); default: those below this process. */
+  listRenderers?: () => Set<number>;
+}
+
+/** A new page in `context`, and the renderer(s) serving it. */
+export async function newPageWithRenderer(context: BrowserContext, options: NewPageOptions): Promise<PageWithRenderer> {
+  const listRenderers = options.listRenderers ?? (() => rendererPidsBelow());
+  const previous = creations;
+  let release = () => {};
+  creations = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let page: Page;
+  let appeared: number[];
+  try {
+    await settleWithin(previous, CREATION_TURN_MS);
+    const before = listRenderers();
+    page = await context.newPage();
+    appeared = [...listRenderers()].filter((pid) => !before.has(pid));
+  } finally {
+    release();
+  }
+  if (appeared.length === 1) return { page, renderers: { pids: appeared }, foundBy: "spawn" };
+  logger.debug(`renderer lookup: ${appeared.length} renderers appeared with the page; asking a trace`);
+  return { page, renderers: await lookUpRenderer(page, options.lookupMs), foundBy: "trace" };
+}
