@@ -6,6 +6,7 @@
  * element-facts.ts) before it.
  */
 import type { Page } from "playwright";
+import { evaluateUntraced } from "./devtools-world.ts";
 import { ELEMENT_FACTS_SOURCE } from "./element-facts.ts";
 import { IN_PAGE_HELPERS } from "./in-page-helpers.ts";
 
@@ -16,9 +17,9 @@ export function pageScriptSource<A, R>(fn: (arg: A) => R, arg: A): string {
   return `(() => { ${PRELUDE}return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
 }
 
-/** Runs `fn(arg)` in the page and returns its (serialisable) result. */
+/** Runs `fn(arg)` in the page's main world and returns its result (plain data), leaving nothing in the page's trace (devtools-world.ts). */
 export async function evaluateInPage<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<R> {
-  return (await page.evaluate(pageScriptSource(fn, arg))) as R;
+  return (await evaluateUntraced(page, pageScriptSource(fn, arg))) as R;
 }
 
 /** `fn` rebuilt with the prelude, for Playwright's own evaluate on an element (which sends it as source). */

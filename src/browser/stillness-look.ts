@@ -5,6 +5,7 @@
  */
 import { errors, type Frame, type Page } from "playwright";
 import { settleWithin } from "./deadline.ts";
+import { evaluateUntraced } from "./devtools-world.ts";
 import { pageSession } from "./page-session.ts";
 
 /**
@@ -74,7 +75,11 @@ const FRAME_SCRIPT_MS = 500;
 
 /** `script(CARET_STYLE_ID)` in a frame, or undefined when the frame fails or does not answer within FRAME_SCRIPT_MS. */
 async function inFrameBriefly<R>(frame: Frame, script: (id: string) => R): Promise<R | undefined> {
-  const settled = await settleWithin(frame.evaluate(script, CARET_STYLE_ID), FRAME_SCRIPT_MS);
+  // The main frame's through the page's session, so the wait's looks stay out of the page's trace (devtools-world.ts).
+  const page = frame.page();
+  const running =
+    frame === page.mainFrame() ? evaluateUntraced(page, `(${script.toString()})(${JSON.stringify(CARET_STYLE_ID)})`) : frame.evaluate(script, CARET_STYLE_ID);
+  const settled = await settleWithin(running as Promise<R>, FRAME_SCRIPT_MS);
   return settled.status === "done" ? (settled.value as R) : undefined;
 }
 
