@@ -16,7 +16,12 @@ import type { CDPSession, Page } from "playwright";
 import { IwrError } from "../errors.ts";
 import { pageSession } from "./page-session.ts";
 
-/** A value Runtime.evaluate could not put in JSON, at the top level (NaN, the infinities, -0). */
+/** The page's own exception, thrown by one of our scripts (a plain Error, as page.evaluate's is: not a failure of the browser). */
+export class PageScriptError extends Error {
+  override name = "PageScriptError";
+}
+
+/** A value Runtime.evaluate could not put in JSON, at the top level (NaN, the infinities, -0, a BigInt). */
 function unserializable(text: string): unknown {
   if (text === "NaN") return Number.NaN;
   if (text === "Infinity") return Number.POSITIVE_INFINITY;
@@ -26,12 +31,26 @@ function unserializable(text: string): unknown {
   return undefined;
 }
 
-/** The script's value; its own exception is an error. A failure of the session itself rejects as the session's error. */
-async function evaluateInSession(session: CDPSession, expression: string, commandLineApi: boolean): Promise<unknown> {
-  const reply = await session.send("Runtime.evaluate", { expression, includeCommandLineAPI: commandLineApi, returnByValue: true, awaitPromise: true });
+interface SessionCall {
+  commandLineApi: boolean;
+  /** As page.evaluate does (Runtime.callFunctionOn with userGesture): the page gets the activation it always got from our scripts. */
+  userGesture: boolean;
+}
+
+/** The script's value; its own exception is a PageScriptError. A failure of the session itself rejects with the session's error. */
+async function evaluateInSession(session: CDPSession, expression: string, call: SessionCall): Promise<unknown> {
+  const reply = await session.send("Runtime.evaluate", {
+    expression,
+    includeCommandLineAPI: call.commandLineApi,
+    userGesture: call.userGesture,
+    returnByValue: true,
+    awaitPromise: true,
+  });
   if (reply.exceptionDetails) {
-    const detail = reply.exceptionDetails.exception?.description ?? reply.exceptionDetails.text;
-    throw new IwrError("BROWSER", `a page script failed in the page: ${detail}`);
+    const { exception, text } = reply.exceptionDetails;
+    // A promise rejected with a plain value has no description: its value says what it was.
+    const detail = exception?.description ?? (exception?.value !== undefined ? `${text} ${JSON.stringify(exception.value)}` : text);
+    throw new PageScriptError(`a page script failed in the page: ${detail}`);
   }
   return reply.result.unserializableValue !== undefined ? unserializable(reply.result.unserializableValue) : reply.result.value;
 }
@@ -44,22 +63,36 @@ async function evaluateInSession(session: CDPSession, expression: string, comman
 export async function evaluateWithDevtools(page: Page, expression: string): Promise<{ value: unknown } | undefined> {
   const session = await pageSession(page);
   if (!session) return undefined;
-  return { value: await evaluateInSession(session, expression, true) };
+  try {
+    return { value: await evaluateInSession(session, expression, { commandLineApi: true, userGesture: false }) };
+  } catch (error) {
+    if (error instanceof PageScriptError) throw new IwrError("BROWSER", error.message);
+    throw error;
+  }
 }
 
 /**
+ * Session failures after which the script has not run, so the Playwright way may run it:
+ * the page between two documents (no default context yet; Playwright waits for the next),
+ * or the session gone with its page (Playwright then reports the page closed or crashed).
+ * Any other failure is thrown as it is: the script may have run, and must not run twice.
+ */
+const NOT_RUN = /Cannot find default execution context|Target page, context or browser has been closed|Session closed|detached/i;
+
+/**
  * Evaluates `expression` in the page, outside its Playwright trace. Where the session
- * cannot run it (none opened; between two documents, when the page has no default context
- * yet) it runs the Playwright way, which waits for the document and reports a closed or
- * crashed page as it always does. An exception thrown by the script is an error.
+ * cannot run it (see NOT_RUN, or none opened) it runs the Playwright way, which waits for
+ * the next document, and reports a closed or crashed page as it always did (a renderer
+ * that crashes while a script runs fails the session's command at once too). An exception
+ * thrown by the script is a PageScriptError.
  */
 export async function evaluateUntraced(page: Page, expression: string): Promise<unknown> {
   const session = await pageSession(page);
-  if (session) {
+  if (session && !page.isClosed()) {
     try {
-      return await evaluateInSession(session, expression, false);
+      return await evaluateInSession(session, expression, { commandLineApi: false, userGesture: true });
     } catch (error) {
-      if (error instanceof IwrError) throw error; // the script's own exception
+      if (error instanceof PageScriptError || !NOT_RUN.test(String(error))) throw error;
     }
   }
   return page.evaluate(expression);

@@ -8,6 +8,7 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright";
 import { IwrError, toErrorRecord } from "../errors.ts";
+import { log } from "../log/logger.ts";
 import { MAX_VIEWPORT_SIDE, PROTOCOL } from "../protocol.ts";
 import { settleWithin } from "./deadline.ts";
 import { type Determinism, installDeterminism } from "./determinism.ts";
@@ -25,6 +26,8 @@ export type { HostLimits, HostTimeouts, PageMemoryRecord, SandboxedPage } from "
 export type { PageIncident, PageIncidentKind } from "./incidents.ts";
 export { defaultPageMemoryLimitMiB } from "./renderer-memory.ts";
 export type { Mount, StaticServer } from "./static-server.ts";
+
+const logger = log("browser");
 
 export const DEFAULT_HOST_TIMEOUTS: Readonly<HostTimeouts> = Object.freeze({
   navigationMs: 30_000,
@@ -163,9 +166,10 @@ async function startPageShell(
     await installNetworkGuards(context, server.origin, incidents);
     if (determinism) await installDeterminism(context, determinism, determinism.steppedClock ? "stepped" : "shifted");
     // The renderer is found at about:blank, before any of the page's own scripts can keep it busy.
-    const { page, renderers } = canWatchRendererMemory()
+    const { page, renderers, foundBy } = canWatchRendererMemory()
       ? await newPageWithRenderer(context, { lookupMs: HOST_LIMITS.rendererLookupMs })
-      : { page: await context.newPage(), renderers: { pids: [] } };
+      : { page: await context.newPage(), renderers: { pids: [] }, foundBy: "not looked up" };
+    logger.debug(`page opened: renderer ${renderers.pids.join(", ") || "not known yet"} (${foundBy})`);
     const targets = await readTargetIds(context, page);
     return { browser, context, page, targets, renderers };
   } catch (error) {

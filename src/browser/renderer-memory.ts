@@ -5,8 +5,8 @@
  *
  * Each Playwright context's page has a renderer process of its own (never shared across
  * contexts). Most pages' renderer is the one that appeared while the page was created
- * (renderer-spawn.ts); when that is ambiguous, a trace names it. Which pid it is, CDP says
- * only in a trace: the TracingStartedInBrowser event
+ * (renderer-spawn.ts). When that is ambiguous, the renderer is asked of CDP, which names
+ * it only in a trace: the TracingStartedInBrowser event
  * lists the page's frames with their processId. The trace is asked for at about:blank,
  * right after the page is created and before any of its scripts run (tracing a page that
  * is stuck in a loop does not finish), and one trace at a time (Chromium runs one only).

@@ -8,8 +8,9 @@
  * renderer of its own (contexts never share one, and the spare renderer that could have
  * been started earlier is off: chromium-features.ts), and `newPage` resolves only once that
  * renderer has answered. So when exactly one renderer is new, it is the page's. Anything
- * else leaves none or several new (another page's renderer started meanwhile, a pid used
- * again, a browser this process did not start), and the page is looked up by a trace.
+ * else leaves none or several new (another page's renderer started meanwhile, a browser
+ * this process did not start), and the page is looked up by a trace, as it is when /proc
+ * cannot be read.
  * Pages are created one at a time so that they do not make each other ambiguous; a
  * creation that hangs holds the next one back only so long (ambiguity stays harmless).
  */
@@ -28,7 +29,13 @@ const MAX_DEPTH = 8;
 
 let creations: Promise<unknown> = Promise.resolve();
 
-/** Each process's parent, from /proc/<pid>/stat (processes that end while read are left out). */
+/** Whether a /proc read failed because the process is gone (it ended between listing and reading). */
+function processGone(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ESRCH";
+}
+
+/** Each process's parent, from /proc/<pid>/stat. Any failure but a process that ended throws (the caller asks a trace). */
 function parentsByPid(): Map<number, number> {
   const parents = new Map<number, number>();
   for (const name of fs.readdirSync("/proc")) {
@@ -38,8 +45,8 @@ function parentsByPid(): Map<number, number> {
       // The command name in parentheses may hold spaces: the fields after its last ")" are state, then ppid.
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       if (Number.isInteger(ppid)) parents.set(Number(name), ppid);
-    } catch {
-      // The process ended between listing and reading.
+    } catch (error) {
+      if (!processGone(error)) throw error;
     }
   }
   return parents;
@@ -47,7 +54,8 @@ function parentsByPid(): Map<number, number> {
 
 function isBelow(pid: number, ancestor: number, parents: ReadonlyMap<number, number>): boolean {
   let current = parents.get(pid);
-  for (let depth = 0; depth < MAX_DEPTH && current !== undefined && current > 1; depth += 1) {
+  // The ancestor may be pid 1 itself (this process as a container's first process).
+  for (let depth = 0; depth < MAX_DEPTH && current !== undefined && current > 0; depth += 1) {
     if (current === ancestor) return true;
     current = parents.get(current);
   }
@@ -58,8 +66,9 @@ function isRenderer(pid: number): boolean {
   try {
     // Chromium rewrites its children's command lines (spaces, not NULs), but a renderer's still says its type.
     return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer");
-  } catch {
-    return false;
+  } catch (error) {
+    if (processGone(error)) return false;
+    throw error;
   }
 }
 
@@ -93,17 +102,27 @@ export async function newPageWithRenderer(context: BrowserContext, options: NewP
   creations = new Promise<void>((resolve) => {
     release = resolve;
   });
+  // A listing that fails (no /proc, out of file handles) leaves the page to the trace.
+  const listed = (): Set<number> | undefined => {
+    try {
+      return listRenderers();
+    } catch (error) {
+      logger.debug(`renderer lookup: the renderers could not be listed (${String(error)}); asking a trace`);
+      return undefined;
+    }
+  };
   let page: Page;
-  let appeared: number[];
+  let appeared: number[] | undefined;
   try {
     await settleWithin(previous, CREATION_TURN_MS);
-    const before = listRenderers();
+    const before = listed();
     page = await context.newPage();
-    appeared = [...listRenderers()].filter((pid) => !before.has(pid));
+    const after = before ? listed() : undefined;
+    appeared = after && before ? [...after].filter((pid) => !before.has(pid)) : undefined;
   } finally {
     release();
   }
-  if (appeared.length === 1) return { page, renderers: { pids: appeared }, foundBy: "spawn" };
-  logger.debug(`renderer lookup: ${appeared.length} renderers appeared with the page; asking a trace`);
+  if (appeared?.length === 1) return { page, renderers: { pids: appeared }, foundBy: "spawn" };
+  if (appeared) logger.debug(`renderer lookup: ${appeared.length} renderers appeared with the page; asking a trace`);
   return { page, renderers: await lookUpRenderer(page, options.lookupMs), foundBy: "trace" };
 }

@@ -71,6 +71,15 @@ describe("a new page's renderer", () => {
     expect(opened.renderers.pids).toHaveLength(1);
   });
 
+  it("is left to a trace when the renderers cannot be listed", async () => {
+    const listRenderers = () => {
+      throw Object.assign(new Error("EMFILE: too many open files, open '/proc/1/stat'"), { code: "EMFILE" });
+    };
+    const opened = await newPageWithRenderer(await freshContext(), { lookupMs: 15_000, listRenderers });
+    expect(opened.foundBy).toBe("trace");
+    expect(opened.renderers.pids).toHaveLength(1);
+  });
+
   it("lets the next page be created at once after a creation that failed", async () => {
     const closed = await browser.newContext();
     await closed.close();

@@ -59,7 +59,9 @@ describe("page scripts through the page's DevTools session", () => {
           },
           null,
         ),
-      ).rejects.toThrow(/TypeError: the page's own failure/);
+      ).rejects.toThrow(/^a page script failed in the page: TypeError: the page's own failure/);
+      // As with page.evaluate, the page takes our script for a user's gesture (pages behave as they always did under it).
+      expect(await evaluateInPage(page, () => navigator.userActivation.isActive, null)).toBe(true);
     } finally {
       await sandbox.close();
     }
@@ -75,6 +77,21 @@ describe("page scripts through the page's DevTools session", () => {
       await moving;
       for (const title of titles) expect(["one", "two", ""]).toContain(title);
       expect(await evaluateInPage(page, () => document.title, null)).toBe("two");
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("end with the page when its renderer crashes while one runs", async () => {
+    const sandbox = await openSandboxedPage({ root: pageDir(), entry: "index.html", resolution: RESOLUTION });
+    try {
+      const { page } = sandbox;
+      const waiting = evaluateInPage(page, () => new Promise(() => {}), null);
+      const crasher = await page.context().newCDPSession(page);
+      void crasher.send("Page.crash").catch(() => undefined);
+      const started = Date.now();
+      await expect(waiting).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(10_000);
     } finally {
       await sandbox.close();
     }
