@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { unzipSync } from "fflate";
+import type { Page } from "playwright";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSandboxedPage } from "../../src/browser/host.ts";
 import { closeSharedBrowser } from "../../src/browser/launch.ts";
@@ -40,11 +41,19 @@ function tracedCalls(tracePath: string): string[] {
   return events.filter((event) => event.type === "before").map((event) => event.method ?? "");
 }
 
+/** Runs `use` on a sandboxed page of pageDir(), and closes the page whatever happens. */
+async function onPage(use: (page: Page) => Promise<void>): Promise<void> {
+  const sandbox = await openSandboxedPage({ root: pageDir(), entry: "index.html", resolution: RESOLUTION });
+  try {
+    await use(sandbox.page);
+  } finally {
+    await sandbox.close();
+  }
+}
+
 describe("page scripts through the page's DevTools session", () => {
   it("answer with the script's value, a promise's value, NaN, and the page's own exception", async () => {
-    const sandbox = await openSandboxedPage({ root: pageDir(), entry: "index.html", resolution: RESOLUTION });
-    try {
-      const { page } = sandbox;
+    await onPage(async (page) => {
       expect(await evaluateInPage(page, (tag: string) => ({ heading: document.querySelector(tag)?.textContent, count: 2 }), "h1")).toEqual({
         heading: "First",
         count: 2,
@@ -62,39 +71,29 @@ describe("page scripts through the page's DevTools session", () => {
       ).rejects.toThrow(/^a page script failed in the page: TypeError: the page's own failure/);
       // As with page.evaluate, the page takes our script for a user's gesture (pages behave as they always did under it).
       expect(await evaluateInPage(page, () => navigator.userActivation.isActive, null)).toBe(true);
-    } finally {
-      await sandbox.close();
-    }
+    });
   });
 
   // page.evaluate fails here with "Execution context was destroyed" (tried when this was written).
   it("answer while the page moves to another document, from one document or the next (its title not parsed yet: '')", async () => {
-    const sandbox = await openSandboxedPage({ root: pageDir(), entry: "index.html", resolution: RESOLUTION });
-    try {
-      const { page } = sandbox;
+    await onPage(async (page) => {
       const moving = page.goto(page.url().replace("index.html", "two.html"));
       const titles = await Promise.all([1, 2, 3, 4, 5].map(() => evaluateInPage(page, () => document.title, null)));
       await moving;
       for (const title of titles) expect(["one", "two", ""]).toContain(title);
       expect(await evaluateInPage(page, () => document.title, null)).toBe("two");
-    } finally {
-      await sandbox.close();
-    }
+    });
   });
 
   it("end with the page when its renderer crashes while one runs", async () => {
-    const sandbox = await openSandboxedPage({ root: pageDir(), entry: "index.html", resolution: RESOLUTION });
-    try {
-      const { page } = sandbox;
+    await onPage(async (page) => {
       const waiting = evaluateInPage(page, () => new Promise(() => {}), null);
       const crasher = await page.context().newCDPSession(page);
       void crasher.send("Page.crash").catch(() => undefined);
       const started = Date.now();
       await expect(waiting).rejects.toThrow();
       expect(Date.now() - started).toBeLessThan(10_000);
-    } finally {
-      await sandbox.close();
-    }
+    });
   });
 
   it("leave no entry in the page's trace, while page.evaluate does", async () => {
