@@ -11,6 +11,7 @@
  * interval before it exits is missed, so the figure errs low.
  */
 import fs from "node:fs";
+import { processIds, processStat, statFields } from "../src/browser/process-table.ts";
 
 interface ProcessReading {
   parent: number;
@@ -22,11 +23,6 @@ interface ProcessReading {
 
 const CLOCK_TICKS_PER_SEC = 100;
 
-/** A /proc stat file's fields from the third on (the command name may hold spaces and parentheses: they start after the last ")"). */
-function statFields(text: string): string[] {
-  return text.slice(text.lastIndexOf(")") + 2).split(" ");
-}
-
 /** utime + stime of a /proc stat file (a process's or a thread's own), in seconds. */
 export function statCpuSec(file: string): number {
   const fields = statFields(fs.readFileSync(file, "utf8"));
@@ -34,22 +30,10 @@ export function statCpuSec(file: string): number {
 }
 
 function readProcess(pid: number): ProcessReading | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return undefined; // exited meanwhile
-  }
-  const fields = statFields(text);
+  const fields = processStat(pid);
+  if (!fields) return undefined; // exited meanwhile
   // stat fields 4 (ppid), 14 (utime), 15 (stime) and 22 (starttime), counted from 1; here from 3.
   return { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), started: fields[19] ?? "" };
-}
-
-function allPids(): number[] {
-  return fs
-    .readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number);
 }
 
 export class ProcessTreeCpu {
@@ -87,7 +71,7 @@ export class ProcessTreeCpu {
 
   private sample(atStart: boolean): void {
     const readings = new Map<number, ProcessReading>();
-    for (const pid of allPids()) {
+    for (const pid of processIds()) {
       const reading = readProcess(pid);
       if (reading) readings.set(pid, reading);
     }
@@ -114,7 +98,7 @@ export class ProcessTreeCpu {
  */
 export function treeCpuSecNow(): number {
   const readings = new Map<number, ProcessReading>();
-  for (const pid of allPids()) {
+  for (const pid of processIds()) {
     const reading = readProcess(pid);
     if (reading) readings.set(pid, reading);
   }

@@ -12,7 +12,7 @@
  * Values come back as JSON (returnByValue): a NaN, an infinity or an undefined inside an
  * object or array comes back as null or is left out, so page scripts return plain data.
  */
-import type { CDPSession, Page } from "playwright";
+import type { CDPSession, Frame, Page } from "playwright";
 import { IwrError } from "../errors.ts";
 import { pageSession } from "./page-session.ts";
 
@@ -96,4 +96,15 @@ export async function evaluateUntraced(page: Page, expression: string): Promise<
     }
   }
   return page.evaluate(expression);
+}
+
+/**
+ * Runs `script(arg)` in a frame: the main frame's outside the page's trace (evaluateUntraced);
+ * a child frame's the Playwright way, for Runtime.evaluate without a context id reaches only
+ * the main frame's world. `script` travels as its source text (no inner named functions).
+ */
+export async function evaluateInFrame<R>(frame: Frame, script: (arg: string) => R, arg: string): Promise<R> {
+  const page = frame.page();
+  if (frame !== page.mainFrame()) return frame.evaluate(script, arg);
+  return (await evaluateUntraced(page, `(${script.toString()})(${JSON.stringify(arg)})`)) as R;
 }

@@ -17,11 +17,6 @@ export function pageScriptSource<A, R>(fn: (arg: A) => R, arg: A): string {
   return `(() => { ${PRELUDE}return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
 }
 
-/** The expression that runs `fn(arg)` without the prelude, for a script that needs none of its helpers. */
-export function bareScriptSource<A, R>(fn: (arg: A) => R, arg: A): string {
-  return `(${fn.toString()})(${JSON.stringify(arg)})`;
-}
-
 /** Runs `fn(arg)` in the page's main world and returns its result (plain data), leaving nothing in the page's trace (devtools-world.ts). */
 export async function evaluateInPage<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<R> {
   return (await evaluateUntraced(page, pageScriptSource(fn, arg))) as R;

@@ -22,6 +22,7 @@ import os from "node:os";
 import type { CDPSession, Page } from "playwright";
 import { log } from "../log/logger.ts";
 import { settleWithin } from "./deadline.ts";
+import { processGone } from "./process-table.ts";
 
 const logger = log("browser");
 
@@ -98,13 +99,26 @@ export async function lookUpRenderer(page: Page, ms: number, options: { giveUpMs
 const PAGE_BYTES = 4096;
 
 /**
+ * Whether `pid` is a Chromium renderer: Chromium rewrites its children's command lines
+ * (spaces, not NULs), but a renderer's still says its type. False once it has ended; any
+ * other failure to read throws.
+ */
+export function isRendererProcess(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer");
+  } catch (error) {
+    if (processGone(error)) return false;
+    throw error;
+  }
+}
+
+/**
  * Resident memory of a renderer in MiB, or undefined once it is gone (or the pid now
- * belongs to another program: Chromium rewrites its children's command lines, but a
- * renderer's still says --type=renderer).
+ * belongs to a process that is not a renderer).
  */
 export function rendererResidentMiB(pid: number): number | undefined {
   try {
-    if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) return undefined;
+    if (!isRendererProcess(pid)) return undefined;
     const resident = Number(fs.readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]);
     return Number.isFinite(resident) ? (resident * PAGE_BYTES) / 2 ** 20 : undefined;
   } catch {

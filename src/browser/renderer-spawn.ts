@@ -14,11 +14,11 @@
  * Pages are created one at a time so that they do not make each other ambiguous; a
  * creation that hangs holds the next one back only so long (ambiguity stays harmless).
  */
-import fs from "node:fs";
 import type { BrowserContext, Page } from "playwright";
 import { log } from "../log/logger.ts";
 import { settleWithin } from "./deadline.ts";
-import { lookUpRenderer, type RendererLookup } from "./renderer-memory.ts";
+import { processIds, processStat } from "./process-table.ts";
+import { isRendererProcess, lookUpRenderer, type RendererLookup } from "./renderer-memory.ts";
 
 const logger = log("browser");
 
@@ -29,25 +29,12 @@ const MAX_DEPTH = 8;
 
 let creations: Promise<unknown> = Promise.resolve();
 
-/** Whether a /proc read failed because the process is gone (it ended between listing and reading). */
-function processGone(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ESRCH";
-}
-
-/** Each process's parent, from /proc/<pid>/stat. Any failure but a process that ended throws (the caller asks a trace). */
+/** Each process's parent. Any failure but a process that ended throws (the caller asks a trace). */
 function parentsByPid(): Map<number, number> {
   const parents = new Map<number, number>();
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
-      // The command name in parentheses may hold spaces: the fields after its last ")" are state, then ppid.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (Number.isInteger(ppid)) parents.set(Number(name), ppid);
-    } catch (error) {
-      if (!processGone(error)) throw error;
-    }
+  for (const pid of processIds()) {
+    const ppid = Number(processStat(pid)?.[1]);
+    if (Number.isInteger(ppid)) parents.set(pid, ppid);
   }
   return parents;
 }
@@ -62,21 +49,11 @@ function isBelow(pid: number, ancestor: number, parents: ReadonlyMap<number, num
   return false;
 }
 
-function isRenderer(pid: number): boolean {
-  try {
-    // Chromium rewrites its children's command lines (spaces, not NULs), but a renderer's still says its type.
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer");
-  } catch (error) {
-    if (processGone(error)) return false;
-    throw error;
-  }
-}
-
 /** The Chromium renderer processes anywhere below `ancestor` (default: this process). */
 export function rendererPidsBelow(ancestor: number = process.pid): Set<number> {
   const parents = parentsByPid();
   const renderers = new Set<number>();
-  for (const pid of parents.keys()) if (isBelow(pid, ancestor, parents) && isRenderer(pid)) renderers.add(pid);
+  for (const pid of parents.keys()) if (isBelow(pid, ancestor, parents) && isRendererProcess(pid)) renderers.add(pid);
   return renderers;
 }
 

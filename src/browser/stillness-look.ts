@@ -5,8 +5,7 @@
  */
 import { errors, type Frame, type Page } from "playwright";
 import { settleWithin } from "./deadline.ts";
-import { evaluateUntraced } from "./devtools-world.ts";
-import { bareScriptSource } from "./page-scripts.ts";
+import { evaluateInFrame } from "./devtools-world.ts";
 import { pageSession } from "./page-session.ts";
 
 /**
@@ -76,11 +75,8 @@ const FRAME_SCRIPT_MS = 500;
 
 /** `script(CARET_STYLE_ID)` in a frame, or undefined when the frame fails or does not answer within FRAME_SCRIPT_MS. */
 async function inFrameBriefly<R>(frame: Frame, script: (id: string) => R): Promise<R | undefined> {
-  // The main frame's through the page's session, so the wait's looks stay out of the page's trace (devtools-world.ts);
-  // a child frame's (rare on generated pages) the Playwright way, which finds the frame's own world.
-  const page = frame.page();
-  const running = frame === page.mainFrame() ? evaluateUntraced(page, bareScriptSource(script, CARET_STYLE_ID)) : frame.evaluate(script, CARET_STYLE_ID);
-  const settled = await settleWithin(running as Promise<R>, FRAME_SCRIPT_MS);
+  // The main frame's outside the page's trace, so the wait's looks do not bury the replay's actions there.
+  const settled = await settleWithin(evaluateInFrame(frame, script, CARET_STYLE_ID), FRAME_SCRIPT_MS);
   return settled.status === "done" ? (settled.value as R) : undefined;
 }
 
