@@ -14,9 +14,9 @@
  * benchmarks and the run's summary.
  */
 import { createHash } from "node:crypto";
-import sharp from "sharp";
 import { sha256Hex } from "../files/content-hash.ts";
 import { log } from "../log/logger.ts";
+import { type DecodedPixels, decodedPixels } from "./decoded-pictures.ts";
 import { defaultReadingStoreDir, openReadingStore, type ReaderName, type ReadingStore, readingStoreLimitBytes } from "./reading-store.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
@@ -46,17 +46,25 @@ export interface ReadingCounts {
 const bytesToKey = new Map<string, Promise<string>>();
 const KEY_MEMO_ENTRIES = 16_384;
 
+function keyOfPixels({ data, info }: DecodedPixels): string {
+  return createHash("sha256")
+    .update(`pixels ${info.width}x${info.height}x${info.channels} ${data.BYTES_PER_ELEMENT * 8}\n`)
+    .update(data)
+    .digest("hex");
+}
+
 async function pixelKey(image: Buffer): Promise<string> {
   try {
-    const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
-    return createHash("sha256")
-      .update(`pixels ${info.width}x${info.height}x${info.channels} ${data.BYTES_PER_ELEMENT * 8}\n`)
-      .update(data)
-      .digest("hex");
+    return keyOfPixels(await decodedPixels(image));
   } catch {
     // Not an image sharp decodes: its bytes are all there is to key (the reader will say what is wrong with it).
     return sha256Hex(image);
   }
+}
+
+function rememberKey(bytes: string, key: Promise<string>): void {
+  bytesToKey.set(bytes, key);
+  if (bytesToKey.size > KEY_MEMO_ENTRIES) bytesToKey.delete(bytesToKey.keys().next().value!);
 }
 
 /** The content key of an image: the hash of its decoded pixels (of its bytes when it does not decode). */
@@ -65,10 +73,18 @@ export function imageContentKey(image: Buffer): Promise<string> {
   let key = bytesToKey.get(bytes);
   if (!key) {
     key = pixelKey(image);
-    bytesToKey.set(bytes, key);
-    if (bytesToKey.size > KEY_MEMO_ENTRIES) bytesToKey.delete(bytesToKey.keys().next().value!);
+    rememberKey(bytes, key);
   }
   return key;
+}
+
+/**
+ * Remembers the content key of an image just encoded from `pixels` (a crop prepared for
+ * OCR), so keying its reading needs no decoding. The caller vouches that decoding `image`
+ * gives `pixels`.
+ */
+export function rememberImagePixels(image: Buffer, pixels: DecodedPixels): void {
+  rememberKey(sha256Hex(image), Promise.resolve(keyOfPixels(pixels)));
 }
 
 interface Remembered {

@@ -3,7 +3,7 @@
  * by more than a small tolerance in any channel (ignores PNG encoding noise and
  * sub-pixel antialiasing, counts a toggled checkbox or a typed letter).
  */
-import sharp from "sharp";
+import { pictureSharp } from "./decoded-pictures.ts";
 import { oncePerBuffer } from "./once-per-buffer.ts";
 
 /** Per-channel difference (0–255) below which a pixel counts as unchanged. */
@@ -19,7 +19,7 @@ export interface PixelDiff {
 }
 
 async function rgb(png: Buffer): Promise<{ data: Buffer; width: number; height: number }> {
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await (await pictureSharp(png)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height };
 }
 

@@ -4,7 +4,7 @@
  * while nothing on the page changed (a browser scrolls a button into view before clicking
  * it), so the offline judge must not take it for the change an action made.
  */
-import sharp from "sharp";
+import { pictureSharp } from "./decoded-pictures.ts";
 import { PIXEL_TOLERANCE } from "./pixel-diff.ts";
 
 export const SCROLL_SETTINGS = Object.freeze({
@@ -21,7 +21,7 @@ export const SCROLL_SETTINGS = Object.freeze({
 });
 
 async function grey(png: Buffer): Promise<{ data: Buffer; width: number; height: number }> {
-  const { data, info } = await sharp(png).removeAlpha().greyscale().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await (await pictureSharp(png)).removeAlpha().greyscale().raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height };
 }
 

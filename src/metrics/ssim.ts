@@ -4,11 +4,11 @@
  * resized to 256×256 (screenshots share the task's resolution, so no aspect is lost
  * between the two), then SSIM is averaged over 8×8 windows placed every 4 pixels.
  */
-import sharp from "sharp";
+import { pictureSharp } from "./decoded-pictures.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
 export async function greyPixels(image: Buffer, side: number): Promise<Uint8Array> {
-  const { data } = await sharp(image)
+  const { data } = await (await pictureSharp(image))
     .removeAlpha()
     .greyscale()
     .resize({ width: side, height: side, fit: "fill", kernel: "cubic" })

@@ -14,8 +14,8 @@
  * (step-evidence.ts)?
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import sharp from "sharp";
 import { forEachDifferingPixel, type GreyPicture, greyPicture } from "../metrics/change-evidence.ts";
+import { pictureSharp } from "../metrics/decoded-pictures.ts";
 import { type ImageReader, readOnce } from "../metrics/image-readings.ts";
 import { readImageText } from "../metrics/ocr.ts";
 import { textSimilarity } from "../metrics/text-similarity.ts";
@@ -37,7 +37,7 @@ const PIXEL_COUNT = PIXEL_SIDE.width * PIXEL_SIDE.height;
 const GREY_PIXELS: ImageReader<Buffer> = {
   kind: "selfcheck-pixels",
   identity: `grey ${PIXEL_SIDE.width}x${PIXEL_SIDE.height} fill ${imageLibraryVersions()}`,
-  read: (png) => sharp(png).resize(PIXEL_SIDE.width, PIXEL_SIDE.height, { fit: "fill" }).greyscale().raw().toBuffer(),
+  read: async (png) => (await pictureSharp(png)).resize(PIXEL_SIDE.width, PIXEL_SIDE.height, { fit: "fill" }).greyscale().raw().toBuffer(),
   encode: (pixels) => deflateRawSync(pixels, { level: 1 }),
   decode: (stored) => {
     const pixels = inflateRawSync(stored);

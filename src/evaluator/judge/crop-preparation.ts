@@ -5,6 +5,7 @@
  * work on a grey buffer; which crops are cut and read is ocr-reading.ts's business.
  */
 import sharp from "sharp";
+import { rememberImagePixels } from "../../metrics/image-readings.ts";
 
 export const CROP_PREPARATION_SETTINGS = Object.freeze({
   /** The largest side an enlarged crop may reach. */
@@ -159,9 +160,10 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
 /**
  * A grey crop (screen pixels, one channel) prepared and enlarged `scale` times (at most to
  * maxSide), as a PNG for OCR. Stretched again after the rules go: faint text inside a
- * dark-bordered field becomes the darkest thing left.
+ * dark-bordered field becomes the darkest thing left. The PNG is written from pixels in
+ * hand, and its content key is taken from them: keying the crop's reading needs no decoding.
  */
-export function prepareCrop(grey: Buffer, size: { width: number; height: number }, scale: number): Promise<Buffer> {
+export async function prepareCrop(grey: Buffer, size: { width: number; height: number }, scale: number): Promise<Buffer> {
   const { maxSide, margin } = CROP_PREPARATION_SETTINGS;
   if (grey.length !== size.width * size.height) throw new Error(`prepareCrop: ${grey.length} bytes for a ${size.width}x${size.height} grey crop (one channel)`);
   stretchContrast(grey);
@@ -169,12 +171,14 @@ export function prepareCrop(grey: Buffer, size: { width: number; height: number 
   eraseRules(grey, size.width, size.height);
   stretchContrast(grey);
   const factor = Math.max(1, Math.min(scale, maxSide / Math.max(size.width, size.height)));
-  return (
-    sharp(grey, { raw: { width: size.width, height: size.height, channels: 1 } })
-      .resize(Math.round(size.width * factor), Math.round(size.height * factor), { kernel: "lanczos3" })
-      .extend({ top: margin, bottom: margin, left: margin, right: margin, background: "#ffffff" })
-      // Fast compression: the crop lives only to be read (its pixels, not its bytes, key the reading).
-      .png({ compressionLevel: 1 })
-      .toBuffer()
-  );
+  const { data, info } = await sharp(grey, { raw: { width: size.width, height: size.height, channels: 1 } })
+    .resize(Math.round(size.width * factor), Math.round(size.height * factor), { kernel: "lanczos3" })
+    .extend({ top: margin, bottom: margin, left: margin, right: margin, background: "#ffffff" })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const pixels = { data, info: { width: info.width, height: info.height, channels: info.channels } };
+  // Fast compression: the crop lives only to be read (its pixels, not its bytes, key the reading).
+  const png = await sharp(data, { raw: pixels.info }).png({ compressionLevel: 1 }).toBuffer();
+  rememberImagePixels(png, pixels);
+  return png;
 }

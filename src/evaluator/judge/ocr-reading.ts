@@ -8,7 +8,8 @@
  * each reading done once per screen.
  */
 import { distance } from "fastest-levenshtein";
-import sharp, { type OutputInfo } from "sharp";
+import sharp from "sharp";
+import { decodedPixels } from "../../metrics/decoded-pictures.ts";
 import { readDerivedImageText, readImageText } from "../../metrics/ocr.ts";
 import type { Region } from "../../metrics/pixel-diff.ts";
 import { normalizeText } from "../../replay/grounding/description-text.ts";
@@ -110,45 +111,15 @@ export function literalSimilarity(literal: string, ocrText: string): number {
   return best;
 }
 
-interface DecodedScreen {
-  data: Buffer;
-  info: OutputInfo;
-}
-
-/**
- * One screenshot and, once a crop needs them, its decoded pixels: its crops are cut from
- * them, not each from a new decoding. Owned by one judgement's ScreenReadings, so the
- * pixels go when the judgement does (a task's queue keeps its PNGs far longer).
- */
-class ScreenPicture {
-  private decoding: Promise<DecodedScreen> | undefined;
-  constructor(readonly png: Buffer) {}
-  decoded(): Promise<DecodedScreen> {
-    if (!this.decoding) {
-      const decoding = sharp(this.png).raw().toBuffer({ resolveWithObject: true });
-      this.decoding = decoding;
-      // A failed decoding is not kept: the next crop tries again.
-      decoding.catch(() => {
-        if (this.decoding === decoding) this.decoding = undefined;
-      });
-    }
-    return this.decoding;
-  }
-}
-
 /**
  * A region cut out of the screen and prepared for OCR (crop-preparation.ts), enlarged
  * `scale` times: Tesseract reads best at one text size, which a region's is not known to
- * be, so callers try more than one.
+ * be, so callers try more than one. Cut from the screen's pixels, decoded once for all
+ * its crops and the other engines (decoded-pictures.ts).
  */
-async function regionForOcr(picture: ScreenPicture, region: Region, scale: number): Promise<Buffer> {
-  const screen = await picture.decoded();
-  const { data, info } = await sharp(screen.data, { raw: { width: screen.info.width, height: screen.info.height, channels: screen.info.channels } })
-    .extract(region)
-    .removeAlpha()
-    .greyscale()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+async function regionForOcr(screenPng: Buffer, region: Region, scale: number): Promise<Buffer> {
+  const screen = await decodedPixels(screenPng);
+  const { data, info } = await sharp(screen.data, { raw: screen.info }).extract(region).removeAlpha().greyscale().raw().toBuffer({ resolveWithObject: true });
   return prepareCrop(data, { width: info.width, height: info.height }, scale);
 }
 
@@ -166,9 +137,9 @@ export async function allReadings<T extends readonly unknown[] | []>(readings: T
 }
 
 /** One crop's text, prepared and read once per screen content, region and scale. */
-function readCrop(picture: ScreenPicture, region: Region, scale: number, layout: "page" | "block"): Promise<string> {
+function readCrop(screenPng: Buffer, region: Region, scale: number, layout: "page" | "block"): Promise<string> {
   const recipe = `${CROP_PREPARATION}; ${region.left},${region.top} ${region.width}x${region.height} at ${scale}`;
-  return readDerivedImageText(picture.png, recipe, () => regionForOcr(picture, region, scale), { layout });
+  return readDerivedImageText(screenPng, recipe, () => regionForOcr(screenPng, region, scale), { layout });
 }
 
 /**
@@ -176,16 +147,16 @@ function readCrop(picture: ScreenPicture, region: Region, scale: number, layout:
  * OCR_READING_SETTINGS.bandHeight), each band read as a page or, for the last pass
  * over a whole screen, as a block (which also reads a lone display digit or a faint line).
  */
-async function readRegion(picture: ScreenPicture, region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
+async function readRegion(screenPng: Buffer, region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
   const band = OCR_READING_SETTINGS.bandHeight;
-  if (region.height <= band) return readCrop(picture, region, scale, "block");
+  if (region.height <= band) return readCrop(screenPng, region, scale, "block");
   const overlap = 24;
   const bands: Region[] = [];
   for (let top = region.top; top < region.top + region.height - overlap; top += band - overlap) {
     bands.push({ left: region.left, top, width: region.width, height: Math.min(band, region.top + region.height - top) });
   }
   // Every band is needed: read side by side (one OCR worker each), joined in order.
-  const texts = await allReadings(bands.map((part) => readCrop(picture, part, scale, bandLayout)));
+  const texts = await allReadings(bands.map((part) => readCrop(screenPng, part, scale, bandLayout)));
   return texts.join(" ");
 }
 
@@ -232,12 +203,12 @@ export function resemblances(literal: string, text: string): number {
 /** Lazily read OCR texts of the two screens: whole, and any region (the true page's changed regions, an enlarged whole screen). */
 export class ScreenReadings {
   private readonly regionTexts = new Map<string, Promise<string>>();
-  private readonly pictures: Record<"before" | "after", ScreenPicture>;
+  private readonly pictures: Record<"before" | "after", Buffer>;
   constructor(before: Buffer, after: Buffer) {
-    this.pictures = { before: new ScreenPicture(before), after: new ScreenPicture(after) };
+    this.pictures = { before, after };
   }
-  readonly afterText = () => readImageText(this.pictures.after.png);
-  readonly beforeText = () => readImageText(this.pictures.before.png);
+  readonly afterText = () => readImageText(this.pictures.after);
+  readonly beforeText = () => readImageText(this.pictures.before);
   /** The text of a region on one screen, prepared and enlarged; each read once. */
   region(which: "before" | "after", region: Region, scale: number, bandLayout: "page" | "block" = "page"): Promise<string> {
     const key = `${which}:${region.left},${region.top},${region.width},${region.height}@${scale}:${bandLayout}`;

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import sharp from "sharp";
 import { colourChange, coloursGained } from "../../metrics/change-evidence.ts";
+import { pictureSharp } from "../../metrics/decoded-pictures.ts";
 import { forgetWithReadings } from "../../metrics/image-readings.ts";
 import { oncePerBuffer } from "../../metrics/once-per-buffer.ts";
 import { changedRegions, MIN_CHANGED_PIXELS, pixelDiff, type Region } from "../../metrics/pixel-diff.ts";
@@ -60,9 +61,9 @@ export interface TruthChange extends ScreenChange {
 }
 
 /** A screen shrunk for the colour comparison, once per screen (a screen is in two steps, and judged once per assertion). */
-const colourPixels = oncePerBuffer((png) => {
+const colourPixels = oncePerBuffer(async (png) => {
   const { width, height } = CHANGE_READING_SETTINGS.colourSide;
-  return sharp(png).removeAlpha().resize(width, height, { fit: "fill" }).raw().toBuffer();
+  return (await pictureSharp(png)).removeAlpha().resize(width, height, { fit: "fill" }).raw().toBuffer();
 });
 
 /** How a screen changed between two pictures: how much, where, and which colours came. */

@@ -1,0 +1,158 @@
+/**
+ * A picture's pixels, decoded once while it is in use. One screenshot is measured by many
+ * engines — its content key (image-readings.ts), the pixel difference, the scroll shift,
+ * the judge's crops and colours, SSIM, the self-check's grey pixels — and each decoded the
+ * PNG again: from empty caches the demo decoded its few hundred screens about 3,100 times
+ * (counted with a temporary probe), at about 7 ms a 720p screen. Here a picture is decoded
+ * once, kept in a memory bounded by bytes (least recently used go first), and those
+ * engines' sharp pipelines start from its pixels.
+ *
+ * A pipeline started from the decoded pixels gives the same bytes as one started from the
+ * file only for some pictures, and only those start there: a colour PNG (RGB, RGBA, or a
+ * palette of 8-bit indices) of 8 bits a sample, without an ICC profile. Decoding a 16-bit
+ * file to 8 bits loses what a pipeline from the file resizes with; sharp converts a picture
+ * with an ICC profile to sRGB at the end of a pipeline, so decoding first would convert it
+ * before the resize instead of after; a grey PNG decodes to three channels where the file
+ * gives one (the same bytes come out today, but only by how libvips rounds); a JPEG may be
+ * shrunk as it is decoded. Every other picture starts from its file, as before.
+ */
+import sharp, { type Sharp } from "sharp";
+import { sha256Hex } from "../files/content-hash.ts";
+
+export interface DecodedPixels {
+  /** Row-major samples, 8 bits each, `channels` per pixel. */
+  data: Buffer;
+  info: { width: number; height: number; channels: 1 | 2 | 3 | 4 };
+}
+
+export const DECODED_PICTURES_SETTINGS = Object.freeze({
+  /**
+   * Decoded pixels kept at most: about 48 screens of 1280 × 720 in RGB, several times what
+   * the pages being judged at once are measured on (each step's two screens, the true two).
+   */
+  memoryBytes: 128 * 1024 * 1024,
+});
+
+interface Kept {
+  pixels: Promise<DecodedPixels>;
+  bytes: number;
+}
+
+/** Decoded pixels by the hash of the file's bytes, bounded by bytes, least recently used going first. */
+export class DecodedPictureMemory {
+  private readonly kept = new Map<string, Kept>();
+  private keptBytes = 0;
+  /** The hash of a Buffer's bytes, while the Buffer lives (a screen is asked for many times by the same Buffer). */
+  private readonly hashes = new WeakMap<Buffer, string>();
+
+  constructor(private readonly limitBytes: number = DECODED_PICTURES_SETTINGS.memoryBytes) {}
+
+  /** The picture's pixels as `sharp(picture).raw()` gives them, decoded once while kept. A picture that does not decode throws (and is not kept). */
+  pixels(picture: Buffer): Promise<DecodedPixels> {
+    const hash = this.bytesHash(picture);
+    const known = this.kept.get(hash);
+    if (known) {
+      // Most recently used goes last.
+      this.kept.delete(hash);
+      this.kept.set(hash, known);
+      return known.pixels;
+    }
+    const entry: Kept = { pixels: decode(picture), bytes: 0 };
+    this.keep(hash, entry);
+    entry.pixels.then(
+      (pixels) => {
+        if (this.kept.get(hash) !== entry) return;
+        entry.bytes = pixels.data.length;
+        this.keptBytes += entry.bytes;
+        this.evictBeyondLimit(hash);
+      },
+      () => {
+        if (this.kept.get(hash) === entry) this.kept.delete(hash);
+      },
+    );
+    return entry.pixels;
+  }
+
+  /** Bytes of decoded pixels held now. */
+  get bytesHeld(): number {
+    return this.keptBytes;
+  }
+
+  clear(): void {
+    this.kept.clear();
+    this.keptBytes = 0;
+  }
+
+  private bytesHash(picture: Buffer): string {
+    let hash = this.hashes.get(picture);
+    if (!hash) {
+      hash = sha256Hex(picture);
+      this.hashes.set(picture, hash);
+    }
+    return hash;
+  }
+
+  private keep(hash: string, entry: Kept): void {
+    this.kept.set(hash, entry);
+    this.keptBytes += entry.bytes;
+    this.evictBeyondLimit(hash);
+  }
+
+  /**
+   * The least recently used go until the kept bytes are within the limit. `newest` stays, and
+   * so do pictures still being decoded (they hold nothing yet; dropped, they would be decoded twice).
+   */
+  private evictBeyondLimit(newest: string): void {
+    for (const [hash, old] of this.kept) {
+      if (this.keptBytes <= this.limitBytes) break;
+      if (hash === newest || old.bytes === 0) continue;
+      this.kept.delete(hash);
+      this.keptBytes -= old.bytes;
+    }
+  }
+}
+
+async function decode(picture: Buffer): Promise<DecodedPixels> {
+  const { data, info } = await sharp(picture).raw().toBuffer({ resolveWithObject: true });
+  return { data, info: { width: info.width, height: info.height, channels: info.channels } };
+}
+
+/** This process's memory of decoded pictures. */
+const memory = new DecodedPictureMemory();
+
+/** The picture's pixels as `sharp(picture).raw()` gives them, decoded once while this process keeps them. */
+export function decodedPixels(picture: Buffer): Promise<DecodedPixels> {
+  return memory.pixels(picture);
+}
+
+/** PNG colour types (IHDR) measured from decoded pixels: RGB, palette, RGBA. */
+const COLOUR_TYPES = new Set([2, 3, 6]);
+
+/** Whether a pipeline gives the same bytes from the picture's decoded pixels as from its file (see the header). */
+export function decodesLosslessly(picture: Buffer): boolean {
+  const PNG_SIGNATURE = "89504e470d0a1a0a";
+  if (picture.length < 33 || picture.subarray(0, 8).toString("hex") !== PNG_SIGNATURE) return false;
+  // IHDR comes first: width, height, then the bit depth (byte 24) and the colour type (byte 25).
+  if (picture.toString("latin1", 12, 16) !== "IHDR" || picture[24] !== 8 || !COLOUR_TYPES.has(picture[25]!)) return false;
+  // An ICC profile must come before the first IDAT.
+  for (let at = 8; at + 8 <= picture.length; ) {
+    const length = picture.readUInt32BE(at);
+    const type = picture.toString("latin1", at + 4, at + 8);
+    if (type === "iCCP") return false;
+    if (type === "IDAT" || type === "IEND") return true;
+    at += 12 + length;
+  }
+  return false;
+}
+
+/** A sharp pipeline over the picture that gives what `sharp(picture)` would: from its decoded pixels where that gives the same bytes (see the header), else from the file. */
+export async function pictureSharp(picture: Buffer): Promise<Sharp> {
+  if (!decodesLosslessly(picture)) return sharp(picture);
+  const { data, info } = await decodedPixels(picture);
+  return sharp(data, { raw: info });
+}
+
+/** Forgets every picture this process kept (tests). */
+export function forgetDecodedPictures(): void {
+  memory.clear();
+}
