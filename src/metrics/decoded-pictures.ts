@@ -4,17 +4,17 @@
  * the judge's crops and colours, SSIM, the self-check's grey pixels — and each decoded the
  * PNG again: from empty caches the demo decoded its few hundred screens about 3,100 times
  * (counted with a temporary probe), at about 7 ms a 720p screen. Here a picture is decoded
- * once, kept in a memory bounded by bytes (least recently used go first), and those
- * engines' sharp pipelines start from its pixels.
+ * once and kept in a memory bounded by bytes (least recently used go first).
  *
- * A pipeline started from the decoded pixels gives the same bytes as one started from the
- * file only for some pictures, and only those start there: a colour PNG (RGB, RGBA, or a
- * palette of 8-bit indices) of 8 bits a sample, without an ICC profile. Decoding a 16-bit
- * file to 8 bits loses what a pipeline from the file resizes with; sharp converts a picture
- * with an ICC profile to sRGB at the end of a pipeline, so decoding first would convert it
- * before the resize instead of after; a grey PNG decodes to three channels where the file
- * gives one (the same bytes come out today, but only by how libvips rounds); a JPEG may be
- * shrunk as it is decoded. Every other picture starts from its file, as before.
+ * The content key and the judge's crops were already taken from a picture's decoded pixels,
+ * whatever the picture. The other engines ran sharp pipelines on the file; `pictureSharp`
+ * starts them from the decoded pixels only where that was checked to give the same bytes:
+ * a colour PNG (RGB, RGBA, or a palette of 8-bit indices) of 8 bits a sample, without an
+ * ICC profile. A 16-bit file decoded to 8 bits loses what a pipeline from the file computes
+ * with; a JPEG may be shrunk as it is decoded; grey PNGs (which decode to three channels
+ * where the file gives one) and pictures with an ICC profile came out the same in our
+ * checks, but only by how libvips rounds and converts, so they are not relied on. Every
+ * other picture goes through its engines' pipelines from its file, as before.
  */
 import sharp, { type Sharp } from "sharp";
 import { sha256Hex } from "../files/content-hash.ts";
@@ -45,7 +45,10 @@ export class DecodedPictureMemory {
   /** The hash of a Buffer's bytes, while the Buffer lives (a screen is asked for many times by the same Buffer). */
   private readonly hashes = new WeakMap<Buffer, string>();
 
-  constructor(private readonly limitBytes: number = DECODED_PICTURES_SETTINGS.memoryBytes) {}
+  constructor(
+    private readonly limitBytes: number = DECODED_PICTURES_SETTINGS.memoryBytes,
+    private readonly decode: (picture: Buffer) => Promise<DecodedPixels> = decodeWithSharp,
+  ) {}
 
   /** The picture's pixels as `sharp(picture).raw()` gives them, decoded once while kept. A picture that does not decode throws (and is not kept). */
   pixels(picture: Buffer): Promise<DecodedPixels> {
@@ -57,7 +60,7 @@ export class DecodedPictureMemory {
       this.kept.set(hash, known);
       return known.pixels;
     }
-    const entry: Kept = { pixels: decode(picture), bytes: 0 };
+    const entry: Kept = { pixels: this.decode(picture), bytes: 0 };
     this.keep(hash, entry);
     entry.pixels.then(
       (pixels) => {
@@ -112,7 +115,7 @@ export class DecodedPictureMemory {
   }
 }
 
-async function decode(picture: Buffer): Promise<DecodedPixels> {
+async function decodeWithSharp(picture: Buffer): Promise<DecodedPixels> {
   const { data, info } = await sharp(picture).raw().toBuffer({ resolveWithObject: true });
   return { data, info: { width: info.width, height: info.height, channels: info.channels } };
 }
@@ -145,14 +148,22 @@ export function decodesLosslessly(picture: Buffer): boolean {
   return false;
 }
 
-/** A sharp pipeline over the picture that gives what `sharp(picture)` would: from its decoded pixels where that gives the same bytes (see the header), else from the file. */
+/**
+ * A sharp pipeline over the picture that gives what `sharp(picture)` would: from its
+ * decoded pixels where that gives the same bytes (see the header), else from the file.
+ */
 export async function pictureSharp(picture: Buffer): Promise<Sharp> {
   if (!decodesLosslessly(picture)) return sharp(picture);
   const { data, info } = await decodedPixels(picture);
   return sharp(data, { raw: info });
 }
 
-/** Forgets every picture this process kept (tests). */
+/** Bytes of decoded pixels this process keeps now. */
+export function decodedPicturesHeld(): number {
+  return memory.bytesHeld;
+}
+
+/** Forgets every picture this process kept (a benchmark's fresh start, tests). */
 export function forgetDecodedPictures(): void {
   memory.clear();
 }

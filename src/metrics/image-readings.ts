@@ -7,8 +7,9 @@
  *
  * The content key is the decoded pixels, not the file's bytes: a screenshot equal to
  * the previous one, or to a checkpoint, is the same picture even when another encoder
- * wrote it. Decoding costs ~10 ms a 720p screen against ~500 ms for an OCR read; a
- * file's key is remembered by its bytes' hash, so the same bytes are decoded once.
+ * wrote it. Decoding costs ~7-10 ms a 720p screen against ~500 ms for an OCR read; a
+ * file's key is remembered by its bytes' hash, so the same bytes are decoded once (and
+ * their pixels are kept a while for the other engines: decoded-pictures.ts).
  *
  * The counts (asked, answered from memory, from disk, read) are kept per kind, for the
  * benchmarks and the run's summary.
@@ -16,7 +17,7 @@
 import { createHash } from "node:crypto";
 import { sha256Hex } from "../files/content-hash.ts";
 import { log } from "../log/logger.ts";
-import { type DecodedPixels, decodedPixels } from "./decoded-pictures.ts";
+import { type DecodedPixels, decodedPixels, forgetDecodedPictures } from "./decoded-pictures.ts";
 import { defaultReadingStoreDir, openReadingStore, type ReaderName, type ReadingStore, readingStoreLimitBytes } from "./reading-store.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
@@ -276,6 +277,7 @@ export function forgetReadings(): void {
   memoryBytes = 0;
   counts.clear();
   bytesToKey.clear();
+  forgetDecodedPictures();
   for (const forget of derivedForgetters) forget();
   logger.debug("image readings: memory cleared");
 }

@@ -8,7 +8,15 @@ import { createHash } from "node:crypto";
 import sharp, { type Sharp } from "sharp";
 import { beforeEach, describe, expect, it } from "vitest";
 import { prepareCrop } from "../../src/evaluator/judge/crop-preparation.ts";
-import { DecodedPictureMemory, decodedPixels, decodesLosslessly, forgetDecodedPictures, pictureSharp } from "../../src/metrics/decoded-pictures.ts";
+import {
+  DecodedPictureMemory,
+  type DecodedPixels,
+  decodedPicturesHeld,
+  decodedPixels,
+  decodesLosslessly,
+  forgetDecodedPictures,
+  pictureSharp,
+} from "../../src/metrics/decoded-pictures.ts";
 import { imageContentKey } from "../../src/metrics/image-readings.ts";
 
 const [WIDTH, HEIGHT] = [97, 61];
@@ -82,7 +90,7 @@ describe("decoded pictures", () => {
     expect(decodesLosslessly(Buffer.concat([png.subarray(0, 33), text, png.subarray(33)]))).toBe(true);
   });
 
-  it("gives every pipeline the same bytes as the file would, for every kind of picture", async () => {
+  it("gives every pipeline the same bytes as the file would, from the decoded pixels where it may", async () => {
     for (const { name, picture } of await pictures()) {
       for (const [pipeline, run] of Object.entries(PIPELINES)) {
         const fromFile = await run(sharp(picture)).toBuffer();
@@ -90,6 +98,15 @@ describe("decoded pictures", () => {
         expect({ name, pipeline, same: fromMemory.equals(fromFile) }).toEqual({ name, pipeline, same: true });
       }
     }
+  });
+
+  it("measures a 16-bit PNG from its file: its decoded pixels would give other bytes", async () => {
+    const picture = (await pictures()).find(({ name }) => name === "16-bit PNG")!.picture;
+    const { data, info } = await decodedPixels(picture);
+    const fromPixels = await PIPELINES["grey pixels"]!(sharp(data, { raw: info })).toBuffer();
+    const fromFile = await PIPELINES["grey pixels"]!(sharp(picture)).toBuffer();
+    expect(fromPixels.equals(fromFile)).toBe(false);
+    expect((await PIPELINES["grey pixels"]!(await pictureSharp(picture)).toBuffer()).equals(fromFile)).toBe(true);
   });
 
   it("decodes the same bytes once, whichever Buffer holds them, as sharp decodes them", async () => {
@@ -126,13 +143,41 @@ describe("decoded pictures", () => {
     expect(memory.bytesHeld).toBe(pictureBytes * 2);
   });
 
-  it("keys a prepared OCR crop by the pixels its PNG decodes to", async () => {
+  it("keeps a picture still being decoded, and the newest, when it makes room", async () => {
+    const pictureBytes = WIDTH * HEIGHT * 3;
+    const [slow, b, c] = await Promise.all([raw(3).png().toBuffer(), raw(3).negate().png().toBuffer(), raw(3).flip().png().toBuffer()]);
+    const decodings = new Map<Buffer, number>();
+    let finishSlow: (pixels: DecodedPixels) => void = () => undefined;
+    const memory = new DecodedPictureMemory(pictureBytes, async (picture) => {
+      decodings.set(picture, (decodings.get(picture) ?? 0) + 1);
+      if (picture === slow) return new Promise<DecodedPixels>((resolve) => (finishSlow = resolve));
+      const { data, info } = await sharp(picture).raw().toBuffer({ resolveWithObject: true });
+      return { data, info: { width: info.width, height: info.height, channels: info.channels } };
+    });
+    const slowPixels = memory.pixels(slow);
+    await memory.pixels(b);
+    // c goes over the bound: b makes room, not the picture still being decoded (first in order, holding nothing yet).
+    await memory.pixels(c);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(memory.pixels(slow)).toBe(slowPixels);
+    finishSlow({ data: Buffer.alloc(pictureBytes), info: { width: WIDTH, height: HEIGHT, channels: 3 } });
+    await slowPixels;
+    await new Promise((resolve) => setImmediate(resolve));
+    // Its pixels came last: c makes room for them, and they stay.
+    expect(memory.bytesHeld).toBe(pictureBytes);
+    expect(memory.pixels(slow)).toBe(slowPixels);
+    await memory.pixels(b);
+    expect([decodings.get(slow), decodings.get(b), decodings.get(c)]).toEqual([1, 2, 1]);
+  });
+
+  it("keys a prepared OCR crop by the pixels its PNG decodes to, taken from the pixels it was written from", async () => {
     const grey = busyPixels(1);
     const png = await prepareCrop(Buffer.from(grey), { width: WIDTH, height: HEIGHT }, 3);
     const key = await imageContentKey(png);
+    // Keyed without decoding: no pixels were kept for it.
+    expect(decodedPicturesHeld()).toBe(0);
     const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
     const decodedKey = createHash("sha256").update(`pixels ${info.width}x${info.height}x${info.channels} 8\n`).update(data).digest("hex");
     expect(key).toBe(decodedKey);
-    expect((await decodedPixels(png)).data.equals(data)).toBe(true);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * How a crop of a screen is prepared for Tesseract, which reads dark text on a light,
  * even background best: grey levels stretched, light-on-dark areas turned dark-on-light,
- * rules across the crop erased, stretched again, enlarged, on a white margin. Pure pixel
- * work on a grey buffer; which crops are cut and read is ocr-reading.ts's business.
+ * rules across the crop erased, stretched again, enlarged, on a white margin. Pixel work
+ * on a grey buffer (and the finished crop's content key, taken from its pixels); which
+ * crops are cut and read is ocr-reading.ts's business.
  */
 import sharp from "sharp";
 import { rememberImagePixels } from "../../metrics/image-readings.ts";
@@ -159,7 +160,7 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
 
 /**
  * A grey crop (screen pixels, one channel) prepared and enlarged `scale` times (at most to
- * maxSide), as a PNG for OCR. Stretched again after the rules go: faint text inside a
+ * maxSide), as a PNG for OCR (sharp writes it with three equal channels). Stretched again after the rules go: faint text inside a
  * dark-bordered field becomes the darkest thing left. The PNG is written from pixels in
  * hand, and its content key is taken from them: keying the crop's reading needs no decoding.
  */
