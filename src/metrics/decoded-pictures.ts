@@ -18,6 +18,7 @@
  */
 import sharp, { type Sharp } from "sharp";
 import { sha256Hex } from "../files/content-hash.ts";
+import { oncePerBuffer } from "./once-per-buffer.ts";
 
 export interface DecodedPixels {
   /** Row-major samples, 8 bits each, `channels` per pixel. */
@@ -33,6 +34,21 @@ export const DECODED_PICTURES_SETTINGS = Object.freeze({
   memoryBytes: 128 * 1024 * 1024,
 });
 
+const bytesHashes = new WeakMap<Buffer, string>();
+
+/**
+ * The hash of a picture's bytes, computed once while its Buffer lives (a screen is asked for
+ * many times by the same Buffer): this memory's key, and image-readings.ts's for a content key.
+ */
+export function pictureBytesHash(picture: Buffer): string {
+  let hash = bytesHashes.get(picture);
+  if (!hash) {
+    hash = sha256Hex(picture);
+    bytesHashes.set(picture, hash);
+  }
+  return hash;
+}
+
 interface Kept {
   pixels: Promise<DecodedPixels>;
   bytes: number;
@@ -42,8 +58,6 @@ interface Kept {
 export class DecodedPictureMemory {
   private readonly kept = new Map<string, Kept>();
   private keptBytes = 0;
-  /** The hash of a Buffer's bytes, while the Buffer lives (a screen is asked for many times by the same Buffer). */
-  private readonly hashes = new WeakMap<Buffer, string>();
 
   constructor(
     private readonly limitBytes: number = DECODED_PICTURES_SETTINGS.memoryBytes,
@@ -52,7 +66,7 @@ export class DecodedPictureMemory {
 
   /** The picture's pixels as `sharp(picture).raw()` gives them, decoded once while kept. A picture that does not decode throws (and is not kept). */
   pixels(picture: Buffer): Promise<DecodedPixels> {
-    const hash = this.bytesHash(picture);
+    const hash = pictureBytesHash(picture);
     const known = this.kept.get(hash);
     if (known) {
       // Most recently used goes last.
@@ -84,15 +98,6 @@ export class DecodedPictureMemory {
   clear(): void {
     this.kept.clear();
     this.keptBytes = 0;
-  }
-
-  private bytesHash(picture: Buffer): string {
-    let hash = this.hashes.get(picture);
-    if (!hash) {
-      hash = sha256Hex(picture);
-      this.hashes.set(picture, hash);
-    }
-    return hash;
   }
 
   private keep(hash: string, entry: Kept): void {
@@ -128,32 +133,27 @@ export function decodedPixels(picture: Buffer): Promise<DecodedPixels> {
   return memory.pixels(picture);
 }
 
-/** PNG colour types (IHDR) measured from decoded pixels: RGB, palette, RGBA. */
-const COLOUR_TYPES = new Set([2, 3, 6]);
-
-/** Whether a pipeline gives the same bytes from the picture's decoded pixels as from its file (see the header). */
-export function decodesLosslessly(picture: Buffer): boolean {
-  const PNG_SIGNATURE = "89504e470d0a1a0a";
-  if (picture.length < 33 || picture.subarray(0, 8).toString("hex") !== PNG_SIGNATURE) return false;
-  // IHDR comes first: width, height, then the bit depth (byte 24) and the colour type (byte 25).
-  if (picture.toString("latin1", 12, 16) !== "IHDR" || picture[24] !== 8 || !COLOUR_TYPES.has(picture[25]!)) return false;
-  // An ICC profile must come before the first IDAT.
-  for (let at = 8; at + 8 <= picture.length; ) {
-    const length = picture.readUInt32BE(at);
-    const type = picture.toString("latin1", at + 4, at + 8);
-    if (type === "iCCP") return false;
-    if (type === "IDAT" || type === "IEND") return true;
-    at += 12 + length;
+/**
+ * Whether a pipeline gives the same bytes from the picture's decoded pixels as from its file
+ * (see the header), by sharp's reading of its header: a PNG in sRGB (colour or palette, not
+ * grey) of 8 bits a sample without an ICC profile. Asked once while the Buffer lives; a
+ * header sharp cannot read answers no (the file's pipeline will say what is wrong).
+ */
+export const decodesLosslessly: (picture: Buffer) => Promise<boolean> = oncePerBuffer(async (picture) => {
+  try {
+    const { format, space, bitsPerSample, hasProfile } = await sharp(picture).metadata();
+    return format === "png" && space === "srgb" && bitsPerSample === 8 && !hasProfile;
+  } catch {
+    return false;
   }
-  return false;
-}
+});
 
 /**
  * A sharp pipeline over the picture that gives what `sharp(picture)` would: from its
  * decoded pixels where that gives the same bytes (see the header), else from the file.
  */
 export async function pictureSharp(picture: Buffer): Promise<Sharp> {
-  if (!decodesLosslessly(picture)) return sharp(picture);
+  if (!(await decodesLosslessly(picture))) return sharp(picture);
   const { data, info } = await decodedPixels(picture);
   return sharp(data, { raw: info });
 }

@@ -17,7 +17,7 @@
 import { createHash } from "node:crypto";
 import { sha256Hex } from "../files/content-hash.ts";
 import { log } from "../log/logger.ts";
-import { type DecodedPixels, decodedPixels, forgetDecodedPictures } from "./decoded-pictures.ts";
+import { type DecodedPixels, decodedPixels, forgetDecodedPictures, pictureBytesHash } from "./decoded-pictures.ts";
 import { defaultReadingStoreDir, openReadingStore, type ReaderName, type ReadingStore, readingStoreLimitBytes } from "./reading-store.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
@@ -70,7 +70,7 @@ function rememberKey(bytes: string, key: Promise<string>): void {
 
 /** The content key of an image: the hash of its decoded pixels (of its bytes when it does not decode). */
 export function imageContentKey(image: Buffer): Promise<string> {
-  const bytes = sha256Hex(image);
+  const bytes = pictureBytesHash(image);
   let key = bytesToKey.get(bytes);
   if (!key) {
     key = pixelKey(image);
@@ -85,7 +85,7 @@ export function imageContentKey(image: Buffer): Promise<string> {
  * gives `pixels`.
  */
 export function rememberImagePixels(image: Buffer, pixels: DecodedPixels): void {
-  rememberKey(sha256Hex(image), Promise.resolve(keyOfPixels(pixels)));
+  rememberKey(pictureBytesHash(image), Promise.resolve(keyOfPixels(pixels)));
 }
 
 interface Remembered {

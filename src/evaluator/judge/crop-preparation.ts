@@ -160,9 +160,10 @@ function eraseRules(grey: Buffer, width: number, height: number): void {
 
 /**
  * A grey crop (screen pixels, one channel) prepared and enlarged `scale` times (at most to
- * maxSide), as a PNG for OCR (sharp writes it with three equal channels). Stretched again after the rules go: faint text inside a
- * dark-bordered field becomes the darkest thing left. The PNG is written from pixels in
- * hand, and its content key is taken from them: keying the crop's reading needs no decoding.
+ * maxSide), as a PNG for OCR (sharp writes it with three equal channels). Stretched again
+ * after the rules go: faint text inside a dark-bordered field becomes the darkest thing
+ * left. The PNG is written from pixels in hand, and its content key is taken from them:
+ * keying the crop's reading needs no decoding.
  */
 export async function prepareCrop(grey: Buffer, size: { width: number; height: number }, scale: number): Promise<Buffer> {
   const { maxSide, margin } = CROP_PREPARATION_SETTINGS;
