@@ -61,6 +61,7 @@ const [
   { default: sharp },
   { ocrPoolSizeFor, readImageText },
   { forgetReadings, readingCounts, setReadingStoreDir },
+  { forgetOcrCosts, ocrCostTable },
   { evaluateTask },
   { candidateMounts },
   { closeEvaluator, createEvaluator },
@@ -75,6 +76,7 @@ const [
   import("sharp"),
   import("../src/metrics/ocr.ts"),
   import("../src/metrics/image-readings.ts"),
+  import("../src/metrics/ocr-cost.ts"),
   import("../src/evaluator/evaluate-task.ts"),
   import("../src/replay/candidate-serving.ts"),
   import("../src/evaluator/create-evaluator.ts"),
@@ -103,6 +105,8 @@ interface OursRun {
   treeCpuSec: number;
   replays: Map<number, ReplayRecord>;
   readings: string;
+  /** OCR readings and their CPU by purpose (ocr-cost.ts), as a table. */
+  ocrCosts: string;
 }
 
 /**
@@ -124,6 +128,7 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
     await Promise.all(warmUp);
     // The warm-up's own readings are not the run's.
     forgetReadings();
+    forgetOcrCosts();
     return evaluator;
   });
   const evaluator = startup.value;
@@ -150,9 +155,10 @@ async function ours(tasks: readonly Task[], resultDir: string, workers: number, 
     const cpu = cpuSinceStart();
     const treeCpuSec = tree.stop();
     const readings = readingsLine(readingCounts());
+    const ocrCosts = ocrCostTable();
     await closeEvaluator();
     forgetReadings();
-    return { startupMs: startup.ms, runMs: run.ms, cpu, treeCpuSec, replays, readings };
+    return { startupMs: startup.ms, runMs: run.ms, cpu, treeCpuSec, replays, readings, ocrCosts };
   } catch (error) {
     await closeEvaluator();
     throw error;
@@ -255,6 +261,7 @@ async function main(): Promise<number> {
         `CPU ceiling of 2 vs 1:  ${ceiling.toFixed(2)}x on these ${first.cpu.cpus} CPUs ` +
           `(CPU 2 / 1 = ${(second.cpu.busySeconds / first.cpu.busySeconds).toFixed(2)})`,
       );
+      console.log(`what OCR read at 1 worker, and for what:\n${first.ocrCosts}`);
     }
     console.log(`load average at the end: ${os.loadavg()[0]?.toFixed(1)} (other processes on these ${os.cpus().length} CPUs skew every figure)`);
     return 0;

@@ -11,7 +11,7 @@
  * interval before it exits is missed, so the figure errs low.
  */
 import fs from "node:fs";
-import { processIds, processStat, statFields } from "../src/browser/process-table.ts";
+import { CLOCK_TICKS_PER_SEC, processIds, processStat, statFields } from "../src/files/process-table.ts";
 
 interface ProcessReading {
   parent: number;
@@ -20,8 +20,6 @@ interface ProcessReading {
   /** Start time in ticks since boot: tells a process from a later one that got its pid. */
   started: string;
 }
-
-const CLOCK_TICKS_PER_SEC = 100;
 
 /** utime + stime of a /proc stat file (a process's or a thread's own), in seconds. */
 export function statCpuSec(file: string): number {

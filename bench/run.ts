@@ -52,6 +52,7 @@ const [
   { startCpuMeter },
   { readingCounts },
   { readingsLine },
+  { ocrCostTable },
 ] = await Promise.all([
   import("../src/log/logger.ts"),
   import("../src/experiment/run.ts"),
@@ -60,6 +61,7 @@ const [
   import("./machine-cpu.ts"),
   import("../src/metrics/image-readings.ts"),
   import("./readings.ts"),
+  import("../src/metrics/ocr-cost.ts"),
 ]);
 
 const TARGET = 1.25;
@@ -120,6 +122,7 @@ async function main(): Promise<void> {
         `${((100 * cpuSec) / (wallSec * cores)).toFixed(0)} % busy (CPU work / (wall × cores)), ${(100 * tailBusy).toFixed(0)} % in its last tenth`,
     );
     console.log(`image readings: ${readingsLine(readingCounts())}`);
+    console.log(`what OCR read, and for what:\n${ocrCostTable()}`);
     console.log(
       `wall time ${wallSec.toFixed(1)} s = ${(wallSec / floor).toFixed(2)} × the larger floor (${floor.toFixed(1)} s); ` +
         `target ≤ ${TARGET}: ${wallSec / floor <= TARGET ? "met" : "NOT met"}`,

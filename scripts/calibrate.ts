@@ -57,6 +57,7 @@ const [
   { readingStageTallies },
   { truthReadingTallies },
   { stageTalliesTable },
+  { ocrCostTable },
 ] = await Promise.all([
   import("../src/log/logger.ts"),
   import("../src/tasks/loader.ts"),
@@ -66,6 +67,7 @@ const [
   import("../src/evaluator/judge/candidate-reading.ts"),
   import("../src/evaluator/judge/truth-change.ts"),
   import("../src/evaluator/judge/stage-tallies.ts"),
+  import("../src/metrics/ocr-cost.ts"),
 ]);
 
 /** What each stage of the offline judge's reading of candidate screens found for what it asked (candidate-reading.ts). */
@@ -128,6 +130,8 @@ async function main(): Promise<number> {
   }
   console.log(`\n${readingStagesTable()}`);
   console.log(`\n${truthStagesTable()}`);
+  // What the stages above cost in OCR, beside what the OCR metric and anything else read.
+  console.log(`\n${ocrCostTable()}`);
   console.log(
     `\nwall time ${((Date.now() - started) / 1000).toFixed(1)} s (percentages; offline judge + grounding; ` +
       `visual metric ${rows[0]?.evaluation.records[0]?.record.settings.visualMetric ?? "?"})`,

@@ -20,9 +20,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import type { CDPSession, Page } from "playwright";
+import { processGone } from "../files/process-table.ts";
 import { log } from "../log/logger.ts";
 import { settleWithin } from "./deadline.ts";
-import { processGone } from "./process-table.ts";
 
 const logger = log("browser");
 

@@ -15,9 +15,9 @@
  * creation that hangs holds the next one back only so long (ambiguity stays harmless).
  */
 import type { BrowserContext, Page } from "playwright";
+import { processIds, processStat } from "../files/process-table.ts";
 import { log } from "../log/logger.ts";
 import { settleWithin } from "./deadline.ts";
-import { processIds, processStat } from "./process-table.ts";
 import { isRendererProcess, lookUpRenderer, type RendererLookup } from "./renderer-memory.ts";
 
 const logger = log("browser");

@@ -19,6 +19,7 @@ import { sweepAbandonedTemps, writeFileAtomicSync } from "../files/atomic.ts";
 import { sha256Hex } from "../files/content-hash.ts";
 import { log } from "../log/logger.ts";
 import { readImageText } from "../metrics/ocr.ts";
+import { readingFor } from "../metrics/ocr-cost.ts";
 import { type ProtocolProfile, profileRules } from "../protocol.ts";
 import type { Grounder } from "../replay/grounding/types.ts";
 import { type HostedPageRecord, type PageSlots, replayHostedCandidate } from "../replay/hosted-replay.ts";
@@ -208,6 +209,12 @@ interface ReplayedAndJudged {
   timings: Omit<ReplayRecord["timings"], "closeMs" | "scoreMs">;
 }
 
+/** What the OCR metric's readings are for, as ocr-cost.ts tallies them: both screens of each pair, read as they come. */
+const OCR_PURPOSES = Object.freeze({
+  checkpoints: "OCR metric: the task's checkpoints",
+  screenshots: "OCR metric: the candidate's screenshots",
+});
+
 /**
  * Reference checkpoints are read by OCR while the replay waits (the text cache keeps
  * them), one as each evalpoint is taken: read all at once they would take the CPUs from
@@ -227,7 +234,7 @@ function checkpointPrefetcher(checkpointPaths: readonly string[]): { at(position
     started.add(position);
     void fsp
       .readFile(checkpoint)
-      .then((png) => (stopped ? undefined : readImageText(png)))
+      .then((png) => (stopped ? undefined : readingFor(OCR_PURPOSES.checkpoints, () => readImageText(png))))
       .catch(() => undefined);
   };
   return {
@@ -275,7 +282,7 @@ async function replayAndJudge(options: EvaluateTaskOptions, determinism: ReplayD
       grounder: evaluator.grounder,
       screenshotsDir: files.evalpoints,
       onScreenshot: (index, png, text) => {
-        void readImageText(png).catch(() => undefined);
+        void readingFor(OCR_PURPOSES.screenshots, () => readImageText(png)).catch(() => undefined);
         prefetch.at(index);
         queue.onEvalpoint(index, png, text);
       },

@@ -15,6 +15,7 @@ import { errorMessage, IwrError } from "../errors.ts";
 import { unloadDinoModels } from "../metrics/dino.ts";
 import type { DinoLocation } from "../metrics/dino-location.ts";
 import { compareOcr, type OcrEngineInfo, ocrEngineInfo, shutdownOcr } from "../metrics/ocr.ts";
+import { readingFor } from "../metrics/ocr-cost.ts";
 import { createVisualMetric, type VisualMetric } from "../metrics/visual.ts";
 import type { EvalSettings } from "./eval-record.ts";
 import { createOfflineProxyJudge, type MllmJudge } from "./mllm-judge.ts";
@@ -93,11 +94,14 @@ function showsText(reading: string): boolean {
   return /\p{L}{3,}|\p{N}{2,}/u.test(reading);
 }
 
+/** What OCR reads when a pair is scored: only what the replay's own readings (evaluate-task.ts) left unread (ocr-cost.ts). */
+const SCORED_PAIR_PURPOSE = "OCR metric: a pair's screens not read during the replay";
+
 async function scorePair(pair: VisualPair, scorers: VisualScorers, options: ScoringOptions): Promise<VisualStep> {
   const [reference, candidate] = await Promise.all([readPng(pair.checkpointPath, "checkpoint"), readPng(pair.evalpointPath, "evalpoint")]);
   let scores: [Awaited<ReturnType<typeof compareOcr>>, number];
   try {
-    scores = await Promise.all([compareOcr(reference, candidate), scorers.visual.similarity(reference, candidate)]);
+    scores = await Promise.all([readingFor(SCORED_PAIR_PURPOSE, () => compareOcr(reference, candidate)), scorers.visual.similarity(reference, candidate)]);
   } catch (error) {
     // The metrics' own messages ("Input buffer contains unsupported image format") do not say which file.
     const culprit = await unreadableImage([

@@ -21,6 +21,7 @@ import { createWorker, OEM, type PSM, type Worker } from "tesseract.js";
 import { errorMessage, IwrError } from "../errors.ts";
 import { log } from "../log/logger.ts";
 import { nativeTesseractVersion } from "../setup/find-tools.ts";
+import { noteOcrReading } from "./ocr-cost.ts";
 import { NativeTesseractPool, unpackedTrainedData } from "./ocr-native.ts";
 import { METRIC_SETTINGS } from "./settings.ts";
 
@@ -199,6 +200,8 @@ export async function startTesseractJs(size: number, layout: OcrLayout): Promise
     identity,
     async readSegments(png) {
       const result = await pool.run((worker) => worker.recognize(png));
+      // Read in threads of this process: its CPU is not told apart from the rest.
+      noteOcrReading(undefined);
       // Tesseract separates lines with "\n" (blocks with a blank line): one line is one segment.
       return result.data.text.split("\n");
     },

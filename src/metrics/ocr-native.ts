@@ -26,7 +26,9 @@ import sharp from "sharp";
 import { IwrError } from "../errors.ts";
 import { writeFileAtomicSync } from "../files/atomic.ts";
 import { sha256Hex } from "../files/content-hash.ts";
+import { processCpuSec } from "../files/process-table.ts";
 import { log } from "../log/logger.ts";
+import { noteOcrReading } from "./ocr-cost.ts";
 
 const logger = log("evaluator");
 
@@ -152,11 +154,17 @@ class TesseractProcess {
     const file = path.join(this.workDir, `${this.slot}-${this.serial}.png`);
     await fs.promises.writeFile(file, png);
     try {
-      return await new Promise<string>((resolve, reject) => {
+      const child = this.child ?? this.start();
+      // Its CPU time around the reading, for what OCR costs by purpose (ocr-cost.ts): a process's start (loading the model) counts with its first.
+      const cpuBefore = child.pid === undefined ? undefined : processCpuSec(child.pid);
+      const text = await new Promise<string>((resolve, reject) => {
         this.pending = { resolve, reject };
-        const child = this.child ?? this.start();
         child.stdin.write(`${file}\n${this.sentinel}\n`);
       });
+      const cpuAfter = child.pid === undefined ? undefined : processCpuSec(child.pid);
+      // Noted here, where the caller awaits (not in the output's handler), so it goes to the caller's purpose.
+      noteOcrReading(cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore);
+      return text;
     } finally {
       await fs.promises.rm(file, { force: true });
     }

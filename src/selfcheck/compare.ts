@@ -18,6 +18,7 @@ import { forEachDifferingPixel, type GreyPicture, greyPicture } from "../metrics
 import { pictureSharp } from "../metrics/decoded-pictures.ts";
 import { type ImageReader, readOnce } from "../metrics/image-readings.ts";
 import { readImageText } from "../metrics/ocr.ts";
+import { readingFor } from "../metrics/ocr-cost.ts";
 import { textSimilarity } from "../metrics/text-similarity.ts";
 import { imageLibraryVersions, type VisualFeatures, type VisualMetric } from "../metrics/visual.ts";
 
@@ -28,6 +29,8 @@ export interface ImageReading extends GreyPicture {
 }
 
 const PIXEL_SIDE = { width: 640, height: 360 };
+/** What its OCR readings are for (ocr-cost.ts): the video's states and the self-replay's screenshots. */
+const SELF_CHECK_PURPOSE = "self-check: the video's states and its replay's screenshots";
 /** Differing pixels (at PIXEL_SIDE) at which the pixel term halves: about one changed digit or word. */
 const PIXEL_HALF = 200;
 
@@ -48,7 +51,11 @@ const GREY_PIXELS: ImageReader<Buffer> = {
 
 /** An image's OCR text, visual features and grey pixels, each read once per image content (and kept on disk between runs). */
 export async function readImage(png: Buffer, metric: VisualMetric): Promise<ImageReading> {
-  const [text, features, pixels] = await Promise.all([readImageText(png), metric.features(png), readOnce(GREY_PIXELS, png)]);
+  const [text, features, pixels] = await Promise.all([
+    readingFor(SELF_CHECK_PURPOSE, () => readImageText(png)),
+    metric.features(png),
+    readOnce(GREY_PIXELS, png),
+  ]);
   return { text, features, ...greyPicture(pixels, PIXEL_SIDE.width) };
 }
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeSharedBrowser, sharedBrowser } from "../../src/browser/launch.ts";
 import { readScreenText, type ScreenText } from "../../src/browser/screen-text.ts";
 import { createHeuristicJudge } from "../../src/evaluator/judge/heuristic.ts";
-import { literalFate, truthReadingTallies } from "../../src/evaluator/judge/truth-change.ts";
+import { literalFate, oldScreenNearMatters, truthReadingTallies } from "../../src/evaluator/judge/truth-change.ts";
 import type { AssertionInput, AssertionVerdict, HeuristicEvidence } from "../../src/evaluator/judge/types.ts";
 
 const VIEWPORT = { width: 800, height: 500 };
@@ -394,6 +394,24 @@ describe("the reading of the true page's screens tallies its stages", () => {
     await verdictOf("A note saying 'Parcel dispatched' shows up under the status line", truth, truth);
     expect(Object.values(since(again)).every((tally) => tally.reached === 0)).toBe(true);
   });
+
+  it("a quoted text read on both screens and next to the change on the new one is not looked for next to it on the old one", async () => {
+    const DELIVERY = page(
+      `<h2>Delivery</h2><label style="font-size:24px"><input type="checkbox" id="express" style="width:24px;height:24px"> Express shipping</label>`,
+    );
+    const truth = await around(DELIVERY, (p) => p.click("#express"));
+    const earlier = truthReadingTallies();
+    const verdict = await verdictOf("The 'Express shipping' box gets ticked", truth, truth);
+    expect(verdict.evidence?.truth?.literals.map((entry) => [entry.literal, entry.fate, entry.nearChange])).toEqual([["Express shipping", "kept", true]]);
+    const [whole, regions, enlarged, near] = truthReadingTallies().stages.map((tally) => tally.stage);
+    // Whole on both screens; next to the change on the new one, which settles it: the old screen's near reading could change nothing.
+    expect(since(earlier)).toEqual({
+      [whole!]: { reached: 2, found: 2 },
+      [regions!]: { reached: 0, found: 0 },
+      [enlarged!]: { reached: 0, found: 0 },
+      [near!]: { reached: 1, found: 1 },
+    });
+  });
 });
 
 describe("which fates only the enlarged whole screen decided", () => {
@@ -421,6 +439,35 @@ describe("which fates only the enlarged whole screen decided", () => {
     expect(
       literalFate({ before: reading(1, true), after: reading(1), nearBefore: false, nearAfter: true, alikeBefore: alikeBefore(reading(1, true)) }),
     ).toEqual({ fate: "kept", onlyByEnlarged: true });
+  });
+});
+
+describe("the old screen's near reading is skipped only where it cannot change what is known of a literal", () => {
+  const counts = [0, 1, 2, 3];
+  const readings = counts.flatMap((count) => [false, true].map((byEnlarged) => ({ count, byEnlarged })));
+  it("gives the same fate, nearness and enlarged-only verdict with either answer wherever it is skipped", () => {
+    let skipped = 0;
+    for (const before of readings)
+      for (const after of readings)
+        for (const nearAfter of [false, true])
+          for (const alikeBefore of counts) {
+            if (oldScreenNearMatters(before, nearAfter)) continue;
+            skipped += 1;
+            const known = (nearBefore: boolean) => ({
+              ...literalFate({ before, after, nearBefore, nearAfter, alikeBefore }),
+              nearChange: nearBefore || nearAfter,
+            });
+            expect(known(true), JSON.stringify({ before, after, nearAfter, alikeBefore })).toEqual(known(false));
+          }
+    expect(skipped).toBeGreaterThan(0);
+  });
+  it("is skipped for a literal on both screens that the new screen reads near the change", () => {
+    expect(oldScreenNearMatters({ count: 1, byEnlarged: false }, true)).toBe(false);
+  });
+  it("is read when the old screen did not read the literal, only its enlarged pass did, or the new screen does not read it near the change", () => {
+    expect(oldScreenNearMatters({ count: 0, byEnlarged: false }, true)).toBe(true);
+    expect(oldScreenNearMatters({ count: 1, byEnlarged: true }, true)).toBe(true);
+    expect(oldScreenNearMatters({ count: 1, byEnlarged: false }, false)).toBe(true);
   });
 });
 

@@ -15,6 +15,7 @@
  */
 import sharp from "sharp";
 import type { ScreenText } from "../../browser/screen-text.ts";
+import { readingFor } from "../../metrics/ocr-cost.ts";
 import type { AssertionLiteral } from "../../replay/grounding/description-text.ts";
 import { literalSimilarity, OCR_READING_SETTINGS, occurrences, type ScreenReadings } from "./ocr-reading.ts";
 import { occurrencesOnScreen, similarityOnScreen } from "./screen-text-match.ts";
@@ -44,6 +45,9 @@ export type Wanted = (finding: LiteralFinding) => boolean;
 
 const FIRST_STAGE = "screen text and whole-screen OCR";
 const LAST_STAGE = `both whole screens ×${CANDIDATE_READING_SETTINGS.screenScale}`;
+/** The stages as purposes of OCR readings (ocr-cost.ts). */
+const FIRST_PURPOSE = `judge, candidate's screens: ${FIRST_STAGE}`;
+const LAST_PURPOSE = `judge, candidate's screens: ${LAST_STAGE}`;
 
 /**
  * What one stage of the reading did over a run: how many judgements reached it, how many
@@ -83,7 +87,7 @@ export async function readCandidateLiterals(options: {
   const threshold = OCR_READING_SETTINGS.literalSimilarity;
   const settings = CANDIDATE_READING_SETTINGS;
   const { screens, beforeText, afterText } = options;
-  const [afterWhole, beforeWhole] = await Promise.all([screens.afterText(), screens.beforeText()]);
+  const [afterWhole, beforeWhole] = await readingFor(FIRST_PURPOSE, () => Promise.all([screens.afterText(), screens.beforeText()]));
   const findings: LiteralFinding[] = options.literals.map((literal) => {
     const onScreenAfter = afterText ? similarityOnScreen(literal.text, afterText) : { similarity: 0, contradicted: false };
     const onScreenBefore = beforeText ? similarityOnScreen(literal.text, beforeText) : { similarity: 0, contradicted: false };
@@ -113,14 +117,14 @@ export async function readCandidateLiterals(options: {
     const { width = 0, height = 0 } = await sharp(options.after).metadata();
     const whole = { left: 0, top: 0, width, height };
     const reread = findings.filter((entry) => !entry.contradicted && readInLastPass(entry));
-    const afterEnlarged = await screens.region("after", whole, settings.screenScale, "block");
+    const afterEnlarged = await readingFor(LAST_PURPOSE, () => screens.region("after", whole, settings.screenScale, "block"));
     // The old screen's enlarged reading decides only whether a literal the new one reads is
     // new, and how well a literal said to have been there before ("was") reads on it: without
     // either it cannot change a verdict or what the evidence records, and it is not read
     // (half the pass's reading; `before` is then left as the first stage read it). When it is
     // needed it is read after the new screen's, not beside it: the saving is CPU, not wall time.
     const beforeMatters = reread.some((finding) => finding.literal.role === "was" || (!finding.isNew && occurrences(finding.literal.text, afterEnlarged) > 0));
-    const beforeEnlarged = beforeMatters ? await screens.region("before", whole, settings.screenScale, "block") : undefined;
+    const beforeEnlarged = beforeMatters ? await readingFor(LAST_PURPOSE, () => screens.region("before", whole, settings.screenScale, "block")) : undefined;
     stageTallies.add(LAST_STAGE, "readingsAsked", beforeEnlarged === undefined ? 1 : 2);
     for (const finding of reread) {
       finding.after = Math.max(finding.after, literalSimilarity(finding.literal.text, afterEnlarged));

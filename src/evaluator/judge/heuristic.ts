@@ -43,6 +43,7 @@
 import pLimit from "p-limit";
 import sharp from "sharp";
 import { colourFamily } from "../../metrics/change-evidence.ts";
+import { readingFor } from "../../metrics/ocr-cost.ts";
 import { MIN_CHANGED_PIXELS } from "../../metrics/pixel-diff.ts";
 import { scrollChange } from "../../metrics/scroll-shift.ts";
 import { type AssertionLiteral, assertionLiteralList, impliesChange } from "../../replay/grounding/description-text.ts";
@@ -72,6 +73,8 @@ export const HEURISTIC_JUDGE_SETTINGS = Object.freeze({
 
 /** Steps whose true change `prepare` reads at once (not a judging rule: it changes when, not what, is read). */
 const TRUTH_STEPS_AT_ONCE = 3;
+/** What OCR reads around the candidate's own change, where the page's text has no box for a literal (ocr-cost.ts). */
+const NEAR_CANDIDATE_CHANGE_PURPOSE = "judge, candidate's screens: near its change";
 
 /**
  * Version 2: the true page's change as evidence, and the candidate's screen text beside OCR.
@@ -342,7 +345,11 @@ export function createHeuristicJudge(): AssertionJudge {
     const boxes = [...(input.afterText ? boxesOf(literal.text, input.afterText) : []), ...(input.beforeText ? boxesOf(literal.text, input.beforeText) : [])];
     // Where the page's text says the named thing is, that decides; OCR around each change only for text the DOM does not hold.
     if (boxes.length > 0) return boxes.some((box) => candidate.regions.some((region) => near(box, region, reach)));
-    return (await readNear(literal.text, screens, "after", candidate.regions, size)) || readNear(literal.text, screens, "before", candidate.regions, size);
+    return readingFor(
+      NEAR_CANDIDATE_CHANGE_PURPOSE,
+      async () =>
+        (await readNear(literal.text, screens, "after", candidate.regions, size)) || readNear(literal.text, screens, "before", candidate.regions, size),
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * Linux's process table, read from /proc: which processes there are and each one's stat
- * fields. The host finds a new page's renderer in it (renderer-spawn.ts); the benchmarks
+ * Linux's process table, read from /proc: which processes there are, each one's stat
+ * fields and CPU time. The host finds a new page's renderer in it (src/browser/renderer-spawn.ts);
+ * the OCR engine times each reading by it (src/metrics/ocr-native.ts); the benchmarks
  * count a process tree's CPU from it (bench/process-tree-cpu.ts).
  */
 import fs from "node:fs";
@@ -35,4 +36,15 @@ export function processStat(pid: number): string[] | undefined {
     if (processGone(error)) return undefined;
     throw error;
   }
+}
+
+/** Linux's clock ticks a second in /proc's CPU times (USER_HZ). */
+export const CLOCK_TICKS_PER_SEC = 100;
+
+/** Process `pid`'s CPU time so far in seconds (user and system, all its threads), or undefined once it has ended or off Linux. */
+export function processCpuSec(pid: number): number | undefined {
+  if (process.platform !== "linux") return undefined;
+  const fields = processStat(pid);
+  // utime and stime are the stat file's 14th and 15th fields (12th and 13th from the state on).
+  return fields ? (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC : undefined;
 }
