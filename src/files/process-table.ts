@@ -41,9 +41,8 @@ export function processStat(pid: number): string[] | undefined {
 /** Linux's clock ticks a second in /proc's CPU times (USER_HZ). */
 export const CLOCK_TICKS_PER_SEC = 100;
 
-/** Process `pid`'s CPU time so far in seconds (user and system, all its threads), or undefined once it has ended or off Linux. */
+/** Process `pid`'s CPU time so far in seconds (user and system, all its threads), or undefined once it has ended (or where there is no /proc). */
 export function processCpuSec(pid: number): number | undefined {
-  if (process.platform !== "linux") return undefined;
   const fields = processStat(pid);
   // utime and stime are the stat file's 14th and 15th fields (12th and 13th from the state on).
   return fields ? (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC : undefined;

@@ -300,12 +300,10 @@ async function readTruthChange(literals: readonly AssertionLiteral[], screens: S
       // Read again where the screen changed, on both screens: a literal beside a changed field can be missed whole-screen.
       // The new screen first: where it finds the literal, the old screen's reading may no longer be able to change anything.
       const readAgain = change.regions.length > 0 && (before.count > 0 || after.count > 0);
-      const nearAfter =
-        readAgain && tally(NEAR_STAGE, await readingFor(truthPurpose(NEAR_STAGE), () => readNear(literal.text, screens, "after", change.regions, size)));
-      const nearBefore =
-        readAgain &&
-        oldScreenNearMatters(before, nearAfter) &&
-        tally(NEAR_STAGE, await readingFor(truthPurpose(NEAR_STAGE), () => readNear(literal.text, screens, "before", change.regions, size)));
+      const readNearOn = async (which: "before" | "after") =>
+        tally(NEAR_STAGE, await readingFor(truthPurpose(NEAR_STAGE), () => readNear(literal.text, screens, which, change.regions, size)));
+      const nearAfter = readAgain && (await readNearOn("after"));
+      const nearBefore = readAgain && oldScreenNearMatters(before, nearAfter) && (await readNearOn("before"));
       const alikeBefore = resemblances(literal.text, await screens.beforeText());
       const { fate, onlyByEnlarged } = literalFate({ before, after, nearBefore, nearAfter, alikeBefore });
       if (onlyByEnlarged) decidedByEnlarged += 1;
